@@ -45,10 +45,31 @@ func repoRoot() string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-// oracle runs pi 1.6.0's own tools on calls, in one node process. The node binary and pi
-// package come from the repository's .cache (scripts/setup.sh) unless PI_SBX_NODE and
-// PI_SBX_PI_MODULE say otherwise; their absence fails the test, never skips it.
+// oracle runs pi 1.6.0's own tools on calls, in one node process.
 func oracle(t testing.TB, calls []Call) []result.Result {
+	t.Helper()
+	in, err := json.Marshal(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(runNode(t, "oracle.mjs", in), &raw); err != nil {
+		t.Fatalf("oracle output: %v", err)
+	}
+	res := make([]result.Result, len(raw))
+	for i, r := range raw {
+		if res[i], err = result.Decode(r); err != nil {
+			t.Fatalf("oracle result %d: %v", i, err)
+		}
+	}
+	return res
+}
+
+// runNode runs one of this folder's scripts under Node.js 22 with pi 1.6.0 available as
+// PI_MODULE. Both come from the repository's .cache (scripts/setup.sh) unless
+// PI_SBX_NODE and PI_SBX_PI_MODULE say otherwise; their absence fails the test, never
+// skips it.
+func runNode(t testing.TB, script string, stdin []byte) []byte {
 	t.Helper()
 	node := os.Getenv("PI_SBX_NODE")
 	if node == "" {
@@ -60,33 +81,19 @@ func oracle(t testing.TB, calls []Call) []result.Result {
 	}
 	for _, p := range []string{node, piMod} {
 		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("oracle missing (run scripts/setup.sh): %v", err)
+			t.Fatalf("pi oracle missing (run scripts/setup.sh): %v", err)
 		}
 	}
-	in, err := json.Marshal(calls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, filepath.Join(repoRoot(), "conformance/oracle.mjs"))
+	cmd := exec.Command(node, filepath.Join(repoRoot(), "conformance", script))
 	cmd.Env = append(os.Environ(), "PI_MODULE="+piMod, "PI_OFFLINE=1")
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = bytes.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("oracle: %v\n%s", err, stderr.String())
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(out, &raw); err != nil {
-		t.Fatalf("oracle output: %v", err)
-	}
-	res := make([]result.Result, len(raw))
-	for i, r := range raw {
-		if res[i], err = result.Decode(r); err != nil {
-			t.Fatalf("oracle result %d: %v", i, err)
-		}
-	}
-	return res
+	return out
 }
 
 // local runs one call through `pi-sbx-backend tool --local`.
