@@ -118,6 +118,9 @@ func Head(content string, o Options) Result {
 		size += add
 		n++
 	}
+	if n >= o.MaxLines && size <= o.MaxBytes {
+		by = &byLines // pi reports "lines" whenever the line limit was reached
+	}
 	r.TruncatedBy = by
 	r.Content, r.OutputLines, r.OutputBytes = b.String(), n, size
 	return r
@@ -134,9 +137,9 @@ func Tail(content string, o Options) Result {
 		return r
 	}
 	r.Truncated = true
-	kept := 0
-	size := 0
+	kept, size := 0, 0
 	by := &byLines
+	var partial string
 	for i := len(lines) - 1; i >= 0 && kept < o.MaxLines; i-- {
 		add := len(lines[i])
 		if kept > 0 {
@@ -145,20 +148,26 @@ func Tail(content string, o Options) Result {
 		if size+add > o.MaxBytes {
 			by = &byBytes
 			if kept == 0 {
-				part := lastBytes(lines[i], o.MaxBytes)
-				r.Content, r.OutputLines, r.OutputBytes = part, 1, len(part)
+				// The last line alone is too long: keep its end.
+				partial = lastBytes(lines[i], o.MaxBytes)
 				r.LastLinePartial = true
-				r.TruncatedBy = by
-				return r
+				kept, size = 1, len(partial)
 			}
 			break
 		}
 		size += add
 		kept++
 	}
+	if kept >= o.MaxLines && size <= o.MaxBytes {
+		by = &byLines // pi reports "lines" whenever the line limit was reached
+	}
 	r.TruncatedBy = by
-	r.Content = strings.Join(lines[len(lines)-kept:], "\n")
-	r.OutputLines, r.OutputBytes = kept, size
+	if r.LastLinePartial {
+		r.Content = partial
+	} else {
+		r.Content = strings.Join(lines[len(lines)-kept:], "\n")
+	}
+	r.OutputLines, r.OutputBytes = kept, len(r.Content)
 	return r
 }
 
