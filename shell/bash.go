@@ -6,8 +6,26 @@ package shell
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/truncate"
+)
+
+// pi's constants (bash.ts, child-process.ts, renderers/bash.ts).
+const (
+	maxTimeoutMs   = 2_147_483_647
+	exitStdioGrace = 100 * time.Millisecond // wait for pipes after the shell exits, re-armed per chunk
+	updateThrottle = 100 * time.Millisecond // at most one OnUpdate per interval
+	readChunk      = 256 << 10
+	pipeSize       = 1 << 20 // a larger pipe means fewer wake-ups for fast writers
 )
 
 // BashArgs are bash's arguments.
@@ -18,11 +36,276 @@ type BashArgs struct {
 
 // BashOptions carry what is not an argument.
 type BashOptions struct {
-	Env      []string            // extra KEY=VALUE variables (pi's PI_*)
+	Env      []string            // extra KEY=VALUE variables (pi's PI_*); a later KEY wins
 	OnUpdate func(result.Result) // partial results, throttled; may be nil
+	// TempDir is where the full-output file goes; "" means Node's os.tmpdir() ($TMPDIR,
+	// $TMP, $TEMP, /tmp), as pi.
+	TempDir string
 }
 
-// Bash is pi's bash tool. TODO(helper): implement.
+// BashDetails is bash's details object: present only when the output was truncated.
+type BashDetails struct {
+	Truncation     *truncate.Result `json:"truncation,omitempty"`
+	FullOutputPath string           `json:"fullOutputPath,omitempty"`
+}
+
+// Bash is pi's bash tool: it runs command with `bash -c` in cwd, stdout and stderr in
+// one pipe, and returns the tail of the output. A non-zero exit is a result with
+// IsError; timeout, abort (ctx cancelled) and invalid arguments are returned errors —
+// pi throws them, and its agent loop shows the message to the model.
 func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Result, error) {
-	return result.Result{}, errors.New("bash: not implemented")
+	if o.OnUpdate != nil {
+		o.OnUpdate(result.Result{Content: []result.Content{}})
+	}
+	timeout, err := resolveTimeout(a.Timeout)
+	if err != nil {
+		return result.Result{}, err
+	}
+	if ctx.Err() != nil {
+		return result.Result{}, errors.New("Command aborted")
+	}
+	if unix.Access(cwd, unix.F_OK) != nil {
+		return result.Result{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", cwd)
+	}
+	dir := o.TempDir
+	if dir == "" {
+		dir = tmpDir()
+	}
+	r := &run{out: newOutput(dir, "pi-bash"), onUpdate: o.OnUpdate}
+	end, err := r.exec(ctx, a.Command, cwd, timeout, append(os.Environ(), o.Env...))
+	if err != nil {
+		return result.Result{}, err
+	}
+	r.out.finish()
+	r.emit()
+	snap := r.out.snapshot(true)
+	if err := r.out.close(); err != nil {
+		return result.Result{}, err
+	}
+	return format(snap, r.out.lineBytes, end, a.Timeout)
+}
+
+// resolveTimeout checks the model's timeout as pi does; 0 means none.
+func resolveTimeout(t *float64) (time.Duration, error) {
+	if t == nil {
+		return 0, nil
+	}
+	if math.IsInf(*t, 0) || math.IsNaN(*t) || *t <= 0 {
+		return 0, errors.New("Invalid timeout: must be a finite number of seconds")
+	}
+	ms := *t * 1000
+	if ms > maxTimeoutMs {
+		return 0, fmt.Errorf("Invalid timeout: maximum is %s seconds", jsNumber(maxTimeoutMs/1000.0))
+	}
+	// Node's setTimeout runs delays under 1 ms after 1 ms.
+	return max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond), nil
+}
+
+// ending is how a run ended.
+type ending struct {
+	code     int
+	hasCode  bool
+	aborted  bool
+	timedOut bool
+	// shellExited: the shell had exited before the timeout fired, and background
+	// processes kept the pipe busy; then exitCode and exitedAfter describe the shell.
+	shellExited bool
+	exitedAfter time.Duration
+}
+
+// run is one command's lifetime: it owns the output and the update throttle, and is
+// only touched by the goroutine running exec (like pi's single event loop).
+type run struct {
+	out        *output
+	onUpdate   func(result.Result)
+	dirty      bool
+	lastUpdate time.Time
+}
+
+// exec starts the shell and runs the event loop until the command has ended: the shell
+// has exited and its pipe has closed or been quiet for exitStdioGrace.
+func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Duration, env []string) (ending, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return ending{}, fmt.Errorf("creating output pipe: %w", err)
+	}
+	defer pr.Close()
+	_, _ = unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, pipeSize) // best effort: only speed
+	cmd := exec.Command(shellPath(), "-c", command)
+	cmd.Dir, cmd.Env = cwd, env
+	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: arrival order is exact
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	started := time.Now()
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return ending{}, fmt.Errorf("starting %s: %w", cmd.Path, err)
+	}
+	pid := cmd.Process.Pid
+
+	exited := make(chan *os.ProcessState, 1)
+	go func() {
+		ps, _ := cmd.Process.Wait() // a wait error still leaves ps nil; handled below
+		exited <- ps
+	}()
+	rd := startReader(pr)
+	defer rd.stop()
+
+	var (
+		end                ending
+		state              *os.ProcessState
+		shellDone, pipeEnd bool
+		exitedAfter        time.Duration
+		grace, deadline    <-chan time.Time
+		graceTimer         *time.Timer
+		update             *time.Timer
+		updateC            <-chan time.Time
+		done               = ctx.Done()
+	)
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	armGrace := func() {
+		if graceTimer == nil {
+			graceTimer = time.NewTimer(exitStdioGrace)
+			grace = graceTimer.C
+			return
+		}
+		graceTimer.Reset(exitStdioGrace)
+	}
+	defer func() {
+		if graceTimer != nil {
+			graceTimer.Stop()
+		}
+		if update != nil {
+			update.Stop()
+		}
+	}()
+	for !(shellDone && pipeEnd) {
+		select {
+		case b, ok := <-rd.chunks:
+			if !ok {
+				pipeEnd = true
+				continue
+			}
+			r.out.append(b)
+			rd.release(b)
+			if shellDone {
+				armGrace()
+			}
+			if r.onUpdate == nil {
+				continue
+			}
+			r.dirty = true
+			if wait := updateThrottle - time.Since(r.lastUpdate); wait <= 0 {
+				if update != nil {
+					update.Stop()
+				}
+				updateC = nil
+				r.emit()
+			} else if updateC == nil {
+				update = time.NewTimer(wait)
+				updateC = update.C
+			}
+		case <-updateC:
+			updateC = nil
+			r.emit()
+		case state = <-exited:
+			shellDone, exitedAfter = true, time.Since(started)
+			if !pipeEnd {
+				armGrace()
+			}
+		case <-grace:
+			pipeEnd = true // background processes hold the pipe; pi stops reading here
+		case <-deadline:
+			deadline = nil
+			end.timedOut = true
+			if shellDone {
+				end.shellExited, end.exitedAfter = true, exitedAfter
+			}
+			killGroup(pid) // also after the shell exited: its background jobs are in the group
+		case <-done:
+			done = nil
+			killGroup(pid)
+		}
+	}
+	end.aborted = ctx.Err() != nil
+	if state != nil {
+		end.code, end.hasCode = exitCode(state)
+	}
+	return end, nil
+}
+
+// emit sends a throttled partial result if output arrived since the last one.
+func (r *run) emit() {
+	if r.onUpdate == nil || !r.dirty {
+		return
+	}
+	r.dirty = false
+	r.lastUpdate = time.Now()
+	snap := r.out.snapshot(true)
+	d := BashDetails{FullOutputPath: snap.path}
+	if snap.truncation.Truncated {
+		d.Truncation = &snap.truncation
+	}
+	r.onUpdate(result.Result{Content: []result.Content{result.TextBlock(snap.truncation.Content)}, Details: d})
+}
+
+// format builds pi's final result or thrown error from the output and the ending.
+// lastLineBytes is the size of the unfinished last line, which pi's notice for a cut
+// last line reports.
+func format(snap snapshot, lastLineBytes int, end ending, timeout *float64) (result.Result, error) {
+	t := snap.truncation
+	text := t.Content
+	var details any
+	if t.Truncated {
+		details = BashDetails{Truncation: &t, FullOutputPath: snap.path}
+		start, last := t.TotalLines-t.OutputLines+1, t.TotalLines
+		switch {
+		case t.LastLinePartial:
+			text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). Full output: %s]",
+				truncate.FormatSize(t.OutputBytes), last, truncate.FormatSize(lastLineBytes), snap.path)
+		case *t.TruncatedBy == "lines":
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Full output: %s]", start, last, t.TotalLines, snap.path)
+		default:
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Full output: %s]",
+				start, last, t.TotalLines, truncate.FormatSize(truncate.DefaultMaxBytes), snap.path)
+		}
+	}
+	// Abort and timeout keep an empty text empty; the others say "(no output)".
+	switch {
+	case end.aborted:
+		return result.Result{}, errors.New(withStatus(text, "Command aborted"))
+	case end.timedOut:
+		status := fmt.Sprintf("Command timed out after %s seconds", jsNumber(*timeout))
+		if end.shellExited {
+			secs := math.Floor(end.exitedAfter.Seconds()*10+0.5) / 10 // Math.round(ms / 100) / 10
+			status += fmt.Sprintf(". The shell exited with code %d after %s seconds, but background processes it started kept writing output until the timeout.",
+				end.code, jsNumber(secs))
+		}
+		return result.Result{}, errors.New(withStatus(text, status))
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	switch {
+	case !end.hasCode:
+		return result.Result{}, errors.New(withStatus(text, "Command terminated without an exit code"))
+	case end.code != 0:
+		return result.Result{
+			Content: []result.Content{result.TextBlock(withStatus(text, fmt.Sprintf("Command exited with code %d", end.code)))},
+			Details: details,
+			IsError: true,
+		}, nil
+	}
+	return result.Result{Content: []result.Content{result.TextBlock(text)}, Details: details}, nil
+}
+
+func withStatus(text, status string) string {
+	if text == "" {
+		return status
+	}
+	return text + "\n\n" + status
 }
