@@ -1,0 +1,474 @@
+// Package sbx is the only door to the sandbox: it runs the Docker Sandboxes CLI (`sbx`)
+// with a scrubbed environment and a timeout on every call, checks sandbox names, parses
+// `sbx ls --json` defensively and classifies failures (missing sandbox, runtime that
+// never started, timeout, exit status). It also owns the session's sandbox lifecycle
+// (Session: ensure on first need, teardown on shutdown).
+//
+// No other package starts sbx, and nothing here talks to a Docker daemon.
+package sbx
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults for Client.
+const (
+	DefaultTimeout       = 2 * time.Minute
+	DefaultCreateTimeout = 10 * time.Minute
+	// DefaultMaxOutput caps what one call may print to a captured stdout.
+	DefaultMaxOutput = 64 << 20
+	maxLsOutput      = 8 << 20
+	maxStderr        = 16 << 10
+)
+
+// Client runs sbx commands. The zero value is not usable; fill Bin, Runner and Env.
+type Client struct {
+	Bin    string   // path of the sbx program (PI_SBX_BIN, default "sbx")
+	Runner Runner   // how processes are started
+	Env    []string // environment of every sbx child, already scrubbed (EnvPolicy.HostEnv)
+	// Timeout bounds each call that does not set its own (DefaultTimeout when zero).
+	Timeout time.Duration
+	// RetryDelays are the waits before retrying a call whose sandbox runtime failed to
+	// start (the command provably never ran); nil means 250ms then 1s.
+	RetryDelays []time.Duration
+}
+
+// NewClient returns a client for the sbx program named by PI_SBX_BIN in environ (default
+// "sbx" on PATH), running children with the environment policy's host environment.
+func NewClient(environ []string, r Runner) *Client {
+	bin := "sbx"
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "PI_SBX_BIN="); ok && v != "" {
+			bin = v
+		}
+	}
+	return &Client{Bin: bin, Runner: r, Env: NewEnvPolicy(environ).HostEnv(environ)}
+}
+
+// call is one sbx invocation as the client runs it.
+type call struct {
+	op, sandbox string
+	args        []string
+	timeout     time.Duration // 0: client default; <0: none (bounded by ctx only)
+	stdin       io.Reader
+	stdout      io.Writer // nil: captured (capped at maxOut)
+	stderr      io.Writer // copy of stderr, besides the captured tail
+	maxOut      int
+}
+
+// result of a finished call.
+type result struct {
+	code   int
+	stdout []byte // when captured
+	stderr string // tail
+}
+
+func (c *Client) run(ctx context.Context, cl call) (result, error) {
+	delays := c.RetryDelays
+	if delays == nil {
+		delays = []time.Duration{250 * time.Millisecond, time.Second}
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := c.runOnce(ctx, cl)
+		if !errors.Is(err, ErrRuntime) || attempt >= len(delays) || !rewindable(cl.stdin) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return res, err
+		case <-time.After(delays[attempt]):
+		}
+	}
+}
+
+// rewindable reports whether stdin can be offered again to a retried call.
+func rewindable(r io.Reader) bool {
+	if r == nil {
+		return true
+	}
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return false
+	}
+	_, err := s.Seek(0, io.SeekStart)
+	return err == nil
+}
+
+func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
+	ctx := parent
+	timeout := cl.timeout
+	if timeout == 0 {
+		timeout = c.Timeout
+	}
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	maxOut := cl.maxOut
+	if maxOut == 0 {
+		maxOut = DefaultMaxOutput
+	}
+	var out *capped
+	stdout := cl.stdout
+	if stdout == nil {
+		out = &capped{max: maxOut}
+		stdout = out
+	}
+	tail := &tailBuffer{max: maxStderr}
+	var stderr io.Writer = tail
+	if cl.stderr != nil {
+		stderr = io.MultiWriter(tail, cl.stderr)
+	}
+	fail := func(code int, err error) *Error {
+		return &Error{Op: cl.op, Sandbox: cl.sandbox, ExitCode: code, Stderr: tail.String(), Err: err}
+	}
+	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: cl.args, Env: c.Env, Stdin: cl.stdin, Stdout: stdout, Stderr: stderr})
+	if err != nil {
+		return result{code: -1}, fail(-1, fmt.Errorf("starting %s: %w", c.Bin, err))
+	}
+	code, werr := p.Wait()
+	res := result{code: code, stderr: tail.String()}
+	if out != nil {
+		res.stdout = out.buf.Bytes()
+	}
+	switch {
+	case parent.Err() != nil:
+		return res, fail(code, parent.Err())
+	case ctx.Err() != nil:
+		return res, fail(code, fmt.Errorf("%w (%s)", ErrTimeout, timeout))
+	case werr != nil:
+		return res, fail(code, werr)
+	}
+	if err := classify(cl.op, code, res.stderr); err != nil {
+		return res, fail(code, err)
+	}
+	if out != nil && out.over {
+		return res, fail(code, fmt.Errorf("%w: more than %d bytes on stdout", ErrOutput, maxOut))
+	}
+	return res, nil
+}
+
+// ExecOpts are the flags of `sbx exec`.
+type ExecOpts struct {
+	Interactive bool     // -i: keep stdin open
+	TTY         bool     // -t
+	Env         []string // KEY=VALUE pairs, each passed as -e
+	Workdir     string   // -w
+	Stdin       io.Reader
+	// Stdout receives the command's output; when nil it is captured (capped) into
+	// ExecResult.Stdout.
+	Stdout io.Writer
+	Stderr io.Writer // a copy of stderr as it arrives; may be nil
+	// Timeout bounds the call (client default when zero, none when negative: then the
+	// caller's ctx is the only bound).
+	Timeout time.Duration
+	// MaxOutput caps captured stdout (DefaultMaxOutput when zero).
+	MaxOutput int
+}
+
+// ExecResult is a finished exec: the command's own exit status and output.
+type ExecResult struct {
+	ExitCode int
+	Stdout   []byte // when captured
+	Stderr   string // the tail
+}
+
+// ExecArgs builds the argument list of `sbx exec` (without the program name).
+func ExecArgs(name string, argv []string, o ExecOpts) []string {
+	args := []string{"exec"}
+	if o.Interactive {
+		args = append(args, "-i")
+	}
+	if o.TTY {
+		args = append(args, "-t")
+	}
+	for _, kv := range o.Env {
+		args = append(args, "-e", kv)
+	}
+	if o.Workdir != "" {
+		args = append(args, "-w", o.Workdir)
+	}
+	args = append(args, name, "--")
+	return append(args, argv...)
+}
+
+// Exec runs argv in the sandbox. A non-zero exit of the command itself is not an error
+// (see ExecResult.ExitCode); a missing sandbox, a runtime that failed to start, a
+// timeout or unusable output are.
+func (c *Client) Exec(ctx context.Context, name string, argv []string, o ExecOpts) (ExecResult, error) {
+	if err := ValidateName(name); err != nil {
+		return ExecResult{}, err
+	}
+	if len(argv) == 0 {
+		return ExecResult{}, errors.New("sbx exec: empty command")
+	}
+	res, err := c.run(ctx, call{
+		op: "exec", sandbox: name, args: ExecArgs(name, argv, o), timeout: o.Timeout,
+		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, maxOut: o.MaxOutput,
+	})
+	return ExecResult{ExitCode: res.code, Stdout: res.stdout, Stderr: res.stderr}, err
+}
+
+// CreateOpts are the arguments of `sbx create`.
+type CreateOpts struct {
+	Agent      string   // the agent kit; "shell" when empty
+	Workspaces []string // the first is the primary (read/write)
+	Quiet      bool
+	// Progress receives sbx's own output (both streams); may be nil. It must not be the
+	// protocol stream.
+	Progress io.Writer
+	Timeout  time.Duration // DefaultCreateTimeout when zero
+}
+
+// Create creates a sandbox.
+func (c *Client) Create(ctx context.Context, name string, o CreateOpts) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if len(o.Workspaces) == 0 {
+		return errors.New("sbx create: no workspace")
+	}
+	agent := o.Agent
+	if agent == "" {
+		agent = "shell"
+	}
+	args := []string{"create", "--name", name}
+	if o.Quiet {
+		args = append(args, "-q")
+	}
+	args = append(args, agent)
+	args = append(args, o.Workspaces...)
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = DefaultCreateTimeout
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	_, err := c.run(ctx, call{op: "create", sandbox: name, args: args, timeout: timeout, stdout: progress, stderr: progress})
+	return err
+}
+
+// Sandbox is one entry of `sbx ls --json`.
+type Sandbox struct {
+	Name       string   `json:"name"`
+	Status     string   `json:"status"`
+	Workspaces []string `json:"workspaces,omitempty"`
+}
+
+// Ls lists the sandboxes (`sbx ls --json`). The output is size-capped and every entry
+// validated: a name sbx could not have made is an error, not an entry.
+func (c *Client) Ls(ctx context.Context) ([]Sandbox, error) {
+	res, err := c.run(ctx, call{op: "ls", args: []string{"ls", "--json"}, maxOut: maxLsOutput})
+	if err != nil {
+		return nil, err
+	}
+	list, err := parseLs(res.stdout)
+	if err != nil {
+		return nil, &Error{Op: "ls", ExitCode: res.code, Err: fmt.Errorf("%w: %v", ErrOutput, err)}
+	}
+	return list, nil
+}
+
+// parseLs accepts {"sandboxes":[…]} (what sbx prints) and a bare array.
+func parseLs(data []byte) ([]Sandbox, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var list []Sandbox
+	if data[0] == '[' {
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, err
+		}
+	} else {
+		var obj struct {
+			Sandboxes []Sandbox `json:"sandboxes"`
+		}
+		if err := json.Unmarshal(data, &obj); err != nil {
+			return nil, err
+		}
+		list = obj.Sandboxes
+	}
+	for _, s := range list {
+		if err := ValidateName(s.Name); err != nil {
+			return nil, err
+		}
+		if len(s.Status) > 64 {
+			return nil, fmt.Errorf("sandbox %s: status too long", s.Name)
+		}
+	}
+	return list, nil
+}
+
+// Lookup returns the named sandbox from `sbx ls --json`, or an *Error wrapping ErrMissing.
+func (c *Client) Lookup(ctx context.Context, name string) (Sandbox, error) {
+	list, err := c.Ls(ctx)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	for _, s := range list {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Sandbox{}, &Error{Op: "ls", Sandbox: name, ExitCode: 0, Err: ErrMissing}
+}
+
+// Stop stops a sandbox, keeping its state.
+func (c *Client) Stop(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	_, err := c.run(ctx, call{op: "stop", sandbox: name, args: []string{"stop", name}})
+	return err
+}
+
+// Rm removes a sandbox (`sbx rm --force`).
+func (c *Client) Rm(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	_, err := c.run(ctx, call{op: "rm", sandbox: name, args: []string{"rm", "--force", name}})
+	return err
+}
+
+// Ports publishes the given specs (`--publish SPEC` each) or, with none, lists the
+// published ports; it returns sbx's output.
+func (c *Client) Ports(ctx context.Context, name string, publish ...string) (string, error) {
+	if err := ValidateName(name); err != nil {
+		return "", err
+	}
+	args := []string{"ports", name}
+	for _, p := range publish {
+		if p == "" || strings.HasPrefix(p, "-") {
+			return "", fmt.Errorf("sbx ports: invalid spec %q", p)
+		}
+		args = append(args, "--publish", p)
+	}
+	res, err := c.run(ctx, call{op: "ports", sandbox: name, args: args, maxOut: 1 << 20})
+	return string(res.stdout), err
+}
+
+// Cp copies between host and sandbox; exactly one of src and dst is SANDBOX:PATH.
+func (c *Client) Cp(ctx context.Context, src, dst string) error {
+	for _, a := range []string{src, dst} {
+		if a == "" || strings.HasPrefix(a, "-") {
+			return fmt.Errorf("sbx cp: invalid path %q", a)
+		}
+	}
+	_, err := c.run(ctx, call{op: "cp", args: []string{"cp", src, dst}, maxOut: 1 << 20})
+	return err
+}
+
+// capped is a buffer that keeps at most max bytes and remembers it dropped some.
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); len(p) > room {
+		c.over = true
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+// tailBuffer keeps the last max bytes written; safe for concurrent use.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Started is a running `sbx exec` whose lifetime is bounded only by the context given to
+// StartExec (the agent channel). Its stdio is what ExecOpts gave.
+type Started struct {
+	p    Process
+	tail *tailBuffer
+	name string
+	ctx  context.Context
+}
+
+// StartExec starts argv in the sandbox and returns without waiting. ExecOpts.Timeout is
+// ignored: a long-lived channel is bounded by ctx, and its users bound each exchange.
+func (c *Client) StartExec(ctx context.Context, name string, argv []string, o ExecOpts) (*Started, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("sbx exec: empty command")
+	}
+	tail := &tailBuffer{max: maxStderr}
+	var stderr io.Writer = tail
+	if o.Stderr != nil {
+		stderr = io.MultiWriter(tail, o.Stderr)
+	}
+	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: ExecArgs(name, argv, o), Env: c.Env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: stderr})
+	if err != nil {
+		return nil, &Error{Op: "exec", Sandbox: name, ExitCode: -1, Err: fmt.Errorf("starting %s: %w", c.Bin, err)}
+	}
+	return &Started{p: p, tail: tail, name: name, ctx: ctx}, nil
+}
+
+// Wait waits for the exec to end. It returns nil for exit status 0 and otherwise an *Error
+// classified like Exec's, with ErrFailed for the command's own non-zero status.
+func (s *Started) Wait() error {
+	code, err := s.p.Wait()
+	stderr := s.tail.String()
+	switch {
+	case err != nil:
+		return &Error{Op: "exec", Sandbox: s.name, ExitCode: code, Stderr: stderr, Err: err}
+	case code == 0:
+		return nil
+	}
+	kind := classify("exec", code, stderr)
+	if kind == nil {
+		kind = ErrFailed
+	}
+	if s.ctx.Err() != nil && kind == ErrFailed {
+		kind = s.ctx.Err()
+	}
+	return &Error{Op: "exec", Sandbox: s.name, ExitCode: code, Stderr: stderr, Err: kind}
+}
+
+// Stderr returns the tail of what the command printed on stderr so far.
+func (s *Started) Stderr() string { return s.tail.String() }

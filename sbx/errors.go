@@ -1,0 +1,73 @@
+package sbx
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Sentinel errors; an *Error wraps one of them (test with errors.Is).
+var (
+	// ErrMissing: the sandbox does not exist (stderr "no sandbox named").
+	ErrMissing = errors.New("sandbox does not exist")
+	// ErrRuntime: the sandbox runtime failed to start; the command never ran.
+	ErrRuntime = errors.New("sandbox runtime failed to start")
+	// ErrTimeout: sbx did not finish in time and was killed.
+	ErrTimeout = errors.New("sbx did not answer in time")
+	// ErrFailed: sbx exited with a non-zero status for another reason.
+	ErrFailed = errors.New("sbx failed")
+	// ErrOutput: sbx printed more than allowed or something that is not valid.
+	ErrOutput = errors.New("invalid output from sbx")
+)
+
+// Error describes a failed sbx invocation.
+type Error struct {
+	Op       string // "exec", "create", "ls", …
+	Sandbox  string // may be empty
+	ExitCode int    // -1 when sbx did not exit normally
+	Stderr   string // the tail of sbx's stderr, trimmed
+	Err      error  // one of the sentinels above, or a start error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("sbx ")
+	b.WriteString(e.Op)
+	if e.Sandbox != "" {
+		fmt.Fprintf(&b, " %s", e.Sandbox)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	if e.ExitCode > 0 {
+		fmt.Fprintf(&b, " (exit status %d)", e.ExitCode)
+	}
+	if e.Stderr != "" {
+		fmt.Fprintf(&b, ": %s", e.Stderr)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+var (
+	missingRE = regexp.MustCompile(`no sandbox named`)
+	// Signatures of a sandbox whose runtime never started, so the command never ran.
+	runtimeRE = regexp.MustCompile(`start runtime: request failed: (5\d\d|409)|failed to start sandbox: start runtime|docker daemon failed to start inside the sandbox`)
+)
+
+// classify maps a non-zero sbx exit to a sentinel from its stderr. For exec, a non-zero
+// exit that matches neither pattern is the command's own status (nil).
+func classify(op string, code int, stderr string) error {
+	switch {
+	case code == 0:
+		return nil
+	case missingRE.MatchString(stderr):
+		return ErrMissing
+	case runtimeRE.MatchString(stderr):
+		return ErrRuntime
+	case op == "exec":
+		return nil
+	default:
+		return ErrFailed
+	}
+}

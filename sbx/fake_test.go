@@ -1,0 +1,43 @@
+package sbx
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+)
+
+// fakeRunner answers sbx invocations from a script function and records them.
+type fakeRunner struct {
+	mu     sync.Mutex
+	calls  []Cmd
+	answer func(ctx context.Context, c Cmd) (code int, stdout, stderr string)
+}
+
+func (f *fakeRunner) Start(ctx context.Context, bin string, c Cmd) (Process, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	f.mu.Unlock()
+	code, out, errs := f.answer(ctx, c)
+	if c.Stdout != nil {
+		io.WriteString(c.Stdout, out)
+	}
+	if c.Stderr != nil {
+		io.WriteString(c.Stderr, errs)
+	}
+	return doneProcess(code), nil
+}
+
+func (f *fakeRunner) argvs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		out = append(out, strings.Join(c.Args, " "))
+	}
+	return out
+}
+
+type doneProcess int
+
+func (d doneProcess) Wait() (int, error) { return int(d), nil }

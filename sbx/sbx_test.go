@@ -1,0 +1,283 @@
+package sbx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHostEnv(t *testing.T) {
+	host := []string{
+		"HOME=/root", "PATH=/bin", "TERM=xterm", "SECRET=s", "PI_X=1",
+		"DOCKER_HOST=unix:///decoy.sock", "DOCKER_CONTEXT=x", "COMPOSE_FILE=c.yml", "MYVAR=v",
+	}
+	tests := []struct {
+		name  string
+		extra []string
+		want  []string
+	}{
+		{"default keeps only the basics", nil, []string{"HOME=/root", "PATH=/bin", "TERM=xterm"}},
+		{"allowlist adds names", []string{"DOCKER_SANDBOX_ENV_ALLOWLIST=MYVAR, DOCKER_HOST,bad-name"},
+			[]string{"HOME=/root", "PATH=/bin", "TERM=xterm", "MYVAR=v"}},
+		{"passthrough keeps all but docker/compose", []string{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1"},
+			[]string{"HOME=/root", "PATH=/bin", "TERM=xterm", "SECRET=s", "PI_X=1", "MYVAR=v"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(append([]string{}, host...), tc.extra...)
+			assert.Equal(t, tc.want, NewEnvPolicy(env).HostEnv(env))
+		})
+	}
+}
+
+func TestVMEnv(t *testing.T) {
+	host := []string{"HOME=/root", "PATH=/bin", "PI_MODEL=m", "DOCKER_HOST=x", "MYVAR=v", "OTHER=o", "PWD=/w"}
+	tests := []struct {
+		name  string
+		extra []string
+		want  []string
+	}{
+		{"PI_ only", nil, []string{"PI_MODEL=m"}},
+		{"allowlist", []string{"DOCKER_SANDBOX_ENV_ALLOWLIST=MYVAR"}, []string{"PI_MODEL=m", "MYVAR=v"}},
+		{"passthrough drops host-describing and docker", []string{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1"},
+			[]string{"PI_MODEL=m", "MYVAR=v", "OTHER=o"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(append([]string{}, host...), tc.extra...)
+			assert.Equal(t, tc.want, NewEnvPolicy(env).VMEnv(env))
+		})
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"ab": true, "pi-sbx-12-abc": true, "a.b-c9": true, strings.Repeat("a", 63): true,
+		"a": false, strings.Repeat("a", 64): false, "-ab": false, "ab-": false, "a_b": false,
+		"a+b": false, "default": false, "a b": false, "ab\n": false, "": false,
+	} {
+		err := ValidateName(name)
+		assert.Equal(t, ok, err == nil, "%q: %v", name, err)
+	}
+	for i := 0; i < 20; i++ {
+		n, err := SessionName(4242, nil)
+		require.NoError(t, err)
+		assert.NoError(t, ValidateName(n))
+		assert.True(t, strings.HasPrefix(n, "pi-sbx-4242-"), n)
+	}
+}
+
+func TestExecArgs(t *testing.T) {
+	got := ExecArgs("box", []string{"sh", "-c", "x"}, ExecOpts{Interactive: true, TTY: true, Env: []string{"A=1", "B=2"}, Workdir: "/w"})
+	assert.Equal(t, []string{"exec", "-i", "-t", "-e", "A=1", "-e", "B=2", "-w", "/w", "box", "--", "sh", "-c", "x"}, got)
+}
+
+func TestExecClassification(t *testing.T) {
+	tests := []struct {
+		name     string
+		code     int
+		stderr   string
+		wantErr  error
+		wantCode int
+	}{
+		{"success", 0, "", nil, 0},
+		{"command exit 1", 1, "grep: nothing", nil, 1},
+		{"command exit 7", 7, "", nil, 7},
+		{"missing sandbox", 1, "ERROR: no sandbox named 'box'", ErrMissing, 1},
+		{"runtime 500", 1, "ERROR: failed to start sandbox: start runtime: request failed: 500 Internal Server Error", ErrRuntime, 1},
+		{"runtime 409", 1, "start runtime: request failed: 409 Conflict: port is already allocated", ErrRuntime, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return tc.code, "out", tc.stderr }}
+			c := &Client{Bin: "sbx", Runner: f, RetryDelays: []time.Duration{}}
+			res, err := c.Exec(context.Background(), "box", []string{"true"}, ExecOpts{})
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				assert.Equal(t, tc.wantCode, res.ExitCode)
+				assert.Equal(t, "out", string(res.Stdout))
+				return
+			}
+			require.ErrorIs(t, err, tc.wantErr)
+			var se *Error
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, "box", se.Sandbox)
+		})
+	}
+}
+
+func TestRetryOnlyWhenNeverRan(t *testing.T) {
+	const runtimeFail = "start runtime: request failed: 503 Service Unavailable"
+	tests := []struct {
+		name      string
+		stderrs   []string // per attempt
+		stdin     func() io.Reader
+		wantCalls int
+		wantErr   error
+	}{
+		{"runtime then success", []string{runtimeFail, ""}, nil, 2, nil},
+		{"runtime every time gives up", []string{runtimeFail, runtimeFail, runtimeFail, runtimeFail}, nil, 3, ErrRuntime},
+		{"command failure is not retried", []string{"boom"}, nil, 1, nil},
+		{"seekable stdin is retried", []string{runtimeFail, ""}, func() io.Reader { return strings.NewReader("x") }, 2, nil},
+		{"stream stdin is not retried", []string{runtimeFail, ""}, func() io.Reader { return bytes.NewBufferString("x") }, 1, ErrRuntime},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) {
+				s := tc.stderrs[n]
+				n++
+				if s == "" {
+					return 0, "", ""
+				}
+				return 1, "", s
+			}}
+			c := &Client{Bin: "sbx", Runner: f, RetryDelays: []time.Duration{0, 0}}
+			o := ExecOpts{}
+			if tc.stdin != nil {
+				o.Stdin = tc.stdin()
+			}
+			_, err := c.Exec(context.Background(), "box", []string{"true"}, o)
+			assert.Equal(t, tc.wantCalls, n)
+			if tc.wantErr == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// blockingRunner's processes run until their context ends.
+type blockingRunner struct{}
+
+func (blockingRunner) Start(ctx context.Context, _ string, _ Cmd) (Process, error) {
+	return ctxProcess{ctx}, nil
+}
+
+type ctxProcess struct{ ctx context.Context }
+
+func (p ctxProcess) Wait() (int, error) { <-p.ctx.Done(); return -1, errors.New("signal: killed") }
+
+func TestTimeoutAndCancel(t *testing.T) {
+	c := &Client{Bin: "sbx", Runner: blockingRunner{}, Timeout: 20 * time.Millisecond}
+	_, err := c.Exec(context.Background(), "box", []string{"sleep", "1000"}, ExecOpts{})
+	assert.ErrorIs(t, err, ErrTimeout)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = c.Ls(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, ErrTimeout)
+}
+
+func TestLs(t *testing.T) {
+	tests := []struct {
+		name    string
+		out     string
+		want    []Sandbox
+		wantErr bool
+	}{
+		{"object form", `{"sandboxes":[{"name":"a1","status":"running"},{"name":"b2","status":"stopped"}]}`,
+			[]Sandbox{{Name: "a1", Status: "running"}, {Name: "b2", Status: "stopped"}}, false},
+		{"array form", `[{"name":"a1","status":"running"}]`, []Sandbox{{Name: "a1", Status: "running"}}, false},
+		{"empty", "", nil, false},
+		{"invalid name", `{"sandboxes":[{"name":"../../etc","status":"running"}]}`, nil, true},
+		{"not json", `SANDBOX AGENT`, nil, true},
+		{"too large", `{"sandboxes":[` + strings.Repeat(" ", maxLsOutput) + `]}`, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, tc.out, "" }}
+			c := &Client{Bin: "sbx", Runner: f}
+			got, err := c.Ls(context.Background())
+			if tc.wantErr {
+				assert.ErrorIs(t, err, ErrOutput)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, []string{"ls --json"}, f.argvs())
+		})
+	}
+}
+
+func TestSessionLifecycle(t *testing.T) {
+	tests := []struct {
+		name      string
+		environ   []string
+		exists    bool
+		wantCalls []string // after the two Ensure calls and Close; NAME is the session name
+	}{
+		{"session name, created and removed", nil, false,
+			[]string{"ls --json", "create --name NAME shell /ws", "rm --force NAME"}},
+		{"teardown stop", []string{"DOCKER_SANDBOX_TEARDOWN=stop"}, false,
+			[]string{"ls --json", "create --name NAME shell /ws", "stop NAME"}},
+		{"teardown none", []string{"DOCKER_SANDBOX_TEARDOWN=none"}, false,
+			[]string{"ls --json", "create --name NAME shell /ws"}},
+		{"pinned existing is left alone", []string{"DOCKER_SANDBOX=mybox"}, true, []string{"ls --json"}},
+		{"pinned created is never removed", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=remove"}, false,
+			[]string{"ls --json", "create --name NAME shell /ws"}},
+		{"pinned created may be stopped", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=stop"}, false,
+			[]string{"ls --json", "create --name NAME shell /ws", "stop NAME"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var name string
+			f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+				if c.Args[0] == "ls" && tc.exists {
+					return 0, `{"sandboxes":[{"name":"` + name + `","status":"running"}]}`, ""
+				}
+				if c.Args[0] == "ls" {
+					return 0, `{"sandboxes":[]}`, ""
+				}
+				return 0, "created\n", ""
+			}}
+			var progress bytes.Buffer
+			s, err := NewSession(&Client{Bin: "sbx", Runner: f}, tc.environ, 77, "/ws", &progress)
+			require.NoError(t, err)
+			name = s.Name
+			for i := 0; i < 2; i++ {
+				got, err := s.Ensure(context.Background())
+				require.NoError(t, err)
+				assert.Equal(t, name, got)
+			}
+			require.NoError(t, s.Close(context.Background()))
+			var want []string
+			for _, w := range tc.wantCalls {
+				want = append(want, strings.ReplaceAll(w, "NAME", name))
+			}
+			assert.Equal(t, want, f.argvs())
+			if !tc.exists {
+				assert.Contains(t, progress.String(), "creating sandbox "+name)
+			}
+		})
+	}
+}
+
+func TestNewSessionRejectsBadInput(t *testing.T) {
+	_, err := NewSession(&Client{}, []string{"DOCKER_SANDBOX=bad_name"}, 1, "/ws", nil)
+	assert.ErrorIs(t, err, ErrBadName)
+	_, err = NewSession(&Client{}, []string{"DOCKER_SANDBOX_TEARDOWN=explode"}, 1, "/ws", nil)
+	assert.Error(t, err)
+}
+
+func TestChildEnvIsScrubbed(t *testing.T) {
+	environ := []string{"PATH=/bin", "DOCKER_HOST=unix:///decoy", "COMPOSE_PROJECT_NAME=x", "PI_SBX_BIN=/opt/sbxsim", "SECRET=1"}
+	f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, "", "" }}
+	c := NewClient(environ, f)
+	assert.Equal(t, "/opt/sbxsim", c.Bin)
+	_, err := c.Exec(context.Background(), "box", []string{"true"}, ExecOpts{})
+	require.NoError(t, err)
+	require.NoError(t, c.Rm(context.Background(), "box"))
+	for _, call := range f.calls {
+		assert.Equal(t, []string{"PATH=/bin"}, call.Env)
+	}
+}

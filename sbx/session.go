@@ -1,0 +1,139 @@
+package sbx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Teardown modes (DOCKER_SANDBOX_TEARDOWN).
+const (
+	TeardownRemove = "remove"
+	TeardownStop   = "stop"
+	TeardownNone   = "none"
+)
+
+// Session is the sandbox of one backend process: pinned by DOCKER_SANDBOX or named
+// pi-sbx-<pid>-<random>, created on first need with the workspace as primary, and torn
+// down on orderly shutdown if this session created it.
+type Session struct {
+	Client    *Client
+	Name      string
+	Pinned    bool   // named by DOCKER_SANDBOX: never removed
+	Workspace string // primary workspace (absolute)
+	Teardown  string // TeardownRemove, TeardownStop or TeardownNone
+	Progress  io.Writer
+
+	mu      sync.Mutex
+	ensured bool
+	created bool
+}
+
+// NewSession reads DOCKER_SANDBOX and DOCKER_SANDBOX_TEARDOWN from environ. Without a
+// pinned name it makes a session name from pid.
+func NewSession(c *Client, environ []string, pid int, workspace string, progress io.Writer) (*Session, error) {
+	s := &Session{Client: c, Workspace: workspace, Progress: progress}
+	var teardown string
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "DOCKER_SANDBOX":
+			s.Name, s.Pinned = v, v != ""
+		case "DOCKER_SANDBOX_TEARDOWN":
+			teardown = v
+		}
+	}
+	if s.Pinned {
+		if err := ValidateName(s.Name); err != nil {
+			return nil, fmt.Errorf("DOCKER_SANDBOX: %w", err)
+		}
+	} else {
+		name, err := SessionName(pid, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.Name = name
+	}
+	switch teardown {
+	case "":
+		s.Teardown = TeardownRemove
+		if s.Pinned {
+			s.Teardown = TeardownNone
+		}
+	case TeardownRemove, TeardownStop, TeardownNone:
+		s.Teardown = teardown
+	default:
+		return nil, fmt.Errorf("DOCKER_SANDBOX_TEARDOWN=%q: want remove, stop or none", teardown)
+	}
+	if s.Pinned && s.Teardown == TeardownRemove {
+		s.Teardown = TeardownNone // a pinned sandbox is the user's: never removed
+	}
+	return s, nil
+}
+
+// Ensure returns the session's sandbox name, creating the sandbox on the first call if
+// it does not exist. Once ensured it is never re-created: if it disappears later, calls
+// fail (ErrMissing) rather than silently starting over in a fresh one.
+func (s *Session) Ensure(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ensured {
+		return s.Name, nil
+	}
+	_, err := s.Client.Lookup(ctx, s.Name)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrMissing):
+		s.logf("pi-sbx-backend: creating sandbox %s for %s (this takes a while the first time)…\n", s.Name, s.Workspace)
+		start := time.Now()
+		if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: []string{s.Workspace}, Progress: s.Progress}); err != nil {
+			return "", fmt.Errorf("creating sandbox %s: %w", s.Name, err)
+		}
+		s.created = true
+		s.logf("pi-sbx-backend: sandbox %s ready in %.1fs\n", s.Name, time.Since(start).Seconds())
+	default:
+		return "", fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
+	}
+	s.ensured = true
+	return s.Name, nil
+}
+
+// Close tears the sandbox down as DOCKER_SANDBOX_TEARDOWN says, if this session created
+// it. It tries a few times, since sbx may be briefly busy.
+func (s *Session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	created := s.created
+	s.mu.Unlock()
+	if !created || s.Teardown == TeardownNone {
+		return nil
+	}
+	var err error
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("tearing down sandbox %s: %w", s.Name, errors.Join(err, ctx.Err()))
+			case <-time.After(time.Second):
+			}
+		}
+		if s.Teardown == TeardownStop {
+			err = s.Client.Stop(ctx, s.Name)
+		} else {
+			err = s.Client.Rm(ctx, s.Name)
+		}
+		if err == nil || errors.Is(err, ErrMissing) {
+			return nil
+		}
+	}
+	return fmt.Errorf("tearing down sandbox %s: %w", s.Name, err)
+}
+
+func (s *Session) logf(format string, args ...any) {
+	if s.Progress != nil {
+		fmt.Fprintf(s.Progress, format, args...)
+	}
+}
