@@ -1,0 +1,146 @@
+package conformance
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/result"
+)
+
+// logName matches the random part of a full-output file name, the one thing that may
+// differ between pi's result and ours.
+var logName = regexp.MustCompile(`pi-bash-[0-9a-f]{16}\.log`)
+
+// TestBashMatchesPi runs the same commands through pi 1.6.0's bash tool and through
+// `pi-sbx-backend tool --local bash` and compares content, details and isError — all of
+// it but the random log-file name — and the full-output files byte for byte.
+func TestBashMatchesPi(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // both pi and we put full-output files here
+	cwd := t.TempDir()
+	tests := []struct {
+		name string
+		args map[string]any
+		cwd  string
+		// norm rewrites texts whose exact form depends on timing, on both sides.
+		norm func(string) string
+	}{
+		{name: "output", args: cmd("echo hello; echo world")},
+		{name: "empty command", args: cmd("")},
+		{name: "no output", args: cmd("true")},
+		{name: "no trailing newline", args: cmd("printf 'a\\nb'")},
+		{name: "exit code", args: cmd("echo out; exit 3")},
+		{name: "exit code without output", args: cmd("exit 42")},
+		{name: "signal death", args: cmd("echo dying; kill -9 $$")},
+		{name: "stderr interleaving", args: cmd("echo 1; sleep 0.05; echo 2 >&2; sleep 0.05; echo 3; sleep 0.05; echo 4 >&2")},
+		{name: "stderr only", args: cmd("echo oops >&2; exit 1")},
+		{name: "over 2000 lines", args: cmd("seq 1 3000")},
+		{name: "exactly 2000 lines", args: cmd("seq 1 2000")},
+		{name: "over 50KB", args: cmd("for i in $(seq 1 1200); do printf '%080d\\n' $i; done")},
+		{name: "over both, failing", args: cmd("seq 1 100000; exit 1")},
+		{name: "one long line", args: cmd("head -c 60000 /dev/zero | tr '\\0' y")},
+		{name: "one long line with newline", args: cmd("head -c 60000 /dev/zero | tr '\\0' y; echo")},
+		{name: "long line then short", args: cmd("head -c 307200 /dev/zero | tr '\\0' x; printf '\\nshort\\n'")},
+		{name: "multibyte at the cut", args: cmd("for i in $(seq 1 30000); do printf 'é'; done")},
+		{name: "invalid UTF-8", args: cmd("printf 'a\\377b\\342\\202c\\355\\240\\200d\\n'")},
+		{name: "timeout", args: cmdT("echo before; sleep 5", 0.5)},
+		{name: "timeout without output", args: cmdT("sleep 5", 0.25)},
+		{name: "timeout while background writes", args: cmdT("(while :; do echo x; sleep 0.1; done) & exit 2", 0.6),
+			norm: func(s string) string { // how many x lines and the shell's exit time vary
+				s = regexp.MustCompile(`^(x\n)+`).ReplaceAllString(s, "x…\n")
+				return regexp.MustCompile(`after [0-9.]+ seconds, but`).ReplaceAllString(s, "after S seconds, but")
+			}},
+		{name: "background child holding the pipe", args: cmd("sleep 3 & echo started")},
+		{name: "background child writing after exit", args: cmd("(sleep 0.05; echo late) & echo early")},
+		{name: "zero timeout", args: cmdT("echo x", 0)},
+		{name: "negative timeout", args: cmdT("echo x", -1)},
+		{name: "too large timeout", args: cmdT("echo x", 2147484)},
+		{name: "missing cwd", args: cmd("echo x"), cwd: filepath.Join(cwd, "missing")},
+	}
+	calls := make([]Call, len(tests))
+	for i, tt := range tests {
+		c := tt.cwd
+		if c == "" {
+			c = cwd
+		}
+		calls[i] = Call{Tool: "bash", Cwd: c, Args: tt.args}
+	}
+	want := oracle(t, calls)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := local(t, calls[i])
+			norm := tt.norm
+			if norm == nil {
+				norm = func(s string) string { return s }
+			}
+			assert.Equal(t, normalized(t, want[i], norm), normalized(t, got, norm))
+			wantFile, gotFile := fullOutputPath(t, want[i]), fullOutputPath(t, got)
+			require.Equal(t, wantFile != "", gotFile != "", "full-output file on one side only")
+			if wantFile == "" {
+				return
+			}
+			wantBytes, err := os.ReadFile(wantFile)
+			require.NoError(t, err)
+			gotBytes, err := os.ReadFile(gotFile)
+			require.NoError(t, err)
+			assert.True(t, string(wantBytes) == string(gotBytes), "full output differs: pi %d bytes, ours %d bytes", len(wantBytes), len(gotBytes))
+			assert.True(t, strings.HasPrefix(gotFile, tmp+"/"), "full output %s is not in $TMPDIR", gotFile)
+			st, err := os.Stat(gotFile)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+		})
+	}
+}
+
+func cmd(c string) map[string]any { return map[string]any{"command": c} }
+
+func cmdT(c string, timeout float64) map[string]any {
+	return map[string]any{"command": c, "timeout": timeout}
+}
+
+// normalized is a result as generic JSON with log-file names made equal and texts
+// normalized.
+func normalized(t *testing.T, r result.Result, norm func(string) string) any {
+	t.Helper()
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(b, &v))
+	return walk(v, func(s string) string { return norm(logName.ReplaceAllString(s, "pi-bash-RANDOM.log")) })
+}
+
+func walk(v any, f func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return f(x)
+	case []any:
+		for i := range x {
+			x[i] = walk(x[i], f)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = walk(x[k], f)
+		}
+	}
+	return v
+}
+
+func fullOutputPath(t *testing.T, r result.Result) string {
+	t.Helper()
+	raw, ok := r.Details.(json.RawMessage)
+	if !ok {
+		return ""
+	}
+	var d struct {
+		FullOutputPath string `json:"fullOutputPath"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &d))
+	return d.FullOutputPath
+}
