@@ -43,7 +43,7 @@ func TestTruncateMatchesPi(t *testing.T) {
 			call{Fn: "tail", S: s, MaxLines: ml, MaxBytes: mb},
 			call{Fn: "line", S: s, N: 1 + rng.Intn(30)})
 	}
-	for _, n := range []int{0, 1, 1023, 1024, 1025, 51200, 1048575, 1048576, 5 << 20, 123456789} {
+	for _, n := range []int{0, 1, 1023, 1024, 1025, 1280, 3840, 52480, 51200, 1310720, 1048575, 1048576, 5 << 20, 123456789} {
 		calls = append(calls, call{Fn: "size", N: n})
 	}
 	in, err := json.Marshal(calls)

@@ -2,7 +2,13 @@ package fsops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
@@ -19,10 +25,126 @@ type EditArgs struct {
 	Edits []Replacement `json:"edits"`
 }
 
-// PrepareEditArgs accepts the legacy shapes pi accepts. TODO(helper): implement.
-func PrepareEditArgs(in map[string]any) (map[string]any, error) { return in, nil }
+// PrepareEditArgs is pi's prepareEditArguments, run before schema validation: edits sent
+// as a JSON string are parsed, a single {oldText, newText} object becomes a one-element
+// array, and legacy top-level oldText/newText are appended to edits. It never fails;
+// whatever it cannot repair is left for validation to reject.
+func PrepareEditArgs(in map[string]any) (map[string]any, error) {
+	if in == nil {
+		return in, nil
+	}
+	switch e := in["edits"].(type) {
+	case string:
+		var parsed any
+		if err := json.Unmarshal([]byte(e), &parsed); err == nil {
+			if arr, ok := parsed.([]any); ok {
+				in["edits"] = arr
+			} else if isSingleEdit(parsed) {
+				in["edits"] = []any{parsed}
+			}
+		}
+	default:
+		if isSingleEdit(e) {
+			in["edits"] = []any{e}
+		}
+	}
+	oldText, ok1 := in["oldText"].(string)
+	newText, ok2 := in["newText"].(string)
+	if !ok1 || !ok2 {
+		return in, nil
+	}
+	var edits []any
+	if arr, ok := in["edits"].([]any); ok {
+		edits = append(edits, arr...)
+	}
+	edits = append(edits, map[string]any{"oldText": oldText, "newText": newText})
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if k != "oldText" && k != "newText" {
+			out[k] = v
+		}
+	}
+	out["edits"] = edits
+	return out, nil
+}
 
-// Edit is pi's edit tool. TODO(helper): implement.
+func isSingleEdit(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok1 := m["oldText"].(string)
+	_, ok2 := m["newText"].(string)
+	return ok1 && ok2
+}
+
+// Edit is pi's edit tool: each edits[i].oldText matched once in the original file
+// (exactly, else after pi's fuzzy normalization), replaced, and the file written back with
+// its BOM and line endings, atomically and in turn with other mutations of the file.
 func Edit(ctx context.Context, cwd string, a EditArgs) (result.Result, error) {
-	return result.Result{}, errors.New("edit: not implemented")
+	if len(a.Edits) == 0 {
+		return result.Result{}, errors.New("Edit tool input is invalid. edits must contain at least one replacement.")
+	}
+	abs := ResolveToCwd(a.Path, cwd)
+	var details EditDetails
+	err := mutationQueue(ctx).Do(ctx, abs, func() error {
+		if ctx.Err() != nil {
+			return errAborted
+		}
+		if err := unix.Access(abs, unix.R_OK|unix.W_OK); err != nil {
+			if code := errCode(err); code != "" {
+				return fmt.Errorf("Could not edit file: %s. Error code: %s.", a.Path, code)
+			}
+			return fmt.Errorf("Could not edit file: %s. %v.", a.Path, err)
+		}
+		raw, err := readFileNode(abs)
+		if err != nil {
+			return err
+		}
+		if !validUTF8(raw) {
+			// pi would decode with U+FFFD and write that back, destroying the bytes it
+			// could not decode; refuse instead and leave the file as it is.
+			return fmt.Errorf("Could not edit file: %s. The file is not valid UTF-8 text; editing it would corrupt the bytes that are not.", a.Path)
+		}
+		text := string(raw)
+		bom := ""
+		if strings.HasPrefix(text, "\uFEFF") {
+			bom, text = "\uFEFF", text[len("\uFEFF"):]
+		}
+		normalized := normalizeToLF(text)
+		updated, reps, err := applyEdits(normalized, a.Edits, a.Path)
+		if err != nil {
+			return err
+		}
+		details = generateEditDiff(a.Path, normalized, updated, reps)
+		if ctx.Err() != nil {
+			return errAborted
+		}
+		final := updated
+		if text != normalized {
+			final = applyToOriginal(text, reps)
+		}
+		return replaceFile(abs, []byte(bom+final))
+	})
+	if err != nil {
+		return result.Result{}, err
+	}
+	return result.Text(fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(a.Edits), a.Path), details), nil
+}
+
+// readFileNode reads a whole file as Node's fs.readFile does, with its errors.
+func readFileNode(abs string) ([]byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, nodeErr(err, "open", abs)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > maxReadFileSize {
+		return nil, errFileTooLarge(st.Size())
+	}
+	b, err := readAllFrom(f)
+	if err != nil {
+		return nil, nodeErr(err, "read", "")
+	}
+	return b, nil
 }

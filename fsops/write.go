@@ -2,7 +2,7 @@ package fsops
 
 import (
 	"context"
-	"errors"
+	"path/filepath"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
@@ -13,7 +13,24 @@ type WriteArgs struct {
 	Content string `json:"content"`
 }
 
-// Write is pi's write tool. TODO(helper): implement.
+// Write is pi's write tool: parent directories are created and the file replaced
+// atomically (see replaceFile), in turn with other mutations of the same file.
 func Write(ctx context.Context, cwd string, a WriteArgs) (result.Result, error) {
-	return result.Result{}, errors.New("write: not implemented")
+	abs := ResolveToCwd(a.Path, cwd)
+	err := mutationQueue(ctx).Do(ctx, abs, func() error {
+		if ctx.Err() != nil {
+			return errAborted
+		}
+		if err := mkdirAll(filepath.Dir(abs)); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return errAborted
+		}
+		return replaceFile(abs, []byte(a.Content))
+	})
+	if err != nil {
+		return result.Result{}, err
+	}
+	return result.Text("Successfully wrote to "+a.Path, nil), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
@@ -43,14 +44,16 @@ type Tool struct {
 	resolved *jsonschema.Resolved
 }
 
-// Registry holds tools by name.
+// Registry holds tools by name, and the queue that makes concurrent write and edit calls
+// on one file take turns (pi's withFileMutationQueue).
 type Registry struct {
 	byName map[string]*Tool
+	queue  *fsops.MutationQueue
 }
 
 // New builds a registry of the given tools, resolving their schemas.
 func New(list ...*Tool) (*Registry, error) {
-	r := &Registry{byName: make(map[string]*Tool, len(list))}
+	r := &Registry{byName: make(map[string]*Tool, len(list)), queue: fsops.NewMutationQueue()}
 	for _, t := range list {
 		res, err := t.Schema.Resolve(nil)
 		if err != nil {
@@ -99,7 +102,7 @@ func (r *Registry) Call(ctx context.Context, cwd, name string, raw []byte, env E
 	if err != nil {
 		return result.Result{}, err
 	}
-	res, err := t.Run(ctx, cwd, args, env)
+	res, err := t.Run(fsops.WithMutationQueue(ctx, r.queue), cwd, args, env)
 	if err != nil {
 		return result.Thrown(err), nil
 	}

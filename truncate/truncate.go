@@ -23,10 +23,18 @@ func FormatSize(n int) string {
 	case n < 1024:
 		return fmt.Sprintf("%dB", n)
 	case n < 1024*1024:
-		return fmt.Sprintf("%.1fKB", float64(n)/1024)
+		return toFixed1(n, 1024) + "KB"
 	default:
-		return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
+		return toFixed1(n, 1024*1024) + "MB"
 	}
+}
+
+// toFixed1 is JavaScript's (n/unit).toFixed(1) for a power-of-two unit: n/unit is exact
+// in binary, so an exact tie such as 1.25 rounds up as JavaScript does ("1.3"), where Go's
+// %.1f would round it to even ("1.2").
+func toFixed1(n, unit int) string {
+	tenths := (n*10 + unit/2) / unit // round half up
+	return fmt.Sprintf("%d.%d", tenths/10, tenths%10)
 }
 
 // Result mirrors pi's TruncationResult; it is returned to the model in details.truncation.

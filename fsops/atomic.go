@@ -1,0 +1,129 @@
+package fsops
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// mkdirAll is fs.mkdir(dir, {recursive: true}) with Node's errors: EEXIST when dir is a
+// file, ENOTDIR when a file stands on the way.
+func mkdirAll(dir string) error {
+	st, err := os.Stat(dir)
+	if err == nil {
+		if st.IsDir() {
+			return nil
+		}
+		return &NodeError{Code: "EEXIST", Syscall: "mkdir", Path: dir, Err: syscall.EEXIST}
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nodeErr(err, "mkdir", dir)
+	}
+	return nil
+}
+
+// replaceFile writes content to abs as fs.writeFile(abs, content) would — following a
+// symlink to its target, keeping an existing file's mode and owner — but atomically: the
+// bytes go to a temporary file in the same directory, which is synced and renamed over
+// the target, so a crash leaves the old file or the new one, never half of one. Targets
+// that cannot be replaced that way (devices, FIFOs, a directory we may not write in
+// holding a file we may) are written in place, as pi does.
+func replaceFile(abs string, content []byte) error {
+	target := abs
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		target = real
+	} else if fi, lerr := os.Lstat(abs); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+		// A dangling symlink: let open(2) create its target.
+		return writeInPlace(abs, content)
+	}
+	st, err := os.Stat(target)
+	exists := err == nil
+	switch {
+	case exists && st.IsDir():
+		return &NodeError{Code: "EISDIR", Syscall: "open", Path: abs, Err: syscall.EISDIR}
+	case exists && !st.Mode().IsRegular():
+		return writeInPlace(abs, content)
+	case exists:
+		if err := unix.Access(target, unix.W_OK); err != nil {
+			return nodeErr(err, "open", abs)
+		}
+	case !isNotExist(err):
+		return nodeErr(err, "open", abs)
+	}
+
+	tmp, err := createTemp(filepath.Dir(target), filepath.Base(target))
+	if err != nil {
+		if exists && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
+			return writeInPlace(abs, content)
+		}
+		return nodeErr(err, "open", abs)
+	}
+	name := tmp.Name()
+	if err := fillTemp(tmp, content, st, exists); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Rename(name, target); err != nil {
+		os.Remove(name)
+		return nodeErr(err, "rename", abs)
+	}
+	return nil
+}
+
+// createTemp makes a new, exclusive file next to the target. open(2) applies the umask to
+// 0666, so a new file gets the mode fs.writeFile would give it.
+func createTemp(dir, base string) (*os.File, error) {
+	for i := 0; ; i++ {
+		var rnd [6]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, "."+base+".pi-sbx-"+hex.EncodeToString(rnd[:])+".tmp")
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil || !errors.Is(err, os.ErrExist) || i == 10 {
+			return f, err
+		}
+	}
+}
+
+// fillTemp writes and syncs the temporary file and gives it the old file's mode and owner.
+func fillTemp(tmp *os.File, content []byte, old os.FileInfo, exists bool) error {
+	defer tmp.Close()
+	if _, err := tmp.Write(content); err != nil {
+		return nodeErr(err, "write", "")
+	}
+	if exists {
+		if err := tmp.Chmod(old.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)); err != nil {
+			return nodeErr(err, "chmod", "")
+		}
+		if sys, ok := old.Sys().(*syscall.Stat_t); ok {
+			// Best effort: only a privileged process may give the file away.
+			_ = tmp.Chown(int(sys.Uid), int(sys.Gid))
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		return nodeErr(err, "fsync", "")
+	}
+	return tmp.Close()
+}
+
+// writeInPlace is plain fs.writeFile: truncate and write.
+func writeInPlace(abs string, content []byte) error {
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return nodeErr(err, "open", abs)
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return nodeErr(err, "write", "")
+	}
+	if err := f.Close(); err != nil {
+		return nodeErr(err, "close", "")
+	}
+	return nil
+}

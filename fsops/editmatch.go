@@ -1,0 +1,323 @@
+package fsops
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// replacement is a matched edit: the byte range [index, index+length) of the text it was
+// matched in, and what replaces it. Offsets are bytes where pi's are UTF-16 units; they
+// are only ever used to cut the same strings, so the results are the same.
+type replacement struct {
+	editIndex int
+	index     int
+	length    int
+	newText   string
+}
+
+// normalizeToLF turns CRLF and lone CR into LF.
+func normalizeToLF(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+}
+
+var fuzzyReplacer = strings.NewReplacer(
+	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'",
+	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`,
+	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
+	"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
+)
+
+// normalizeForFuzzyMatch is pi's: NFKC, trailing whitespace cut from every line, and
+// typographic quotes, dashes and spaces made ASCII.
+func normalizeForFuzzyMatch(s string) string {
+	s = norm.NFKC.String(s)
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRightFunc(l, isJSSpace)
+	}
+	return fuzzyReplacer.Replace(strings.Join(lines, "\n"))
+}
+
+// isJSSpace is JavaScript's WhiteSpace or LineTerminator, what String.prototype.trimEnd
+// removes. Unlike unicode.IsSpace it includes U+FEFF and excludes U+0085.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', '\u00A0', '\u1680', '\u2028', '\u2029', '\u202F', '\u205F', '\u3000', '\uFEFF':
+		return true
+	}
+	return r >= '\u2000' && r <= '\u200A'
+}
+
+// match is pi's fuzzyFindText result.
+type match struct {
+	found   bool
+	index   int
+	length  int
+	isFuzzy bool
+}
+
+// fuzzyFindText finds oldText exactly, else in fuzzy-normalized space (offsets then refer
+// to the normalized content).
+func fuzzyFindText(content, oldText string) match {
+	if i := strings.Index(content, oldText); i >= 0 {
+		return match{found: true, index: i, length: len(oldText)}
+	}
+	fc, fo := normalizeForFuzzyMatch(content), normalizeForFuzzyMatch(oldText)
+	if i := strings.Index(fc, fo); i >= 0 {
+		return match{found: true, index: i, length: len(fo), isFuzzy: true}
+	}
+	return match{}
+}
+
+// countOccurrences counts oldText in fuzzy space as JavaScript's
+// content.split(oldText).length - 1 does; an empty needle splits between UTF-16 units.
+func countOccurrences(content, oldText string) int {
+	fc, fo := normalizeForFuzzyMatch(content), normalizeForFuzzyMatch(oldText)
+	if fo == "" {
+		return utf16Len(fc) - 1
+	}
+	return strings.Count(fc, fo)
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(1, utf16.RuneLen(r))
+	}
+	return n
+}
+
+// editError picks pi's single-edit or multi-edit wording.
+func editError(total int, single, multi string) error {
+	if total == 1 {
+		return errors.New(single)
+	}
+	return errors.New(multi)
+}
+
+// applyEdits is pi's applyEditsToNormalizedContent: every edit matched against the same
+// LF-normalized content, exactly or — if any edit needs it — all in fuzzy space with the
+// replacements widened to whole lines, checked for uniqueness and overlap, and applied.
+func applyEdits(content string, edits []Replacement, path string) (newContent string, reps []replacement, err error) {
+	n := len(edits)
+	norm := make([]Replacement, n)
+	for i, e := range edits {
+		norm[i] = Replacement{OldText: normalizeToLF(e.OldText), NewText: normalizeToLF(e.NewText)}
+	}
+	for i, e := range norm {
+		if e.OldText == "" {
+			return "", nil, editError(n, fmt.Sprintf("oldText must not be empty in %s.", path),
+				fmt.Sprintf("edits[%d].oldText must not be empty in %s.", i, path))
+		}
+	}
+	usedFuzzy := false
+	for _, e := range norm {
+		if fuzzyFindText(content, e.OldText).isFuzzy {
+			usedFuzzy = true
+			break
+		}
+	}
+	base := content
+	if usedFuzzy {
+		base = normalizeForFuzzyMatch(content)
+	}
+	matched := make([]replacement, 0, n)
+	for i, e := range norm {
+		m := fuzzyFindText(base, e.OldText)
+		if !m.found {
+			return "", nil, editError(n,
+				fmt.Sprintf("Could not find the exact text in %s. The old text must match exactly including all whitespace and newlines.", path),
+				fmt.Sprintf("Could not find edits[%d] in %s. The oldText must match exactly including all whitespace and newlines.", i, path))
+		}
+		if c := countOccurrences(base, e.OldText); c > 1 {
+			return "", nil, editError(n,
+				fmt.Sprintf("Found %d occurrences of the text in %s. The text must be unique. Please provide more context to make it unique.", c, path),
+				fmt.Sprintf("Found %d occurrences of edits[%d] in %s. Each oldText must be unique. Please provide more context to make it unique.", c, i, path))
+		}
+		matched = append(matched, replacement{editIndex: i, index: m.index, length: m.length, newText: e.NewText})
+	}
+	sort.SliceStable(matched, func(a, b int) bool { return matched[a].index < matched[b].index })
+	for i := 1; i < len(matched); i++ {
+		prev, cur := matched[i-1], matched[i]
+		if prev.index+prev.length > cur.index {
+			return "", nil, fmt.Errorf("edits[%d] and edits[%d] overlap in %s. Merge them into one edit or target disjoint regions.", prev.editIndex, cur.editIndex, path)
+		}
+	}
+	reps = matched
+	if usedFuzzy {
+		if reps, err = widenToLines(content, base, matched); err != nil {
+			return "", nil, err
+		}
+	}
+	newContent = applyReplacements(content, reps, 0)
+	if newContent == content {
+		return "", nil, editError(n,
+			fmt.Sprintf("No changes made to %s. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.", path),
+			fmt.Sprintf("No changes made to %s. The replacements produced identical content.", path))
+	}
+	return newContent, reps, nil
+}
+
+// applyReplacements splices sorted, disjoint replacements into s, whose offset 0 is at
+// offset in the text they were matched in.
+func applyReplacements(s string, reps []replacement, offset int) string {
+	var b strings.Builder
+	pos := 0
+	for _, r := range reps {
+		b.WriteString(s[pos : r.index-offset])
+		b.WriteString(r.newText)
+		pos = r.index - offset + r.length
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
+
+// lineSpan is a line's byte range, its "\n" included.
+type lineSpan struct{ start, end int }
+
+// lineSpans splits s like /[^\n]*\n|[^\n]+/g.
+func lineSpans(s string) []lineSpan {
+	var out []lineSpan
+	for off := 0; off < len(s); {
+		i := strings.IndexByte(s[off:], '\n')
+		end := len(s)
+		if i >= 0 {
+			end = off + i + 1
+		}
+		out = append(out, lineSpan{off, end})
+		off = end
+	}
+	return out
+}
+
+var errOutsideBase = errors.New("Replacement range is outside the base content.")
+
+// widenToLines is pi's widenReplacementsToLines: replacements matched in the fuzzy base
+// become replacements of whole original lines, so untouched lines keep their bytes and
+// only touched lines take the normalized text.
+func widenToLines(original, base string, reps []replacement) ([]replacement, error) {
+	origLines, baseLines := lineSpans(original), lineSpans(base)
+	if len(origLines) != len(baseLines) {
+		return nil, errors.New("Cannot preserve unchanged lines because the base content has a different line count.")
+	}
+	type group struct {
+		startLine, endLine int
+		reps               []replacement
+	}
+	var groups []*group
+	for _, r := range reps { // already sorted by index
+		start := -1
+		for i, l := range baseLines {
+			if r.index >= l.start && r.index < l.end {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			return nil, errOutsideBase
+		}
+		end := start
+		for end < len(baseLines) && baseLines[end].end < r.index+r.length {
+			end++
+		}
+		if end >= len(baseLines) {
+			return nil, errOutsideBase
+		}
+		if n := len(groups); n > 0 && start < groups[n-1].endLine {
+			g := groups[n-1]
+			g.endLine = max(g.endLine, end+1)
+			g.reps = append(g.reps, r)
+			continue
+		}
+		groups = append(groups, &group{startLine: start, endLine: end + 1, reps: []replacement{r}})
+	}
+	out := make([]replacement, len(groups))
+	for i, g := range groups {
+		gs, ge := baseLines[g.startLine].start, baseLines[g.endLine-1].end
+		os := origLines[g.startLine].start
+		out[i] = replacement{
+			index:   os,
+			length:  origLines[g.endLine-1].end - os,
+			newText: applyReplacements(base[gs:ge], g.reps, gs),
+		}
+	}
+	return out, nil
+}
+
+// applyToOriginal is pi's applyReplacementsToOriginal: replacements matched in the
+// LF-normalized text applied to the original, so untouched text keeps its line endings and
+// new line breaks take the ending of the line where the replaced range starts.
+func applyToOriginal(original string, reps []replacement) string {
+	crlfBefore := 0
+	nextCRLF := strings.Index(original, "\r\n")
+	toOriginal := func(off int) int {
+		for nextCRLF != -1 && nextCRLF-crlfBefore < off {
+			crlfBefore++
+			if i := strings.Index(original[nextCRLF+2:], "\r\n"); i >= 0 {
+				nextCRLF += 2 + i
+			} else {
+				nextCRLF = -1
+			}
+		}
+		return off + crlfBefore
+	}
+	var b strings.Builder
+	endsWithCR := false
+	push := func(part string) {
+		if part == "" {
+			return
+		}
+		// A CR before a seam and an LF after it would merge into one CRLF; pi adds an LF so
+		// the file has the line breaks the diff shows.
+		if endsWithCR && part[0] == '\n' {
+			b.WriteByte('\n')
+		}
+		b.WriteString(part)
+		endsWithCR = part[len(part)-1] == '\r'
+	}
+	pos := 0
+	for _, r := range reps {
+		start := toOriginal(r.index)
+		push(original[pos:start])
+		ending := lineEndingAt(original, start)
+		if ending == "\n" {
+			push(r.newText)
+		} else {
+			push(strings.ReplaceAll(r.newText, "\n", ending))
+		}
+		pos = toOriginal(r.index + r.length)
+	}
+	push(original[pos:])
+	return b.String()
+}
+
+// lineEndingAt is pi's getLineEndingAt.
+func lineEndingAt(content string, off int) string {
+	lf := indexFrom(content, off)
+	if lf < 0 {
+		lf = strings.LastIndexByte(content[:min(off+1, len(content))], '\n')
+	}
+	if lf < 0 {
+		if strings.Contains(content, "\r") {
+			return "\r"
+		}
+		return "\n"
+	}
+	if lf > 0 && content[lf-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// validUTF8 reports whether b decodes without replacement characters being invented.
+func validUTF8(b []byte) bool { return utf8.Valid(b) }

@@ -1,0 +1,230 @@
+package fsops
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"strings"
+
+	"golang.org/x/image/bmp"
+	xdraw "golang.org/x/image/draw"
+	"golang.org/x/image/webp"
+
+	"github.com/pi-sbx/pi-sbx-backend/result"
+)
+
+// pi's inline image limits (src/utils/image-resize-core.ts): at most 2000x2000 pixels and
+// 4.5 MB of base64, JPEG quality 80 first.
+const (
+	maxImageWidth    = 2000
+	maxImageHeight   = 2000
+	maxImageB64Bytes = 4.5 * 1024 * 1024
+)
+
+// jpegQualities are tried in pi's order: the configured 80, then 85, 70, 55, 40.
+var jpegQualities = []int{80, 85, 70, 55, 40}
+
+// The texts pi shows when an image cannot be attached.
+const (
+	imageNotConverted = "[Image omitted: could not be converted to a supported inline image format.]"
+	imageNotResized   = "[Image omitted: could not be resized below the inline image size limit.]"
+)
+
+// readImage is the image branch of pi's read: the picture attached as base64, converted
+// to PNG when the model cannot take its format (BMP), scaled down to pi's limits, with
+// pi's text line and hints.
+func readImage(ctx context.Context, data []byte, mime string) (result.Result, error) {
+	img, err := processImage(ctx, data, mime)
+	if err != nil {
+		return result.Result{}, err
+	}
+	if img.omitted != "" {
+		return result.Text(fmt.Sprintf("Read image file [%s]\n%s", mime, img.omitted), nil), nil
+	}
+	text := fmt.Sprintf("Read image file [%s]", img.mimeType)
+	if len(img.hints) > 0 {
+		text += "\n" + strings.Join(img.hints, "\n")
+	}
+	return result.Result{Content: []result.Content{
+		result.TextBlock(text),
+		result.ImageBlock(img.data, img.mimeType),
+	}}, nil
+}
+
+// processedImage is pi's processImage outcome: an attachable image, or why there is none.
+type processedImage struct {
+	data     string // base64
+	mimeType string
+	hints    []string
+	omitted  string
+}
+
+// processImage is pi's processImage (src/utils/image-process.ts) with resizing on.
+func processImage(ctx context.Context, data []byte, mime string) (processedImage, error) {
+	convertedFrom := ""
+	switch mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+	default:
+		img, err := decodeImage(data, mime)
+		if err != nil {
+			return processedImage{omitted: imageNotConverted}, nil
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			return processedImage{omitted: imageNotConverted}, nil
+		}
+		data, convertedFrom, mime = buf.Bytes(), mime, "image/png"
+	}
+	r, ok, err := resizeImage(ctx, data, mime)
+	if err != nil {
+		return processedImage{}, err
+	}
+	if !ok {
+		return processedImage{omitted: imageNotResized}, nil
+	}
+	out := processedImage{data: r.data, mimeType: r.mimeType}
+	if convertedFrom != "" && convertedFrom != r.mimeType {
+		out.hints = append(out.hints, fmt.Sprintf("[Image converted from %s to %s.]", convertedFrom, r.mimeType))
+	}
+	if r.wasResized {
+		scale := float64(r.origW) / float64(r.w)
+		out.hints = append(out.hints, fmt.Sprintf("[Image: original %dx%d, displayed at %dx%d. Multiply coordinates by %s to map to original image.]",
+			r.origW, r.origH, r.w, r.h, jsToFixed(scale, 2)))
+	}
+	return out, nil
+}
+
+type resizedImage struct {
+	data               string
+	mimeType           string
+	origW, origH, w, h int
+	wasResized         bool
+}
+
+// resizeImage is pi's resizeImageInProcess: the image unchanged when it is within the
+// limits, else scaled to fit 2000x2000 and encoded as the smaller of PNG and JPEG 80, then
+// lower JPEG qualities, then ever smaller (x0.75) until it fits. ok is false when nothing
+// fits or the image cannot be decoded.
+func resizeImage(ctx context.Context, data []byte, mime string) (resizedImage, bool, error) {
+	img, err := decodeImage(data, mime)
+	if err != nil {
+		return resizedImage{}, false, nil
+	}
+	img = applyExifOrientation(img, exifOrientation(data))
+	b := img.Bounds()
+	ow, oh := b.Dx(), b.Dy()
+	inputB64 := math.Ceil(float64(len(data))/3) * 4
+	if ow <= maxImageWidth && oh <= maxImageHeight && inputB64 < maxImageB64Bytes {
+		return resizedImage{data: base64.StdEncoding.EncodeToString(data), mimeType: mime,
+			origW: ow, origH: oh, w: ow, h: oh}, true, nil
+	}
+	tw, th := ow, oh
+	if tw > maxImageWidth {
+		th = int(math.Round(float64(th) * maxImageWidth / float64(tw)))
+		tw = maxImageWidth
+	}
+	if th > maxImageHeight {
+		tw = int(math.Round(float64(tw) * maxImageHeight / float64(th)))
+		th = maxImageHeight
+	}
+	for {
+		if ctx.Err() != nil {
+			return resizedImage{}, false, errAborted
+		}
+		if data, mt, ok := encodeFitting(scaleImage(img, tw, th)); ok {
+			return resizedImage{data: data, mimeType: mt, origW: ow, origH: oh, w: tw, h: th, wasResized: true}, true, nil
+		}
+		if tw == 1 && th == 1 {
+			return resizedImage{}, false, nil
+		}
+		nw, nh := shrink(tw), shrink(th)
+		if nw == tw && nh == th {
+			return resizedImage{}, false, nil
+		}
+		tw, th = nw, nh
+	}
+}
+
+func shrink(n int) int {
+	if n == 1 {
+		return 1
+	}
+	return max(1, int(math.Floor(float64(n)*0.75)))
+}
+
+// encodeFitting tries pi's candidates in pi's order and returns the first whose base64
+// is under the limit. Lower JPEG qualities are only encoded when needed.
+func encodeFitting(img image.Image) (string, string, bool) {
+	encode := func(q int) string {
+		var buf bytes.Buffer
+		var err error
+		if q == 0 {
+			err = png.Encode(&buf, img)
+		} else {
+			err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: q})
+		}
+		if err != nil {
+			return ""
+		}
+		return base64.StdEncoding.EncodeToString(buf.Bytes())
+	}
+	fits := func(s string) bool { return s != "" && len(s) < maxImageB64Bytes }
+	pngData, jpegData := encode(0), encode(jpegQualities[0])
+	first, firstType, second, secondType := pngData, "image/png", jpegData, "image/jpeg"
+	if jpegData != "" && len(jpegData) < len(pngData) {
+		first, firstType, second, secondType = jpegData, "image/jpeg", pngData, "image/png"
+	}
+	if fits(first) {
+		return first, firstType, true
+	}
+	if fits(second) {
+		return second, secondType, true
+	}
+	for _, q := range jpegQualities[1:] {
+		if d := encode(q); fits(d) {
+			return d, "image/jpeg", true
+		}
+	}
+	return "", "", false
+}
+
+// scaleImage resamples img to w x h. pi uses Photon's Lanczos3; Catmull-Rom is the
+// closest filter x/image offers, so pixels (not dimensions) may differ slightly.
+func scaleImage(img image.Image, w, h int) image.Image {
+	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, img.Bounds(), xdraw.Src, nil)
+	return dst
+}
+
+// decodeImage decodes the formats pi's read accepts.
+func decodeImage(data []byte, mime string) (image.Image, error) {
+	r := bytes.NewReader(data)
+	switch mime {
+	case "image/png":
+		return png.Decode(r)
+	case "image/jpeg":
+		return jpeg.Decode(r)
+	case "image/gif":
+		return gif.Decode(r)
+	case "image/webp":
+		return webp.Decode(r)
+	case "image/bmp":
+		return bmp.Decode(r)
+	}
+	return nil, fmt.Errorf("unsupported image type %s", mime)
+}
+
+// toNRGBA copies img into a fresh NRGBA image with its origin at 0,0.
+func toNRGBA(img image.Image) *image.NRGBA {
+	b := img.Bounds()
+	dst := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
+	return dst
+}

@@ -1,0 +1,91 @@
+package fsops
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+)
+
+// MutationQueue serializes the mutations (write, edit) of one file, as pi's
+// withFileMutationQueue does: calls on the same file run one after another, calls on
+// different files in parallel. The key is the file's real path, so two names of one file
+// (a symlink, "a/../b") share a turn; a file that does not exist yet is keyed by its
+// resolved path. The zero value is not usable; use NewMutationQueue.
+type MutationQueue struct {
+	mu    sync.Mutex
+	files map[string]*fileTurn
+}
+
+// fileTurn is one file's lock and the number of calls holding or awaiting it.
+type fileTurn struct {
+	lock    chan struct{} // capacity 1: holding the token means holding the file
+	waiters int
+}
+
+// NewMutationQueue returns an empty queue.
+func NewMutationQueue() *MutationQueue {
+	return &MutationQueue{files: make(map[string]*fileTurn)}
+}
+
+// Do runs fn while holding path's turn. It returns ctx's cancellation as pi's
+// "Operation aborted" when the turn does not come in time.
+func (q *MutationQueue) Do(ctx context.Context, path string, fn func() error) error {
+	key := mutationKey(path)
+	q.mu.Lock()
+	t := q.files[key]
+	if t == nil {
+		t = &fileTurn{lock: make(chan struct{}, 1)}
+		q.files[key] = t
+	}
+	t.waiters++
+	q.mu.Unlock()
+	defer q.leave(key, t)
+
+	select {
+	case t.lock <- struct{}{}:
+	case <-ctx.Done():
+		return errAborted
+	}
+	defer func() { <-t.lock }()
+	return fn()
+}
+
+// leave forgets a file once nobody holds or awaits it, so the map does not grow.
+func (q *MutationQueue) leave(key string, t *fileTurn) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t.waiters--
+	if t.waiters == 0 {
+		delete(q.files, key)
+	}
+}
+
+// mutationKey is pi's getMutationQueueKey: the real path, or the resolved path when the
+// file (or a directory on the way) does not exist.
+func mutationKey(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+type queueKey struct{}
+
+// WithMutationQueue returns a context whose write and edit calls take turns through q.
+// Whoever runs concurrent calls (the tool registry) owns one queue and passes it down;
+// without one, a call serializes only with itself.
+func WithMutationQueue(ctx context.Context, q *MutationQueue) context.Context {
+	return context.WithValue(ctx, queueKey{}, q)
+}
+
+// mutationQueue returns the queue carried by ctx, or a private one.
+func mutationQueue(ctx context.Context) *MutationQueue {
+	if q, ok := ctx.Value(queueKey{}).(*MutationQueue); ok && q != nil {
+		return q
+	}
+	return NewMutationQueue()
+}

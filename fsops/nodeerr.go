@@ -1,0 +1,115 @@
+package fsops
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+)
+
+// NodeError is a file-system failure worded as Node.js words it, because pi throws Node's
+// errors unchanged and the model sees their message: "ENOENT: no such file or directory,
+// access '/abs/path'". Path is empty for calls on a file descriptor (read, write).
+type NodeError struct {
+	Code    string // "ENOENT"
+	Syscall string // "access", "open", "read", "mkdir"
+	Path    string
+	Err     error // the underlying Go error
+}
+
+func (e *NodeError) Error() string {
+	desc := uvDescriptions[e.Code]
+	if desc == "" && e.Err != nil {
+		desc = e.Err.Error()
+	}
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %s, %s", e.Code, desc, e.Syscall)
+	}
+	return fmt.Sprintf("%s: %s, %s '%s'", e.Code, desc, e.Syscall, e.Path)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// uvDescriptions are libuv's uv_strerror texts, which Node puts in its messages.
+var uvDescriptions = map[string]string{
+	"ENOENT":       "no such file or directory",
+	"EACCES":       "permission denied",
+	"EPERM":        "operation not permitted",
+	"EISDIR":       "illegal operation on a directory",
+	"ENOTDIR":      "not a directory",
+	"EEXIST":       "file already exists",
+	"ELOOP":        "too many symbolic links encountered",
+	"ENAMETOOLONG": "name too long",
+	"EROFS":        "read-only file system",
+	"ENOSPC":       "no space left on device",
+	"EBUSY":        "resource busy or locked",
+	"EINVAL":       "invalid argument",
+	"EMFILE":       "too many open files",
+	"ENFILE":       "file table overflow",
+	"EIO":          "i/o error",
+	"EXDEV":        "cross-device link not permitted",
+	"ETXTBSY":      "text file is busy",
+	"EFBIG":        "file too large",
+	"EDQUOT":       "disk quota exceeded",
+	"EAGAIN":       "resource temporarily unavailable",
+}
+
+// errnoNames maps the errnos above to their symbolic names.
+var errnoNames = map[syscall.Errno]string{
+	syscall.ENOENT: "ENOENT", syscall.EACCES: "EACCES", syscall.EPERM: "EPERM",
+	syscall.EISDIR: "EISDIR", syscall.ENOTDIR: "ENOTDIR", syscall.EEXIST: "EEXIST",
+	syscall.ELOOP: "ELOOP", syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.EROFS: "EROFS",
+	syscall.ENOSPC: "ENOSPC", syscall.EBUSY: "EBUSY", syscall.EINVAL: "EINVAL",
+	syscall.EMFILE: "EMFILE", syscall.ENFILE: "ENFILE", syscall.EIO: "EIO",
+	syscall.EXDEV: "EXDEV", syscall.ETXTBSY: "ETXTBSY", syscall.EFBIG: "EFBIG",
+	syscall.EDQUOT: "EDQUOT", syscall.EAGAIN: "EAGAIN",
+}
+
+// nodeErr converts err from a file-system call into a NodeError for syscall on path
+// (path "" for descriptor calls). Errors without an errno are returned unchanged.
+func nodeErr(err error, syscallName, path string) error {
+	if err == nil {
+		return nil
+	}
+	var ne *NodeError
+	if errors.As(err, &ne) {
+		return err
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err
+	}
+	code, ok := errnoNames[errno]
+	if !ok {
+		return err
+	}
+	return &NodeError{Code: code, Syscall: syscallName, Path: path, Err: err}
+}
+
+// errCode returns the Node error code of err ("ENOENT"), or "" if it has none.
+func errCode(err error) string {
+	var ne *NodeError
+	if errors.As(err, &ne) {
+		return ne.Code
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errnoNames[errno]
+	}
+	return ""
+}
+
+// isNotExist reports whether err means the path is missing (ENOENT or ENOTDIR), which is
+// how pi's mutation queue decides to fall back to the resolved path.
+func isNotExist(err error) bool {
+	c := errCode(err)
+	return c == "ENOENT" || c == "ENOTDIR" || errors.Is(err, fs.ErrNotExist)
+}
+
+// maxReadFileSize is Node's kIoMaxLength: fs.readFile refuses larger files.
+const maxReadFileSize = 1<<31 - 1
+
+// errFileTooLarge is Node's ERR_FS_FILE_TOO_LARGE message.
+func errFileTooLarge(size int64) error {
+	return fmt.Errorf("File size (%d) is greater than 2 GiB", size)
+}
