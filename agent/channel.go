@@ -1,0 +1,257 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+// MaxReply caps one message from the agent; a longer one breaks the channel rather than
+// filling the host's memory.
+const MaxReply = 64 << 20
+
+// Target says where calls go: which sandbox, how the agent gets there, what it sees.
+type Target struct {
+	Sbx *sbx.Client
+	// Sandbox returns the sandbox to use (the session's Ensure, or a fixed name).
+	Sandbox func(ctx context.Context) (string, error)
+	// Installer puts the agent binary in the VM.
+	Installer *Installer
+	// Env are KEY=VALUE pairs forwarded into the VM, each as an `-e` flag.
+	Env []string
+	// Cwd is the working directory of every call (a path inside the VM, which is the
+	// host path: sbx mounts the workspace at the same place).
+	Cwd string
+}
+
+func (t *Target) prepare(ctx context.Context) (sandbox, agentPath string, err error) {
+	sandbox, err = t.Sandbox(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	agentPath, err = t.Installer.Install(ctx, sandbox)
+	return sandbox, agentPath, err
+}
+
+// Channel is one persistent `sbx exec -i SANDBOX -- AGENT agent` speaking MCP, shared by
+// all calls (the SDK multiplexes them). After the agent dies, calls in flight fail with
+// a clear error and the next call starts a new one.
+type Channel struct {
+	Target
+	Version string
+	Logger  *slog.Logger
+	// Stderr receives the agent's (and sbx's) stderr; nil: discarded (a tail is kept
+	// for error messages either way).
+	Stderr io.Writer
+	// StartTries bounds how many times one call tries to (re)start the agent.
+	StartTries int
+	// HandshakeTimeout bounds starting sbx exec and the MCP initialize exchange.
+	HandshakeTimeout time.Duration
+
+	mu       sync.Mutex
+	cur      *conn
+	progress sync.Map // token string → backend.Progress
+	nextTok  atomic.Uint64
+}
+
+// conn is one agent process and its client session.
+type conn struct {
+	cs     *mcp.ClientSession
+	done   chan struct{} // closed when the exec ended
+	err    error         // why, valid after done
+	cancel context.CancelFunc
+}
+
+func (c *conn) alive() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// ErrAgentDied marks a call that was in flight when the agent's channel ended.
+var ErrAgentDied = errors.New("the sandbox agent stopped during the call")
+
+// CallTool implements backend.Caller.
+func (ch *Channel) CallTool(ctx context.Context, name string, args json.RawMessage, progress backend.Progress) (*mcp.CallToolResult, error) {
+	c, err := ch.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if progress != nil {
+		tok := "p" + strconv.FormatUint(ch.nextTok.Add(1), 10)
+		ch.progress.Store(tok, progress)
+		defer ch.progress.Delete(tok)
+		params.SetProgressToken(tok)
+	}
+	res, err := c.cs.CallTool(ctx, params)
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
+		return nil, fmt.Errorf("%w: %s", tools.ErrUsage, rpcErr.Message)
+	}
+	// The session breaks (EOF on the agent's stdout) a moment before the exec is reaped;
+	// wait for the reason so the error says what happened.
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+	}
+	if !c.alive() {
+		return nil, fmt.Errorf("%w (%v); the next call restarts it", ErrAgentDied, c.err)
+	}
+	return nil, fmt.Errorf("calling %s in the sandbox: %w", name, err)
+}
+
+func (ch *Channel) get(ctx context.Context) (*conn, error) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.cur != nil && ch.cur.alive() {
+		return ch.cur, nil
+	}
+	tries := ch.StartTries
+	if tries <= 0 {
+		tries = 2
+	}
+	var err error
+	for try := 0; try < tries; try++ {
+		var c *conn
+		if c, err = ch.start(ctx); err == nil {
+			ch.cur = c
+			return c, nil
+		}
+		if errors.Is(err, sbx.ErrMissing) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, err
+}
+
+func (ch *Channel) logger() *slog.Logger {
+	if ch.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return ch.Logger
+}
+
+func (ch *Channel) start(ctx context.Context) (*conn, error) {
+	timeout := ch.HandshakeTimeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	hctx, cancelHandshake := context.WithTimeout(ctx, timeout)
+	defer cancelHandshake()
+	sandbox, agentPath, err := ch.prepare(hctx)
+	if err != nil {
+		return nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	// The channel outlives the call that started it: its own context, ended by Close.
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	started, err := ch.Sbx.StartExec(life, sandbox, []string{agentPath, "agent", "--cwd", ch.Cwd},
+		sbx.ExecOpts{Interactive: true, Env: ch.Env, Stdin: inR, Stdout: outW, Stderr: ch.Stderr})
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		cancel()
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("starting the agent in sandbox %s: %w", sandbox, err)
+	}
+	c := &conn{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		c.err = started.Wait()
+		if c.err == nil {
+			c.err = errors.New("it exited")
+		}
+		close(c.done)
+		outR.Close() // unblock the session's reader if a grandchild still holds the pipe
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "pi-sbx-backend", Version: ch.Version}, &mcp.ClientOptions{
+		ProgressNotificationHandler: ch.onProgress,
+	})
+	cs, err := client.Connect(hctx, &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: MaxReply}, nil)
+	if err != nil {
+		select {
+		case <-c.done:
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-c.done
+		}
+		cancel()
+		inW.Close()
+		ch.Installer.Forget(sandbox)
+		return nil, fmt.Errorf("starting the agent in sandbox %s: %w", sandbox, errors.Join(err, c.err))
+	}
+	c.cs = cs
+	ch.logger().Info("agent started", "sandbox", sandbox, "agent", agentPath)
+	go func() {
+		<-c.done
+		cs.Close()
+		cancel()
+		ch.logger().Warn("agent channel ended", "sandbox", sandbox, "reason", c.err)
+	}()
+	return c, nil
+}
+
+func (ch *Channel) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	if p, ok := ch.progress.Load(tok); ok {
+		p.(backend.Progress)(req.Params.Message, req.Params.Progress)
+	}
+}
+
+// Close ends the agent: stdin is closed so it exits by itself; sbx is killed if it does
+// not finish in time.
+func (ch *Channel) Close() error {
+	ch.mu.Lock()
+	c := ch.cur
+	ch.cur = nil
+	ch.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	err := c.cs.Close()
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		c.cancel()
+		<-c.done
+	}
+	c.cancel()
+	return err
+}

@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+// PerCall runs every call as its own `sbx exec SANDBOX -- AGENT tool --local --cwd DIR
+// NAME JSON`, for hosts where a persistent stdin channel is unreliable. It does not
+// stream, and cancelling kills the sbx client only.
+type PerCall struct {
+	Target
+}
+
+// CallTool implements backend.Caller.
+func (p *PerCall) CallTool(ctx context.Context, name string, args json.RawMessage, _ backend.Progress) (*mcp.CallToolResult, error) {
+	sandbox, agentPath, err := p.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{agentPath, "tool", "--local", "--cwd", p.Cwd, name, string(args)}
+	res, err := p.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{Env: p.Env, MaxOutput: MaxReply, Timeout: -1})
+	if err != nil {
+		return nil, err
+	}
+	switch res.ExitCode {
+	case 0:
+	case 2:
+		return nil, fmt.Errorf("%w: %s", tools.ErrUsage, strings.TrimSpace(res.Stderr))
+	case 126, 127:
+		p.Installer.Forget(sandbox) // the agent binary is gone: reinstall next time
+		fallthrough
+	default:
+		return nil, fmt.Errorf("agent in sandbox %s: exit status %d: %s", sandbox, res.ExitCode, res.Stderr)
+	}
+	r, err := result.Decode(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", backend.ErrInvalidResult, err)
+	}
+	return backend.ToMCP(r)
+}

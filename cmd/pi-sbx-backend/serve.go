@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	goio "io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/agent"
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+// runServe: pi-sbx-backend serve [--workspace DIR] [--cwd DIR] [--transport
+// persistent|per-call] [--log-level LEVEL]. An MCP server on stdio whose seven tools run
+// in the session's sandbox; stdout carries the protocol only, everything else goes to
+// stderr.
+func runServe(ctx context.Context, io stdio, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	workspace := fs.String("workspace", "", "primary workspace of the sandbox (default: the current directory)")
+	cwd := fs.String("cwd", "", "working directory of tool calls (default: the workspace)")
+	transport := fs.String("transport", "persistent", "how calls reach the sandbox: persistent (one agent channel) or per-call")
+	logLevel := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	if fs.NArg() != 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	logger, err := newLogger(io.err, *logLevel)
+	if err != nil {
+		return err
+	}
+	ws, err := absDir(*workspace)
+	if err != nil {
+		return err
+	}
+	dir := ws
+	if *cwd != "" {
+		if dir, err = absDir(*cwd); err != nil {
+			return err
+		}
+	}
+	environ := os.Environ()
+	client := sbx.NewClient(environ, sbx.ExecRunner{})
+	session, err := sbx.NewSession(client, environ, os.Getpid(), ws, io.err)
+	if err != nil {
+		return err
+	}
+	target := agent.Target{
+		Sbx:       client,
+		Sandbox:   session.Ensure,
+		Installer: &agent.Installer{Sbx: client, Version: version},
+		Env:       sbx.NewEnvPolicy(environ).VMEnv(environ),
+		Cwd:       dir,
+	}
+	var caller backend.Caller
+	closeCaller := func() error { return nil }
+	switch *transport {
+	case "persistent":
+		ch := &agent.Channel{Target: target, Version: version, Logger: logger, Stderr: io.err}
+		caller, closeCaller = ch, ch.Close
+	case "per-call":
+		caller = &agent.PerCall{Target: target}
+	default:
+		return usagef("--transport %q: want persistent or per-call", *transport)
+	}
+	logger.Info("serving", "workspace", ws, "cwd", dir, "sandbox", session.Name, "transport", *transport)
+	srv := backend.NewServer(tools.Default(), caller, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
+	serveErr := backend.Serve(ctx, srv, io.in, io.out)
+
+	// Orderly shutdown: stop the agent, then tear down a sandbox this session created.
+	down, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := closeCaller(); err != nil {
+		logger.Debug("closing the agent channel", "error", err)
+	}
+	if err := session.Close(down); err != nil {
+		logger.Error("teardown", "error", err)
+	}
+	if serveErr == nil || errors.Is(serveErr, context.Canceled) || errors.Is(serveErr, goio.EOF) {
+		return nil
+	}
+	return fmt.Errorf("serving MCP on stdio: %w", serveErr)
+}
+
+func newLogger(w goio.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// absDir returns dir (default: the current directory) as a clean absolute path.
+func absDir(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("finding the current directory: %w", err)
+		}
+		return wd, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	return abs, nil
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/pi-sbx/pi-sbx-backend/agent"
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+// runToolSandbox runs one call in the named (existing) sandbox through the agent and
+// prints the same JSON result `tool --local` prints. A malformed call is a usage error
+// found on the host, before anything reaches the sandbox.
+func runToolSandbox(ctx context.Context, io stdio, sandbox, cwd, name string, raw []byte) error {
+	if err := sbx.ValidateName(sandbox); err != nil {
+		return usageError{err.Error()}
+	}
+	reg := tools.Default()
+	t, ok := reg.Lookup(name)
+	if !ok {
+		_, err := reg.Call(ctx, cwd, name, raw, tools.Env{}) // the registry's own unknown-tool message
+		return usageError{err.Error()}
+	}
+	args, err := t.Validate(raw)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	environ := os.Environ()
+	client := sbx.NewClient(environ, sbx.ExecRunner{})
+	ch := &agent.Channel{
+		Target: agent.Target{
+			Sbx:       client,
+			Sandbox:   func(context.Context) (string, error) { return sandbox, nil },
+			Installer: &agent.Installer{Sbx: client, Version: version},
+			Env:       sbx.NewEnvPolicy(environ).VMEnv(environ),
+			Cwd:       cwd,
+		},
+		Version:    version,
+		Stderr:     io.err,
+		StartTries: 1,
+	}
+	defer ch.Close()
+	return printResult(io.out, func() (any, error) {
+		res, err := ch.CallTool(ctx, name, json.RawMessage(args), nil)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox %s: %w", sandbox, err)
+		}
+		return backend.FromMCP(res)
+	})
+}
