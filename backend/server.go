@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -101,7 +102,7 @@ func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage,
 	if progress != nil {
 		var last string
 		var total int
-		env.OnUpdate = func(r resultSnapshot) {
+		env.OnUpdate = func(r result.Result) {
 			text := snapshotText(r)
 			delta := newOutput(last, text)
 			last = text

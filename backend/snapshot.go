@@ -6,8 +6,6 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
-type resultSnapshot = result.Result
-
 // snapshotText is the text of a partial result (bash's output tail so far).
 func snapshotText(r result.Result) string {
 	var b strings.Builder
