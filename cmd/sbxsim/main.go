@@ -1,0 +1,28 @@
+// Command sbxsim is a Linux simulator of the Docker Sandboxes CLI (`sbx`) for tests:
+// sandboxes are namespaces with their own dockerd, not microVMs. See package sbxsim.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/pi-sbx/pi-sbx-backend/sbxsim"
+)
+
+func main() {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ERROR: locating sbxsim: %v\n", err)
+		os.Exit(1)
+	}
+	cwd, _ := os.Getwd()
+	os.Exit(sbxsim.Main(context.Background(), os.Args[1:], sbxsim.Env{
+		Stdin:     os.Stdin,
+		Stdout:    os.Stdout,
+		Stderr:    os.Stderr,
+		LookupEnv: os.LookupEnv,
+		Cwd:       cwd,
+		Self:      self,
+	}))
+}

@@ -1,0 +1,167 @@
+package sbxsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Env is everything the command line depends on, injected so that Main is testable and
+// holds no global state.
+type Env struct {
+	Stdin          *os.File
+	Stdout, Stderr io.Writer
+	// LookupEnv reads the caller's environment (for SBXSIM_* settings and `exec -e K`).
+	LookupEnv func(string) (string, bool)
+	// Cwd resolves relative workspace paths.
+	Cwd string
+	// Self is the path of the sbxsim executable.
+	Self string
+}
+
+// exitCode is an error that ends the command with a given status, its message (if any)
+// already printed.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// DefaultStateDir is where sandboxes are recorded unless SBXSIM_STATE says otherwise.
+const DefaultStateDir = "/var/lib/sbxsim"
+
+// cli is one invocation: its environment and the manager of its state directory.
+type cli struct {
+	env Env
+	m   *Manager
+}
+
+// docker reports whether new sandboxes get their own dockerd (SBXSIM_DOCKER=0 opts out).
+func (c *cli) docker() bool {
+	v, _ := c.env.LookupEnv("SBXSIM_DOCKER")
+	return v != "0"
+}
+
+type command struct {
+	name, usage string
+	run         func(c *cli, ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"create", "create [--name N] [-q] [--cpus C] [-m M] [-t TEMPLATE] AGENT [PATH[:ro] ...]", (*cli).create},
+		{"exec", "exec [-i] [-t] [-e K=V] [--env-file F] [-u USER] [-w DIR] SANDBOX [--] COMMAND [ARG...]", (*cli).exec},
+		{"ls", "ls [-q] [--json]", (*cli).ls},
+		{"stop", "stop SANDBOX [SANDBOX...]", (*cli).stop},
+		{"rm", "rm [-f] SANDBOX [SANDBOX...] | rm --all", (*cli).rm},
+		{"run", "run --name SANDBOX -d | run -d [--name N] AGENT [PATH...]", (*cli).run},
+		{"ports", "ports SANDBOX [--publish [[IP:]HOST:]PORT[/PROTO]]... [--unpublish SPEC]... [--json]", (*cli).ports},
+		{"cp", "cp SRC DST (one side SANDBOX:/abs/path)", (*cli).cp},
+		{"version", "version", (*cli).version},
+	}
+}
+
+// Version is sbxsim's own version; the sbx behaviour it follows is that of SbxVersion.
+const (
+	Version    = "0.1.0"
+	SbxVersion = "0.53.0"
+)
+
+// Main runs one sbxsim command line (without the program name) and returns the exit
+// status. The hidden modes __init and __proxy are the sandbox's PID 1 and a port proxy.
+func Main(ctx context.Context, args []string, env Env) int {
+	if len(args) >= 2 && args[0] == "__init" {
+		return RunInit(args[1])
+	}
+	if len(args) >= 2 && args[0] == "__proxy" {
+		return RunProxy(args[1])
+	}
+	for len(args) > 0 && (args[0] == "-D" || args[0] == "--debug") {
+		args = args[1:]
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
+		usage(env.Stdout)
+		return 0
+	}
+	root := DefaultStateDir
+	if v, ok := env.LookupEnv("SBXSIM_STATE"); ok && v != "" {
+		root = v
+	}
+	c := &cli{env: env, m: &Manager{Store: Store{Root: root}, Self: env.Self, Stderr: env.Stderr}}
+	for _, cmd := range commands() {
+		if cmd.name != args[0] {
+			continue
+		}
+		if len(args) > 1 && (args[1] == "--help" || args[1] == "-h") {
+			fmt.Fprintf(env.Stdout, "Usage: sbx %s\n", cmd.usage)
+			return 0
+		}
+		err := cmd.run(c, ctx, args[1:])
+		var code exitCode
+		switch {
+		case err == nil:
+			return 0
+		case errors.As(err, &code):
+			return int(code)
+		default:
+			fmt.Fprintf(env.Stderr, "ERROR: %v\n", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(env.Stderr, "ERROR: unknown command %q for \"sbx\"\n", args[0])
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "sbxsim %s: a Linux simulator of the Docker Sandboxes CLI (sbx %s), for tests.\n"+
+		"Not a security boundary. State: $SBXSIM_STATE (default %s); SBXSIM_DOCKER=0: no dockerd.\n\nUsage:\n",
+		Version, SbxVersion, DefaultStateDir)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  sbx %s\n", c.usage)
+	}
+}
+
+func (c *cli) version(_ context.Context, _ []string) error {
+	fmt.Fprintf(c.env.Stdout, "sbxsim %s (simulates sbx v%s)\n", Version, SbxVersion)
+	return nil
+}
+
+// argCount checks a command's positional arguments the way cobra words it.
+func argCount(cmd string, args []string, min int) error {
+	if len(args) < min {
+		return fmt.Errorf("\"sbx %s\" requires at least %d argument%s", cmd, min, plural(min))
+	}
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// forEachName runs f on every named sandbox, reporting each failure and going on; the
+// status is 1 if any failed.
+func (c *cli) forEachName(names []string, f func(string) error) error {
+	failed := false
+	for _, n := range names {
+		if err := f(n); err != nil {
+			fmt.Fprintf(c.env.Stderr, "ERROR: %v\n", err)
+			failed = true
+		}
+	}
+	if failed {
+		return exitCode(1)
+	}
+	return nil
+}
+
+// lines joins lines for table cells.
+func lines(ss []string) string {
+	if len(ss) == 0 {
+		return "-"
+	}
+	return strings.Join(ss, ",")
+}

@@ -1,0 +1,185 @@
+package sbxsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// createFlags are create's flags (and run's, which creates on first use).
+var createFlags = []flagSpec{
+	{long: "name", value: true},
+	{long: "quiet", short: "q"},
+	{long: "cpus", value: true},
+	{long: "memory", short: "m", value: true},
+	{long: "template", short: "t", value: true},
+	{long: "kit", value: true},
+}
+
+// createOpts is a validated create request.
+type createOpts struct {
+	name       string // "" = default name
+	agent      string
+	workspaces []Workspace
+	cpus       string
+	memory     int64
+	template   string
+}
+
+func (c *cli) create(ctx context.Context, args []string) error {
+	fs, err := parseFlags(createFlags, args, true)
+	if err != nil {
+		return err
+	}
+	if err := argCount("create", fs.args, 1); err != nil {
+		return err
+	}
+	o, err := c.createOptions(fs, fs.args[0], fs.args[1:])
+	if err != nil {
+		return err
+	}
+	sb, err := c.createSandbox(ctx, o)
+	if err != nil {
+		return err
+	}
+	if fs.has("quiet") {
+		fmt.Fprintln(c.env.Stdout, sb.Name)
+	} else {
+		fmt.Fprintf(c.env.Stdout, "Created sandbox '%s' (agent %s, workspace %s)\n", sb.Name, sb.Agent, lines(wsStrings(sb.Workspaces)))
+	}
+	return nil
+}
+
+// createOptions validates create's flags and arguments.
+func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpts, error) {
+	o := createOpts{agent: agent, cpus: fs.last("cpus"), template: fs.last("template")}
+	if !slices.Contains(agents, agent) {
+		return o, fmt.Errorf("unknown agent %q (known: %s)", agent, strings.Join(agents, ", "))
+	}
+	if fs.has("name") {
+		o.name = fs.last("name")
+		if err := validateName(o.name); err != nil {
+			return o, err
+		}
+	}
+	if o.cpus != "" {
+		if n, err := strconv.ParseFloat(o.cpus, 64); err != nil || n < 0 {
+			return o, fmt.Errorf("invalid --cpus %q: must be a number >= 0", o.cpus)
+		}
+	}
+	if fs.has("memory") {
+		n, err := parseMemory(fs.last("memory"))
+		if err != nil {
+			return o, err
+		}
+		o.memory = n
+	}
+	ws, err := parseWorkspaces(c.env.Cwd, paths)
+	if err != nil {
+		return o, err
+	}
+	o.workspaces = ws
+	return o, nil
+}
+
+// parseMemory parses a size in binary units (512m, 4g, 2GiB, 1073741824); sbx's
+// minimum is 512 MiB.
+func parseMemory(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "ib"), "b")
+	mult := int64(1)
+	if t != "" {
+		if i := strings.IndexByte("kmgt", t[len(t)-1]); i >= 0 {
+			mult = 1 << (10 * (i + 1))
+			t = t[:len(t)-1]
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid --memory %q: use a size like 512m or 4g", s)
+	}
+	v := int64(n * float64(mult))
+	if v < 512<<20 {
+		return 0, fmt.Errorf("invalid --memory %q: the minimum is 512 MiB", s)
+	}
+	return v, nil
+}
+
+// createSandbox claims a name, records the sandbox and starts it; on failure nothing is
+// left behind.
+func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error) {
+	name, err := c.claimName(o)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.m.Store.Lock(ctx, name)
+	if err != nil {
+		_ = c.m.Store.discard(name)
+		return nil, err
+	}
+	defer l.Unlock()
+	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
+		Template: o.template, Docker: c.docker(), Created: time.Now().UTC()}
+	if err := c.m.Store.Save(sb); err != nil {
+		_ = c.m.Store.discard(name)
+		return nil, err
+	}
+	if err := c.m.start(ctx, sb); err != nil {
+		_ = c.m.stop(context.WithoutCancel(ctx), sb)
+		_ = c.m.Store.discard(name)
+		return nil, fmt.Errorf("creating sandbox %s: %w", name, err)
+	}
+	return sb, nil
+}
+
+// claimName reserves the requested name, or the default one; a default name already in
+// use gets a numeric suffix, with sbx's note.
+func (c *cli) claimName(o createOpts) (string, error) {
+	if o.name != "" {
+		err := c.m.Store.reserve(o.name)
+		if errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("sandbox '%s' already exists", o.name)
+		}
+		return o.name, err
+	}
+	base := defaultName(o.agent, primaryOf(o.workspaces))
+	for i := 1; i < 1000; i++ {
+		name := base
+		if i > 1 {
+			suffix := "-" + strconv.Itoa(i)
+			name = strings.TrimRight(base[:min(len(base), 63-len(suffix))], "-.") + suffix
+		}
+		err := c.m.Store.reserve(name)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if i > 1 {
+			fmt.Fprintf(c.env.Stderr, "Note: sandbox %q already exists for this workspace. Creating %q instead.\n", base, name)
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("no free sandbox name like %q", base)
+}
+
+func primaryOf(ws []Workspace) string {
+	if len(ws) == 0 {
+		return ""
+	}
+	return ws[0].Path
+}
+
+func wsStrings(ws []Workspace) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.String())
+	}
+	return out
+}

@@ -1,0 +1,206 @@
+package sbxsim
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+var execFlags = []flagSpec{
+	{long: "interactive", short: "i"},
+	{long: "tty", short: "t"},
+	{long: "env", short: "e", value: true},
+	{long: "env-file", value: true},
+	{long: "user", short: "u", value: true},
+	{long: "workdir", short: "w", value: true},
+	{long: "detach", short: "d"},
+	{long: "privileged"},
+	{long: "detach-keys", value: true},
+}
+
+// errDetach is sbx's (≥ 0.45) refusal of exec -d.
+var errDetach = errors.New("--detach is not supported for exec; omit -d to run the command in the foreground")
+
+// execRequest is a parsed exec command line.
+type execRequest struct {
+	name        string
+	argv        []string
+	env         []string
+	user        string
+	workdir     string
+	interactive bool
+	tty         bool
+}
+
+func (c *cli) parseExec(args []string) (execRequest, error) {
+	fs, err := parseFlags(execFlags, args, false)
+	if err != nil {
+		return execRequest{}, err
+	}
+	if fs.has("detach") {
+		return execRequest{}, errDetach
+	}
+	if err := argCount("exec", fs.args, 2); err != nil {
+		return execRequest{}, err
+	}
+	r := execRequest{name: fs.args[0], argv: fs.args[1:], user: fs.last("user"), workdir: fs.last("workdir"),
+		interactive: fs.has("interactive"), tty: fs.has("tty")}
+	if r.argv[0] == "--" {
+		r.argv = r.argv[1:]
+	}
+	if len(r.argv) == 0 {
+		return r, errors.New("\"sbx exec\" requires a command to run")
+	}
+	var vars []string
+	for _, f := range fs.values["env-file"] {
+		v, err := readEnvFile(f)
+		if err != nil {
+			return r, err
+		}
+		vars = append(vars, v...)
+	}
+	vars = append(vars, fs.values["env"]...)
+	for _, v := range vars {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok {
+			// docker's `-e K`: the caller's value, if it has one.
+			if val, ok = c.env.LookupEnv(k); !ok {
+				continue
+			}
+		}
+		if k == "" {
+			return r, fmt.Errorf("invalid environment variable %q", v)
+		}
+		r.env = setEnv(r.env, k, val)
+	}
+	return r, nil
+}
+
+// readEnvFile reads docker's env-file format: K=V or K per line, # comments.
+func readEnvFile(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading env file: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimLeft(sc.Text(), " \t")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out, sc.Err()
+}
+
+// setEnv sets k=v in env, replacing an earlier value.
+func setEnv(env []string, k, v string) []string {
+	for i, e := range env {
+		if strings.HasPrefix(e, k+"=") {
+			env[i] = k + "=" + v
+			return env
+		}
+	}
+	return append(env, k+"="+v)
+}
+
+// credentials resolves -u's <name|uid>[:<group|gid>] against the sandbox's (the host's)
+// /etc/passwd and /etc/group; "" is root.
+func credentials(spec string) (uid, gid int, home string, err error) {
+	if spec == "" {
+		return 0, 0, "/root", nil
+	}
+	us, gs, hasGroup := strings.Cut(spec, ":")
+	u, err := user.Lookup(us)
+	if err != nil {
+		u, err = user.LookupId(us)
+	}
+	home = "/"
+	if err == nil {
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+		home = u.HomeDir
+	} else if uid, err = strconv.Atoi(us); err != nil {
+		return 0, 0, "", fmt.Errorf("unable to find user %s: no matching entries in passwd file", us)
+	} else {
+		gid = uid
+	}
+	if hasGroup {
+		g, err := user.LookupGroup(gs)
+		if err == nil {
+			gid, _ = strconv.Atoi(g.Gid)
+		} else if gid, err = strconv.Atoi(gs); err != nil {
+			return 0, 0, "", fmt.Errorf("unable to find group %s: no matching entries in group file", gs)
+		}
+	}
+	return uid, gid, home, nil
+}
+
+func (c *cli) exec(ctx context.Context, args []string) error {
+	r, err := c.parseExec(args)
+	if err != nil {
+		return err
+	}
+	sb, err := c.m.ensureRunning(ctx, r.name)
+	if err != nil {
+		return err
+	}
+	uid, gid, home, err := credentials(r.user)
+	if err != nil {
+		return err
+	}
+	// Only what the caller passed with -e/--env-file reaches the command, on top of the
+	// sandbox's own defaults: never the caller's environment.
+	env := []string{"PATH=" + defaultPath, "HOME=" + home}
+	if r.tty {
+		env = append(env, "TERM=xterm-256color")
+	}
+	for _, kv := range r.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = setEnv(env, k, v)
+	}
+	wd := r.workdir
+	if wd == "" {
+		wd = sb.Primary()
+	}
+	if wd == "" {
+		wd = home
+	}
+	nsenter, err := lookTool("nsenter")
+	if err != nil {
+		return err
+	}
+	argv := []string{"nsenter", "--target", strconv.Itoa(sb.Init.Pid),
+		"--mount", "--uts", "--ipc", "--net", "--pid", "--wdns=" + wd}
+	if r.user != "" {
+		argv = append(argv, "--setuid", strconv.Itoa(uid), "--setgid", strconv.Itoa(gid))
+	}
+	argv = append(append(argv, "--"), r.argv...)
+	if r.tty {
+		return c.execPty(ctx, nsenter, argv, env, r.interactive)
+	}
+	// One process hop: this process becomes nsenter, which forks the command into the
+	// sandbox's PID namespace and exits with its status.
+	if !r.interactive {
+		null, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := unix.Dup2(null, 0); err != nil {
+			return err
+		}
+	}
+	if err := unix.Exec(nsenter, argv, env); err != nil {
+		return fmt.Errorf("executing nsenter: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package sbxsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+)
+
+func (c *cli) ports(ctx context.Context, args []string) error {
+	fs, err := parseFlags([]flagSpec{{long: "publish", value: true}, {long: "unpublish", value: true}, {long: "json"}}, args, true)
+	if err != nil {
+		return err
+	}
+	if len(fs.args) != 1 {
+		return fmt.Errorf("\"sbx ports\" requires exactly 1 argument")
+	}
+	name := fs.args[0]
+	var specs []Port
+	for _, s := range fs.values["publish"] {
+		p, err := parsePortSpec(s)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, p)
+	}
+	sb, err := c.m.Store.Load(name)
+	if err != nil {
+		return err
+	}
+	if len(specs) > 0 || fs.has("unpublish") {
+		if sb, err = c.changePorts(ctx, name, specs, fs.values["unpublish"]); err != nil {
+			return err
+		}
+	}
+	ports := publicPorts(sb)
+	if fs.has("json") {
+		enc := json.NewEncoder(c.env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ports)
+	}
+	tw := tabwriter.NewWriter(c.env.Stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST IP\tHOST PORT\tSANDBOX PORT\tPROTOCOL")
+	for _, p := range ports {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", p.HostIP, p.HostPort, p.SandboxPort, p.Protocol)
+	}
+	return tw.Flush()
+}
+
+// changePorts unpublishes, then publishes (starting a stopped sandbox first), under the
+// sandbox's lock, and records the result.
+func (c *cli) changePorts(ctx context.Context, name string, publish []Port, unpublish []string) (*Sandbox, error) {
+	if len(publish) > 0 {
+		if _, err := c.m.ensureRunning(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	l, err := c.m.Store.Lock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	sb, err := c.m.Store.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range unpublish {
+		if err := c.m.unpublish(ctx, sb, u); err != nil {
+			return nil, err
+		}
+	}
+	var saveErr error
+	for _, p := range publish {
+		if !sb.Running() {
+			saveErr = fmt.Errorf("sandbox %s stopped while publishing", name)
+			break
+		}
+		if err := c.m.publish(ctx, sb, &p); err != nil {
+			saveErr = err
+			break
+		}
+		sb.Ports = append(sb.Ports, p)
+	}
+	if err := c.m.Store.Save(sb); err != nil {
+		return nil, err
+	}
+	return sb, saveErr
+}

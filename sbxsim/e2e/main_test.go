@@ -1,0 +1,176 @@
+// Package e2e proves sbxsim's properties from the outside: it builds the binary, runs it
+// as root like CI does, and checks namespaces, mounts, veths and processes with the
+// host's own tools.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bin is the sbxsim binary built once for the whole package.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sbxsim-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "sbxsim")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/pi-sbx/pi-sbx-backend/cmd/sbxsim").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building sbxsim: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sim is one test's sbxsim world: its own state directory and environment.
+type sim struct {
+	t      *testing.T
+	state  string
+	docker bool
+	prefix string
+}
+
+// newSim returns a sim whose sandboxes are all removed when the test ends, and checks
+// that they left nothing behind. Tests need root: CI runs as root, so not being root is
+// a failure, not a skip.
+func newSim(t *testing.T, docker bool) *sim {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("sbxsim e2e tests must run as root (they create namespaces, veths and mounts); CI runs them as root")
+	}
+	s := &sim{t: t, state: t.TempDir(), docker: docker,
+		prefix: fmt.Sprintf("e2e%d-%s", os.Getpid()%100000, strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))}
+	if len(s.prefix) > 40 {
+		s.prefix = s.prefix[:40]
+	}
+	t.Cleanup(func() {
+		if r := s.run("rm", "-f", "--all"); r.code != 0 {
+			t.Errorf("cleanup rm --all: %s", r)
+		}
+		if out := psLines(t, s.state); out != "" {
+			t.Errorf("processes of %s left after rm --all:\n%s", s.state, out)
+		}
+	})
+	return s
+}
+
+// name returns a sandbox name unique to this test run.
+func (s *sim) name(suffix string) string { return strings.Trim(s.prefix, "-.") + "-" + suffix }
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+}
+
+// env is the environment sbxsim runs with: the state directory, the docker switch,
+// and whatever extra the test adds (to prove it does not leak).
+func (s *sim) env(extra ...string) []string {
+	docker := "0"
+	if s.docker {
+		docker = "1"
+	}
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"SBXSIM_STATE=" + s.state, "SBXSIM_DOCKER=" + docker}, extra...)
+}
+
+// run runs sbxsim with args and returns its outcome; it never fails the test itself.
+func (s *sim) run(args ...string) result { return s.runWith(nil, "", args...) }
+
+func (s *sim) runWith(env []string, stdin string, args ...string) result {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = s.env(env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		s.t.Fatalf("running sbxsim %v: %v", args, err)
+	}
+	return r
+}
+
+// must runs sbxsim and fails the test unless it exits 0; it returns stdout.
+func (s *sim) must(args ...string) string {
+	s.t.Helper()
+	r := s.run(args...)
+	if r.code != 0 {
+		s.t.Fatalf("sbxsim %s: %s", strings.Join(args, " "), r)
+	}
+	return r.stdout
+}
+
+// create creates a sandbox named after suffix for the shell agent on the given paths.
+func (s *sim) create(suffix string, paths ...string) string {
+	s.t.Helper()
+	name := s.name(suffix)
+	s.must(append([]string{"create", "-q", "--name", name, "shell"}, paths...)...)
+	return name
+}
+
+// sandboxState is the part of sbxsim's state file the tests look at from outside.
+type sandboxState struct {
+	Init *struct {
+		Pid int `json:"pid"`
+	} `json:"init"`
+	Net *struct {
+		Veth      string `json:"veth"`
+		SandboxIP string `json:"sandboxIP"`
+	} `json:"net"`
+}
+
+func (s *sim) stateOf(name string) sandboxState {
+	s.t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.state, "sandboxes", name, "state.json"))
+	if err != nil {
+		s.t.Fatalf("reading state of %s: %v", name, err)
+	}
+	var st sandboxState
+	if err := json.Unmarshal(b, &st); err != nil {
+		s.t.Fatal(err)
+	}
+	return st
+}
+
+// psLines lists live processes whose command line mentions substr (zombies excluded:
+// a host whose pid 1 does not reap keeps them as <defunct> entries, holding nothing).
+func psLines(t *testing.T, substr string) string {
+	t.Helper()
+	out, err := exec.Command("ps", "-eo", "pid,stat,args").Output()
+	if err != nil {
+		t.Fatalf("ps: %v", err)
+	}
+	var hits []string
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 2 && !strings.HasPrefix(f[1], "Z") && strings.Contains(l, substr) {
+			hits = append(hits, l)
+		}
+	}
+	return strings.Join(hits, "\n")
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

@@ -1,0 +1,68 @@
+package sbxsim
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+)
+
+// execPty runs nsenter (and so the command) on a new pseudo-terminal and relays it: the
+// command gets a terminal whether or not the caller has one (exec -t). With interactive,
+// the caller's stdin is copied in; a caller on a terminal is put in raw mode and its
+// window size follows.
+func (c *cli) execPty(ctx context.Context, nsenter string, argv, env []string, interactive bool) error {
+	cmd := exec.CommandContext(ctx, nsenter, argv[1:]...)
+	cmd.Env = env
+	size := &pty.Winsize{Rows: 24, Cols: 80}
+	in := c.env.Stdin
+	onTerm := in != nil && term.IsTerminal(int(in.Fd()))
+	if onTerm {
+		if s, err := pty.GetsizeFull(in); err == nil {
+			size = s
+		}
+	}
+	master, err := pty.StartWithSize(cmd, size)
+	if err != nil {
+		return err
+	}
+	defer master.Close()
+	if onTerm && interactive {
+		if old, err := term.MakeRaw(int(in.Fd())); err == nil {
+			defer func() { _ = term.Restore(int(in.Fd()), old) }()
+		}
+		winch := make(chan os.Signal, 1)
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
+		go func() {
+			for range winch {
+				_ = pty.InheritSize(in, master)
+			}
+		}()
+	}
+	if interactive && in != nil {
+		go func() { _, _ = io.Copy(master, in) }()
+	}
+	done := make(chan struct{})
+	go func() {
+		// Reading ends with EIO once every holder of the terminal's other end is gone.
+		_, _ = io.Copy(c.env.Stdout, master)
+		close(done)
+	}()
+	err = cmd.Wait()
+	<-done
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return exitCode(128 + int(ws.Signal()))
+		}
+		return exitCode(ee.ExitCode())
+	}
+	return err
+}

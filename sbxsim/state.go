@@ -1,0 +1,196 @@
+package sbxsim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sandbox is the persistent record of one sandbox: what create was asked for, and, while
+// it runs, its init process, network slot and port proxies.
+type Sandbox struct {
+	Name       string      `json:"name"`
+	Agent      string      `json:"agent"`
+	Workspaces []Workspace `json:"workspaces"`
+	CPUs       string      `json:"cpus,omitempty"`
+	Memory     int64       `json:"memory,omitempty"`
+	Template   string      `json:"template,omitempty"`
+	Docker     bool        `json:"docker"`
+	Created    time.Time   `json:"created"`
+	Init       *Proc       `json:"init,omitempty"`
+	Net        *NetSlot    `json:"net,omitempty"`
+	Ports      []Port      `json:"ports,omitempty"`
+}
+
+// Primary is the primary workspace's path, or "" for a mountless sandbox.
+func (s *Sandbox) Primary() string {
+	if len(s.Workspaces) == 0 {
+		return ""
+	}
+	return s.Workspaces[0].Path
+}
+
+// Running reports whether the sandbox's init process is alive.
+func (s *Sandbox) Running() bool { return s.Init != nil && s.Init.Alive() }
+
+// Status is "running" or "stopped", the two values sbx ls reports.
+func (s *Sandbox) Status() string {
+	if s.Running() {
+		return "running"
+	}
+	return "stopped"
+}
+
+// errNoSandbox is returned for a name with no sandbox; its text is sbx's.
+type errNoSandbox struct{ name string }
+
+func (e errNoSandbox) Error() string { return fmt.Sprintf("no sandbox named '%s'", e.name) }
+
+// Store is the state directory: one subdirectory per sandbox holding its state.json, a
+// lock file, logs and the data root of its dockerd.
+type Store struct {
+	Root string
+}
+
+func (st Store) dir(name string) string       { return filepath.Join(st.Root, "sandboxes", name) }
+func (st Store) stateFile(name string) string { return filepath.Join(st.dir(name), "state.json") }
+
+// reserve atomically claims name by creating its directory; it fails with fs.ErrExist
+// when the name is taken.
+func (st Store) reserve(name string) error {
+	if err := os.MkdirAll(filepath.Join(st.Root, "sandboxes"), 0o700); err != nil {
+		return fmt.Errorf("creating state directory: %w", err)
+	}
+	return os.Mkdir(st.dir(name), 0o700)
+}
+
+// Load reads a sandbox's state without locking: state files are replaced atomically.
+func (st Store) Load(name string) (*Sandbox, error) {
+	b, err := os.ReadFile(st.stateFile(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errNoSandbox{name}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading state of %s: %w", name, err)
+	}
+	var sb Sandbox
+	if err := json.Unmarshal(b, &sb); err != nil {
+		return nil, fmt.Errorf("parsing state of %s: %w", name, err)
+	}
+	return &sb, nil
+}
+
+// Save writes a sandbox's state atomically (write to a temporary file, then rename).
+func (st Store) Save(sb *Sandbox) error {
+	b, err := json.MarshalIndent(sb, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := st.stateFile(sb.Name) + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing state of %s: %w", sb.Name, err)
+	}
+	if err := os.Rename(tmp, st.stateFile(sb.Name)); err != nil {
+		return fmt.Errorf("writing state of %s: %w", sb.Name, err)
+	}
+	return nil
+}
+
+// List returns every sandbox, sorted by name. Directories without a state file (a create
+// in progress) are skipped.
+func (st Store) List() ([]*Sandbox, error) {
+	ents, err := os.ReadDir(filepath.Join(st.Root, "sandboxes"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing sandboxes: %w", err)
+	}
+	var out []*Sandbox
+	for _, e := range ents {
+		sb, err := st.Load(e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, sb)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// lock is an exclusive flock on one sandbox's lock file.
+type lock struct{ f *os.File }
+
+// Unlock releases the lock.
+func (l *lock) Unlock() { l.f.Close() }
+
+// Lock takes the sandbox's exclusive lock, waiting for other sbxsim processes, and
+// returns errNoSandbox when the sandbox is (or, while waiting, was) removed: rm renames
+// the directory away, so a lock file that is no longer at its path is stale.
+func (st Store) Lock(ctx context.Context, name string) (*lock, error) {
+	path := filepath.Join(st.dir(name), "lock")
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errNoSandbox{name}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("opening lock of %s: %w", name, err)
+		}
+		if err := flockCtx(ctx, f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", name, err)
+		}
+		var a, b unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &a) == nil && unix.Stat(path, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev {
+			return &lock{f}, nil
+		}
+		f.Close()
+	}
+}
+
+// flockCtx takes an exclusive flock, polling so that ctx can end the wait.
+func flockCtx(ctx context.Context, f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// discard removes a sandbox's directory: first renamed into trash/ so that the name is
+// free and concurrent readers see it gone at once, then deleted.
+func (st Store) discard(name string) error {
+	trash := filepath.Join(st.Root, "trash")
+	if err := os.MkdirAll(trash, 0o700); err != nil {
+		return fmt.Errorf("removing state of %s: %w", name, err)
+	}
+	tmp, err := os.MkdirTemp(trash, name+".")
+	if err != nil {
+		return fmt.Errorf("removing state of %s: %w", name, err)
+	}
+	dst := filepath.Join(tmp, "d")
+	if err := os.Rename(st.dir(name), dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing state of %s: %w", name, err)
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("removing state of %s: %w", name, err)
+	}
+	return nil
+}
