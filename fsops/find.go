@@ -2,9 +2,14 @@ package fsops
 
 import (
 	"context"
-	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/truncate"
 )
 
 // FindArgs are find's arguments.
@@ -14,7 +19,137 @@ type FindArgs struct {
 	Limit   *float64 `json:"limit,omitempty"`
 }
 
-// Find is pi's find tool. TODO(helper): implement.
+// FindDetails is find's details object; nil when there is nothing to report.
+type FindDetails struct {
+	ResultLimitReached int              `json:"resultLimitReached,omitempty"`
+	Truncation         *truncate.Result `json:"truncation,omitempty"`
+}
+
+const findDefaultLimit = 1000
+
+// Find is pi's find tool, which runs `fd --hidden --glob`: files, directories (with a
+// trailing "/") and links below the search directory whose name — or, for a pattern
+// containing "/", whose path relative to the search directory — matches the glob, with
+// fd's smart case, .gitignore/.ignore/.fdignore honoured. Unlike fd under pi, ".git"
+// directories are never listed or entered (pi's own remote-backend contract ignores
+// them too). Results come in sorted path order.
 func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
-	return result.Result{}, errors.New("find: not implemented")
+	if ctx.Err() != nil {
+		return result.Result{}, errOperationAborted
+	}
+	p := a.Path
+	if p == "" {
+		p = "."
+	}
+	root := ResolveToCwd(p, cwd)
+	limit := effectiveLimit(a.Limit, findDefaultLimit)
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return result.Result{}, newError("[fd error]: Search path '" + root + "' is not a directory.\n[fd error]: No valid search paths given.")
+	}
+	match, err := findMatcher(a.Pattern, root)
+	if err != nil {
+		return result.Result{}, err
+	}
+	opt := walkOptions{
+		names:      ignoreFileNames{custom: ".fdignore"},
+		requireGit: insideGitRepo(root), // pi passes --no-require-git outside repositories
+		skipGitDir: true,
+	}
+	var found []string
+	limitReached := false
+	err = walkTree(ctx, root, opt, func(e walkEntry) bool {
+		if !match(e) {
+			return true
+		}
+		if len(found) == limit {
+			limitReached = true
+			return false
+		}
+		if e.isDir() {
+			found = append(found, e.rel+"/")
+		} else {
+			found = append(found, e.rel)
+		}
+		return true
+	})
+	if err != nil {
+		return result.Result{}, errOperationAborted
+	}
+	if len(found) == 0 {
+		return result.Text("No files found matching pattern", nil), nil
+	}
+	tr := truncate.Head(strings.Join(found, "\n"), truncate.Options{MaxLines: jsMaxSafeInteger})
+	text := tr.Content
+	var d FindDetails
+	var notices []string
+	if limitReached {
+		notices = append(notices, strconv.Itoa(limit)+" results limit reached. Use limit="+strconv.Itoa(2*limit)+" for more, or refine pattern")
+		d.ResultLimitReached = limit
+	}
+	if tr.Truncated {
+		notices = append(notices, truncate.FormatSize(truncate.DefaultMaxBytes)+" limit reached")
+		d.Truncation = &tr
+	}
+	if len(notices) == 0 {
+		return result.Text(text, nil), nil
+	}
+	return result.Text(text+"\n\n["+strings.Join(notices, ". ")+"]", d), nil
+}
+
+// findMatcher builds the entry test for pattern as pi hands it to fd: a leading "./"
+// dropped; without "/" the glob matches the entry's name; with "/" it matches the whole
+// path, a relative pattern being anchored at the search root; fd's smart case (an
+// all-lowercase pattern ignores case); an empty pattern matches everything.
+func findMatcher(pattern, root string) (func(walkEntry) bool, error) {
+	for strings.HasPrefix(pattern, "./") {
+		pattern = pattern[2:]
+	}
+	if pattern == "" {
+		return func(walkEntry) bool { return true }, nil
+	}
+	ignoreCase := pattern == jsLower(pattern)
+	re, err := compileGlob(pattern, ignoreCase)
+	if err != nil {
+		shown := pattern
+		if strings.Contains(pattern, "/") && !filepath.IsAbs(pattern) {
+			shown = globEscape(strings.TrimRight(root, "/")) + "/" + pattern
+		}
+		return nil, newError("[fd error]: error parsing glob '" + shown + "': " + globErrorText(err))
+	}
+	switch {
+	case !strings.Contains(pattern, "/"):
+		if lit := literalGlob(pattern); lit != "" && !ignoreCase {
+			return func(e walkEntry) bool { return e.name == lit }, nil
+		}
+		return func(e walkEntry) bool { return re.MatchString(e.name) }, nil
+	case filepath.IsAbs(pattern):
+		return func(e walkEntry) bool { return re.MatchString(e.abs) }, nil
+	default:
+		return func(e walkEntry) bool { return re.MatchString(e.rel) }, nil
+	}
+}
+
+// literalGlob returns pattern if it has no glob syntax at all.
+func literalGlob(pattern string) string {
+	if hasGlobMeta(pattern) {
+		return ""
+	}
+	return pattern
+}
+
+var globMeta = regexp.MustCompile(`[\\*?\[\]{}]`)
+
+// globEscape is pi's escaping of the search root before it prefixes a path pattern.
+func globEscape(s string) string { return globMeta.ReplaceAllString(s, `\$0`) }
+
+// insideGitRepo is pi's test: a ".git" exists in dir or one of its ancestors.
+func insideGitRepo(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
 }

@@ -2,9 +2,16 @@ package fsops
 
 import (
 	"context"
-	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/truncate"
 )
 
 // GrepArgs are grep's arguments.
@@ -18,7 +25,281 @@ type GrepArgs struct {
 	Limit      *float64 `json:"limit,omitempty"`
 }
 
-// Grep is pi's grep tool. TODO(helper): implement.
+// GrepDetails is grep's details object; nil when there is nothing to report.
+type GrepDetails struct {
+	MatchLimitReached int              `json:"matchLimitReached,omitempty"`
+	Truncation        *truncate.Result `json:"truncation,omitempty"`
+	LinesTruncated    bool             `json:"linesTruncated,omitempty"`
+}
+
+const grepDefaultLimit = 100
+
+// Grep is pi's grep tool, which runs ripgrep: the lines of files below path (or of the
+// file path) matching pattern, with context lines, in ripgrep's JSON-event order as pi
+// formats it. Like `rg --hidden` it searches dotfiles, skips binary files (a NUL byte)
+// and symbolic links, and honours .gitignore (inside a git repository), .ignore,
+// .rgignore and .git/info/exclude; glob is ripgrep's --glob. Files come in sorted path
+// order, where ripgrep's order varies from run to run.
 func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
-	return result.Result{}, errors.New("grep: not implemented")
+	if ctx.Err() != nil {
+		return result.Result{}, errOperationAborted
+	}
+	p := a.Path
+	if p == "" {
+		p = "."
+	}
+	root := ResolveToCwd(p, cwd)
+	st, err := os.Stat(root)
+	if err != nil {
+		return result.Result{}, newError("Path not found: " + root)
+	}
+	ctxLines := 0
+	if a.Context != nil && *a.Context > 0 {
+		ctxLines = int(math.Min(math.Floor(*a.Context), math.MaxInt32))
+	}
+	limit := effectiveLimit(a.Limit, grepDefaultLimit)
+	pat, err := compileGrepPattern(a.Pattern, a.Literal, a.IgnoreCase)
+	if err != nil {
+		return result.Result{}, err
+	}
+	c := &grepCollector{limit: limit, ctxLines: ctxLines}
+	// Per file, enough lines for pi's limit logic: the limit-th match, the matches inside
+	// its trailing context, and one more as proof.
+	perFile := limit + 1 + min(ctxLines, math.MaxInt32-limit-1)
+	if !st.IsDir() {
+		data, err := readFileInto(root, nil)
+		if err != nil {
+			return result.Result{}, newError("rg: " + root + ": " + err.Error())
+		}
+		c.add(filepath.Base(root), fileSearch(pat, decodeBOM(data), ctxLines, perFile))
+		return c.result(), nil
+	}
+	opt := walkOptions{names: ignoreFileNames{custom: ".rgignore"}, requireGit: true}
+	if a.Glob != "" {
+		if opt.override, err = grepOverride(a.Glob); err != nil {
+			return result.Result{}, err
+		}
+	}
+	if err := searchTree(ctx, root, opt, pat, ctxLines, perFile, c); err != nil {
+		return result.Result{}, err
+	}
+	return c.result(), nil
+}
+
+// grepOverride is ripgrep's --glob as pi passes it (leading "./" dropped, "!" kept): a
+// gitignore-style rule relative to the search directory. A plain glob whitelists — it
+// beats ignore files, and files it does not match are skipped; a "!" glob excludes.
+func grepOverride(glob string) (func(rel string, isDir bool) ignoreMatch, error) {
+	neg := strings.HasPrefix(glob, "!")
+	body := strings.TrimPrefix(glob, "!")
+	for strings.HasPrefix(body, "./") {
+		body = body[2:]
+	}
+	rule, ok := parseIgnoreLine(body, false)
+	if !ok {
+		if _, err := compileGlob(strings.Trim(body, "/"), false); err != nil {
+			return nil, newError("error parsing glob '" + glob + "': " + globErrorText(err))
+		}
+		return func(string, bool) ignoreMatch { return matchNone }, nil
+	}
+	rule.negate = false
+	rs := &ignoreRules{rules: []ignoreRule{rule}}
+	return func(rel string, isDir bool) ignoreMatch {
+		if rs.match(rel, isDir) == matchIgnore {
+			if neg {
+				return matchIgnore
+			}
+			return matchWhitelist
+		}
+		if !neg && !isDir {
+			return matchIgnore
+		}
+		return matchNone
+	}, nil
+}
+
+// grepJob is one file to search; done closes when lines is set.
+type grepJob struct {
+	entry walkEntry
+	lines []grepLine
+	done  chan struct{}
+}
+
+// searchTree walks root and searches its files in parallel, feeding the collector in
+// walk order until it has what pi would show.
+func searchTree(parent context.Context, root string, opt walkOptions, pat *grepPattern, ctxLines, perFile int, c *grepCollector) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	workers := runtime.GOMAXPROCS(0)
+	work := make(chan *grepJob, 256)
+	ordered := make(chan *grepJob, 4096)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for j := range work {
+				if ctx.Err() == nil {
+					j.lines, buf = searchWalkedFile(j.entry.abs, pat, ctxLines, perFile, buf)
+				}
+				close(j.done)
+			}
+		}()
+	}
+	walkErr := make(chan error, 1)
+	go func() {
+		defer close(ordered)
+		defer close(work)
+		walkErr <- walkTree(ctx, root, opt, func(e walkEntry) bool {
+			if !e.typ.IsRegular() {
+				return true // directories are walked, links and devices are not searched
+			}
+			j := &grepJob{entry: e, done: make(chan struct{})}
+			select {
+			case ordered <- j:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case work <- j:
+			case <-ctx.Done():
+				return false
+			}
+			return true
+		})
+	}()
+	for j := range ordered {
+		<-j.done
+		if ctx.Err() != nil {
+			break
+		}
+		if !c.add(j.entry.rel, j.lines) {
+			cancel()
+			break
+		}
+	}
+	cancel()
+	for range ordered { // let the walker finish sending
+	}
+	wg.Wait()
+	<-walkErr
+	if parent.Err() != nil {
+		return errOperationAborted
+	}
+	return nil
+}
+
+// searchWalkedFile reads and searches one file found by the walk, with ripgrep's
+// binary-file and BOM handling; it returns the reusable buffer.
+func searchWalkedFile(path string, pat *grepPattern, ctxLines, perFile int, buf []byte) ([]grepLine, []byte) {
+	data, err := readFileInto(path, buf)
+	if err != nil {
+		return nil, data
+	}
+	text := decodeBOM(data)
+	text = text[:searchableEnd(text)]
+	lines := fileSearch(pat, text, ctxLines, perFile)
+	for i := range lines { // the buffer is reused: keep copies
+		lines[i].text = append([]byte(nil), lines[i].text...)
+	}
+	if cap(data) > 4<<20 {
+		data = nil // do not pin a huge buffer for the rest of the walk
+	}
+	return lines, data
+}
+
+// grepCollector applies pi's handling of ripgrep's events to files in order: the match
+// limit (the limit-th match's trailing context still shown, the notice only once
+// another match proves more exist), line cutting and the 50KB cap.
+type grepCollector struct {
+	limit, ctxLines int
+
+	out                []string
+	outBytes, outCount int
+	matchCount         int
+	limitHit           bool
+	trailingEnd        int
+	lastFile           string
+	matchLimitReached  bool
+	linesTruncated     bool
+	stopped            bool
+}
+
+// add feeds one file's lines; it returns false once pi would stop reading.
+func (c *grepCollector) add(file string, lines []grepLine) bool {
+	for _, l := range lines {
+		if !c.limitHit {
+			c.push(file, l.number, l.text, l.match)
+			if !l.match {
+				continue
+			}
+			c.matchCount++
+			if c.matchCount >= c.limit {
+				c.limitHit = true
+				c.trailingEnd = l.number + c.ctxLines
+			}
+			continue
+		}
+		inWindow := file == c.lastFile && l.number <= c.trailingEnd
+		if inWindow {
+			c.push(file, l.number, l.text, false)
+		}
+		if l.match {
+			c.matchLimitReached = true
+		}
+		if c.matchLimitReached && !(inWindow && l.number < c.trailingEnd) {
+			c.stopped = true
+			return false
+		}
+	}
+	return true
+}
+
+func (c *grepCollector) push(file string, number int, raw []byte, match bool) {
+	c.lastFile = file
+	text := decodeLossy(raw)
+	text = strings.TrimSuffix(text, "\r")
+	text, cut := truncate.Line(text, truncate.GrepMaxLineLength)
+	if cut {
+		c.linesTruncated = true
+	}
+	sep := "-"
+	if match {
+		sep = ":"
+	}
+	line := file + sep + strconv.Itoa(number) + sep + " " + text
+	if c.outBytes-1 <= truncate.DefaultMaxBytes {
+		c.out = append(c.out, line)
+	}
+	c.outBytes += len(line) + 1
+	c.outCount++
+}
+
+func (c *grepCollector) result() result.Result {
+	if c.matchCount == 0 {
+		return result.Text("No matches found", nil)
+	}
+	tr := truncate.Head(strings.Join(c.out, "\n"), truncate.Options{MaxLines: jsMaxSafeInteger})
+	tr.TotalLines = c.outCount
+	tr.TotalBytes = c.outBytes - 1
+	text := tr.Content
+	var d GrepDetails
+	var notices []string
+	if c.matchLimitReached {
+		notices = append(notices, strconv.Itoa(c.limit)+" matches limit reached. Use limit="+strconv.Itoa(2*c.limit)+" for more, or refine pattern")
+		d.MatchLimitReached = c.limit
+	}
+	if tr.Truncated {
+		notices = append(notices, truncate.FormatSize(truncate.DefaultMaxBytes)+" limit reached")
+		d.Truncation = &tr
+	}
+	if c.linesTruncated {
+		notices = append(notices, "Some lines truncated to "+strconv.Itoa(truncate.GrepMaxLineLength)+" chars. Use read tool to see full lines")
+		d.LinesTruncated = true
+	}
+	if len(notices) == 0 {
+		return result.Text(text, nil)
+	}
+	return result.Text(text+"\n\n["+strings.Join(notices, ". ")+"]", d)
 }

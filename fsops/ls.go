@@ -2,9 +2,17 @@ package fsops
 
 import (
 	"context"
-	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 )
 
 // LsArgs are ls's arguments.
@@ -13,7 +21,115 @@ type LsArgs struct {
 	Limit *float64 `json:"limit,omitempty"`
 }
 
-// Ls is pi's ls tool. TODO(helper): implement.
+// LsDetails is ls's details object; nil when there is nothing to report.
+type LsDetails struct {
+	EntryLimitReached int              `json:"entryLimitReached,omitempty"`
+	Truncation        *truncate.Result `json:"truncation,omitempty"`
+}
+
+const lsDefaultLimit = 500
+
+// jsMaxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, the maxLines pi passes to
+// truncateHead for grep, find and ls (it shows up in details.truncation).
+const jsMaxSafeInteger = 1<<53 - 1
+
+// Ls is pi's ls tool: the directory's entries (dotfiles included) sorted as pi sorts
+// them, "/" after directories, at most limit entries and 50KB.
 func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
-	return result.Result{}, errors.New("ls: not implemented")
+	if err := ctx.Err(); err != nil {
+		return result.Result{}, errOperationAborted
+	}
+	p := a.Path
+	if p == "" {
+		p = "."
+	}
+	dir := ResolveToCwd(p, cwd)
+	limit := effectiveLimit(a.Limit, lsDefaultLimit)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return result.Result{}, newError("Path not found: " + dir)
+	}
+	if !st.IsDir() {
+		return result.Result{}, newError("Not a directory: " + dir)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return result.Result{}, newError("Cannot read directory: " + nodeErr(err, "scandir", dir).Error())
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return result.Result{}, newError("Cannot read directory: " + nodeErr(err, "scandir", dir).Error())
+	}
+	sortLikeJS(names)
+
+	var out []string
+	limitReached := false
+	for _, name := range names {
+		if len(out) >= limit {
+			limitReached = true
+			break
+		}
+		if ctx.Err() != nil {
+			return result.Result{}, errOperationAborted
+		}
+		// Node decodes names as UTF-8; a name that is not valid UTF-8 comes back
+		// altered, its stat fails and pi skips it.
+		if !utf8.ValidString(name) {
+			continue
+		}
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			continue // e.g. a broken symlink: pi skips entries it cannot stat
+		}
+		if st.IsDir() {
+			name += "/"
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		return result.Text("(empty directory)", nil), nil
+	}
+	tr := truncate.Head(strings.Join(out, "\n"), truncate.Options{MaxLines: jsMaxSafeInteger})
+	text := tr.Content
+	var d LsDetails
+	var notices []string
+	if limitReached {
+		notices = append(notices, strconv.Itoa(limit)+" entries limit reached. Use limit="+strconv.Itoa(2*limit)+" for more")
+		d.EntryLimitReached = limit
+	}
+	if tr.Truncated {
+		notices = append(notices, truncate.FormatSize(truncate.DefaultMaxBytes)+" limit reached")
+		d.Truncation = &tr
+	}
+	if len(notices) > 0 {
+		text += "\n\n[" + strings.Join(notices, ". ") + "]"
+		return result.Text(text, d), nil
+	}
+	return result.Text(text, nil), nil
+}
+
+// sortLikeJS sorts names as pi does: a.toLowerCase().localeCompare(b.toLowerCase()),
+// i.e. ICU root collation of the lowercased names. Names that collate equal keep byte
+// order (pi keeps readdir order, which the filesystem decides).
+func sortLikeJS(names []string) {
+	c := collate.New(language.Und)
+	var buf collate.Buffer
+	keys := make(map[string][]byte, len(names))
+	for _, n := range names {
+		k := c.KeyFromString(&buf, jsLower(n))
+		keys[n] = append([]byte(nil), k...)
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		if c := strings.Compare(string(keys[names[i]]), string(keys[names[j]])); c != 0 {
+			return c < 0
+		}
+		return names[i] < names[j]
+	})
+}
+
+// jsLower is JavaScript's String.prototype.toLowerCase for the cases where Go's
+// strings.ToLower differs: U+0130 becomes "i" + combining dot above.
+func jsLower(s string) string {
+	return strings.ToLower(strings.ReplaceAll(s, "\u0130", "i\u0307"))
 }

@@ -1,0 +1,219 @@
+package fsops
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// grepLine is one line ripgrep would report for a file: a match or a context line.
+type grepLine struct {
+	number int
+	match  bool
+	text   []byte // without the line terminator
+}
+
+// rgBufferSize is ripgrep's initial read buffer; binary detection works per buffer fill.
+const rgBufferSize = 64 * 1024
+
+// searchableEnd emulates ripgrep's binary detection for a file it found while walking a
+// directory: it reads in buffer fills and stops, without searching that fill, at the
+// first fill holding a NUL byte. The returned prefix (whole lines only) is what ripgrep
+// searched; 0 means the file is skipped as binary.
+func searchableEnd(data []byte) int {
+	nul := bytes.IndexByte(data, 0)
+	if nul < 0 {
+		return len(data)
+	}
+	capacity, end, lastTerm := rgBufferSize, 0, 0
+	for {
+		free := capacity - (end - lastTerm)
+		if free == 0 {
+			capacity *= 3 // the buffer grows by twice its length when a line fills it
+			continue
+		}
+		n := min(free, len(data)-end)
+		if nul < end+n {
+			return lastTerm
+		}
+		if i := bytes.LastIndexByte(data[end:end+n], '\n'); i >= 0 {
+			lastTerm = end + i + 1
+		}
+		end += n
+		if n == 0 {
+			return len(data)
+		}
+	}
+}
+
+// decodeBOM applies ripgrep's BOM sniffing: a UTF-8 BOM is dropped and UTF-16 text with
+// a BOM is transcoded to UTF-8; anything else is searched as raw bytes.
+func decodeBOM(data []byte) []byte {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		return data[3:]
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
+		return utf16ToUTF8(data[2:], false)
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		return utf16ToUTF8(data[2:], true)
+	}
+	return data
+}
+
+func utf16ToUTF8(b []byte, bigEndian bool) []byte {
+	units := make([]uint16, 0, len(b)/2)
+	for i := 0; i+1 < len(b); i += 2 {
+		if bigEndian {
+			units = append(units, uint16(b[i])<<8|uint16(b[i+1]))
+		} else {
+			units = append(units, uint16(b[i+1])<<8|uint16(b[i]))
+		}
+	}
+	out := make([]byte, 0, len(units))
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	if len(b)%2 == 1 {
+		out = append(out, "\uFFFD"...)
+	}
+	return out
+}
+
+// readFileInto reads the file at path, reusing buf when it is large enough.
+func readFileInto(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer f.Close()
+	size := 0
+	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < 1<<40 {
+		size = int(st.Size())
+	}
+	if cap(buf) < size+1 {
+		buf = make([]byte, 0, size+512)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// fileSearch finds the lines ripgrep would print for one file with --context ctxLines:
+// every matching line and the union of the context windows around them. It stops
+// collecting once maxMatches matches are found and the context after them is complete.
+func fileSearch(p *grepPattern, data []byte, ctxLines, maxMatches int) []grepLine {
+	var out []grepLine
+	lineNo := 1  // line number at offset pos
+	pos := 0     // scanning position, always at a line start
+	emitted := 0 // highest line number already in out
+	emittedEnd := 0
+	matches := 0
+	for pos <= len(data) && matches < maxMatches {
+		ms, ok := nextMatchLine(p, data, pos)
+		if !ok {
+			break
+		}
+		lineNo += bytes.Count(data[pos:ms], []byte{'\n'})
+		me := lineEnd(data, ms)
+		// Context before: up to ctxLines lines, but never lines already emitted.
+		if ctxLines > 0 {
+			first := max(emitted+1, lineNo-ctxLines)
+			var before []grepLine
+			s := ms
+			for n := lineNo - 1; n >= first; n-- {
+				e := s - 1 // the '\n' ending line n
+				s = bytes.LastIndexByte(data[:e], '\n') + 1
+				before = append(before, grepLine{number: n, text: data[s:e]})
+			}
+			for i := len(before) - 1; i >= 0; i-- {
+				out = append(out, before[i])
+			}
+		}
+		out = append(out, grepLine{number: lineNo, match: true, text: data[ms:me]})
+		matches++
+		emitted, emittedEnd = lineNo, me
+		// Context after: lines up to lineNo+ctxLines that do not match themselves (those
+		// are found by the next round as matches).
+		next := me + 1
+		n := lineNo + 1
+		for ; n <= lineNo+ctxLines && next < len(data); n++ {
+			e := lineEnd(data, next)
+			if p.lineMatches(data[next:e]) {
+				break
+			}
+			out = append(out, grepLine{number: n, text: data[next:e]})
+			emitted, emittedEnd = n, e
+			next = e + 1
+		}
+		pos, lineNo = emittedEnd+1, emitted+1
+	}
+	return out
+}
+
+// nextMatchLine returns the start of the first line at or after pos that matches.
+func nextMatchLine(p *grepPattern, data []byte, pos int) (int, bool) {
+	for pos <= len(data) {
+		if pos == len(data) && (pos == 0 || data[pos-1] == '\n') {
+			return 0, false // no line starts here: the file ended with its terminator
+		}
+		if p.literal != nil {
+			i := bytes.Index(data[pos:], p.literal)
+			if i < 0 {
+				return 0, false
+			}
+			s := bytes.LastIndexByte(data[:pos+i], '\n') + 1
+			if s < pos {
+				s = pos
+			}
+			e := lineEnd(data, pos+i)
+			if p.whole || p.re.Match(data[s:e]) {
+				return s, true
+			}
+			pos = e + 1
+			continue
+		}
+		loc := p.re.FindIndex(data[pos:])
+		if loc == nil {
+			return 0, false
+		}
+		m := pos + loc[0]
+		if m == len(data) && m > 0 && data[m-1] == '\n' {
+			return 0, false
+		}
+		s := bytes.LastIndexByte(data[:m], '\n') + 1
+		if s < pos {
+			s = pos
+		}
+		return s, true
+	}
+	return 0, false
+}
+
+// lineMatches reports whether one line (without terminator) matches.
+func (p *grepPattern) lineMatches(line []byte) bool {
+	if p.literal != nil && !bytes.Contains(line, p.literal) {
+		return false
+	}
+	return p.whole || p.re.Match(line)
+}
+
+// lineEnd returns the offset of the '\n' ending the line that contains i, or len(data).
+func lineEnd(data []byte, i int) int {
+	if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(data)
+}

@@ -1,0 +1,267 @@
+package fsops
+
+import (
+	"bytes"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// ignoreMatch is the verdict of a rule set on one path.
+type ignoreMatch int8
+
+const (
+	matchNone      ignoreMatch = iota // no rule matched
+	matchIgnore                       // the last matching rule ignores the path
+	matchWhitelist                    // the last matching rule is a "!" rule
+)
+
+// ignoreRule is one line of a gitignore-format file, as ripgrep's ignore crate reads it.
+type ignoreRule struct {
+	re       *regexp.Regexp
+	basename bool // no '/' in the pattern: it matches the last path component at any depth
+	dirOnly  bool // trailing '/': directories only
+	negate   bool // leading '!': a whitelist rule
+	// Fast paths for the commonest shapes, so big trees do not pay a regexp per entry.
+	literal string // the whole pattern is this literal
+	suffix  string // the pattern is "*" + suffix (suffix has no glob characters)
+}
+
+// ignoreRules is one parsed ignore file (or the --glob overrides); its paths are
+// relative to the directory the file applies to.
+type ignoreRules struct {
+	rules []ignoreRule
+}
+
+// parseIgnore parses gitignore-format content the way the ignore crate does: comments,
+// trailing-space trimming, "!" negation, "/" anchoring, "dir/" directory-only rules and
+// "**" components. Invalid globs are skipped, as ripgrep skips them (with a warning).
+func parseIgnore(content []byte, ignoreCase bool) *ignoreRules {
+	var rs ignoreRules
+	for _, line := range bytes.Split(content, []byte("\n")) {
+		if r, ok := parseIgnoreLine(string(line), ignoreCase); ok {
+			rs.rules = append(rs.rules, r)
+		}
+	}
+	if len(rs.rules) == 0 {
+		return nil
+	}
+	return &rs
+}
+
+func parseIgnoreLine(line string, ignoreCase bool) (ignoreRule, bool) {
+	line = strings.TrimSuffix(line, "\r")
+	if strings.HasPrefix(line, "#") {
+		return ignoreRule{}, false
+	}
+	if !strings.HasSuffix(line, "\\ ") {
+		line = strings.TrimRight(line, " \t")
+	}
+	if line == "" {
+		return ignoreRule{}, false
+	}
+	var r ignoreRule
+	switch {
+	case strings.HasPrefix(line, "\\!"), strings.HasPrefix(line, "\\#"):
+		line = line[1:]
+	case strings.HasPrefix(line, "!"):
+		r.negate = true
+		line = line[1:]
+	}
+	anchored := false
+	if strings.HasPrefix(line, "/") {
+		anchored = true
+		line = line[1:]
+	}
+	if strings.HasSuffix(line, "/") && !strings.HasSuffix(line, "\\/") {
+		r.dirOnly = true
+		line = line[:len(line)-1]
+	}
+	if line == "" {
+		return ignoreRule{}, false
+	}
+	if !anchored && !strings.Contains(line, "/") {
+		r.basename = true
+	}
+	if strings.HasSuffix(line, "/**") {
+		line += "/*" // "dir/**" matches what is inside dir, never dir itself
+	}
+	re, err := compileGlob(line, ignoreCase)
+	if err != nil {
+		return ignoreRule{}, false
+	}
+	r.re = re
+	if r.basename && !ignoreCase {
+		switch {
+		case !hasGlobMeta(line):
+			r.literal = line
+		case strings.HasPrefix(line, "*") && !hasGlobMeta(line[1:]):
+			r.suffix = line[1:]
+		}
+	}
+	return r, true
+}
+
+func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[]{}\\") }
+
+// match reports the verdict for rel (slash-separated, relative to the rules' directory).
+// The last matching rule wins, as in git.
+func (rs *ignoreRules) match(rel string, isDir bool) ignoreMatch {
+	if rs == nil {
+		return matchNone
+	}
+	base := rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		base = rel[i+1:]
+	}
+	for i := len(rs.rules) - 1; i >= 0; i-- {
+		r := &rs.rules[i]
+		if r.dirOnly && !isDir {
+			continue
+		}
+		subject := rel
+		if r.basename {
+			subject = base
+		}
+		var ok bool
+		switch {
+		case r.literal != "":
+			ok = subject == r.literal
+		case r.suffix != "":
+			ok = strings.HasSuffix(subject, r.suffix) && !strings.Contains(subject, "/")
+		default:
+			ok = r.re.MatchString(subject)
+		}
+		if ok {
+			if r.negate {
+				return matchWhitelist
+			}
+			return matchIgnore
+		}
+	}
+	return matchNone
+}
+
+// ignoreFileNames says which per-directory files a tool reads, highest precedence first:
+// ripgrep reads .rgignore and .ignore, fd reads .fdignore and .ignore; both read
+// .gitignore (inside a git repository only) and .git/info/exclude.
+type ignoreFileNames struct {
+	custom string // ".rgignore" or ".fdignore"
+}
+
+// dirIgnore is the ignore state of one directory: its own files plus its parent's chain.
+type dirIgnore struct {
+	parent  *dirIgnore
+	dir     string // absolute path of the directory
+	custom  *ignoreRules
+	ignore  *ignoreRules
+	git     *ignoreRules
+	exclude *ignoreRules
+	hasGit  bool // the directory contains .git: a repository root
+	anyGit  bool // this directory or an ancestor is a repository root
+}
+
+// loadDirIgnore reads the ignore files of dir. has says whether the directory has an
+// entry of that name, so files that do not exist are never opened.
+func loadDirIgnore(parent *dirIgnore, dir string, has func(string) bool, n ignoreFileNames) *dirIgnore {
+	d := &dirIgnore{parent: parent, dir: dir}
+	read := func(name string) *ignoreRules {
+		if !has(name) {
+			return nil
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil
+		}
+		return parseIgnore(data, false)
+	}
+	d.custom = read(n.custom)
+	d.ignore = read(".ignore")
+	d.git = read(".gitignore")
+	if has(".git") {
+		d.hasGit = true
+		if data, err := os.ReadFile(filepath.Join(dir, ".git", "info", "exclude")); err == nil {
+			d.exclude = parseIgnore(data, false)
+		}
+	}
+	d.anyGit = d.hasGit || (parent != nil && parent.anyGit)
+	if parent != nil && !d.hasGit && d.custom == nil && d.ignore == nil && d.git == nil {
+		return parent // nothing of its own: share the parent's chain
+	}
+	return d
+}
+
+// loadParentIgnores builds the chain for the ancestors of root (which ripgrep and fd
+// also consult), from the filesystem root down to root's parent.
+func loadParentIgnores(root string, n ignoreFileNames) *dirIgnore {
+	var dirs []string
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	var chain *dirIgnore
+	for i := len(dirs) - 1; i >= 0; i-- {
+		names := map[string]bool{}
+		for _, name := range []string{n.custom, ".ignore", ".gitignore", ".git"} {
+			if _, err := os.Lstat(filepath.Join(dirs[i], name)); err == nil {
+				names[name] = true
+			}
+		}
+		chain = loadDirIgnore(chain, dirs[i], func(s string) bool { return names[s] }, n)
+	}
+	return chain
+}
+
+// ignored reports whether the entry abs (a directory if isDir) is excluded by the chain
+// starting at d, its containing directory; requireGit false is fd's --no-require-git. As in the ignore crate, each kind of file is
+// decided by the nearest directory with a matching rule, .gitignore and
+// .git/info/exclude only count inside a repository and stop at its root, and the kinds
+// rank custom > .ignore > .gitignore > exclude.
+func (d *dirIgnore) ignored(abs string, isDir, requireGit bool) bool {
+	var custom, ign, git, excl ignoreMatch
+	anyGit := d.anyGit || !requireGit
+	sawGit := false
+	for c := d; c != nil; c = c.parent {
+		if c.custom == nil && c.ignore == nil && c.git == nil && c.exclude == nil {
+			sawGit = sawGit || c.hasGit
+			continue
+		}
+		rel := relUnder(c.dir, abs)
+		if custom == matchNone {
+			custom = c.custom.match(rel, isDir)
+		}
+		if ign == matchNone {
+			ign = c.ignore.match(rel, isDir)
+		}
+		if anyGit && !sawGit {
+			if git == matchNone {
+				git = c.git.match(rel, isDir)
+			}
+			if excl == matchNone {
+				excl = c.exclude.match(rel, isDir)
+			}
+		}
+		sawGit = sawGit || c.hasGit
+	}
+	for _, m := range []ignoreMatch{custom, ign, git, excl} {
+		if m != matchNone {
+			return m == matchIgnore
+		}
+	}
+	return false
+}
+
+// relUnder returns abs relative to dir, slash-separated (both are clean absolute paths).
+func relUnder(dir, abs string) string {
+	if dir == "/" {
+		return abs[1:]
+	}
+	if len(abs) > len(dir) && strings.HasPrefix(abs, dir) && abs[len(dir)] == '/' {
+		return abs[len(dir)+1:]
+	}
+	return path.Base(abs)
+}

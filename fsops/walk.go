@@ -1,0 +1,202 @@
+package fsops
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// walkEntry is one entry found below the walk root. Symbolic links are reported as such
+// and never followed, as ripgrep and fd do by default.
+type walkEntry struct {
+	abs  string      // absolute path
+	rel  string      // path relative to the root, '/'-separated
+	typ  fs.FileMode // type bits from the directory entry
+	name string
+}
+
+func (e walkEntry) isDir() bool { return e.typ.IsDir() }
+
+// walkOptions select the filters of one walk.
+type walkOptions struct {
+	names      ignoreFileNames
+	requireGit bool // .gitignore counts only inside a git repository (ripgrep's default)
+	skipGitDir bool // never list nor enter ".git" directories (our find)
+	// override, when set, is ripgrep's --glob: a whitelist verdict keeps an entry even
+	// if an ignore file excludes it, an ignore verdict drops it.
+	override func(rel string, isDir bool) ignoreMatch
+}
+
+// walkNode is one directory read by a worker; the emitter waits on done.
+type walkNode struct {
+	abs, rel string
+	ign      *dirIgnore
+	entries  []walkEntry
+	children []*walkNode // per entry: the node of a directory to descend into, else nil
+	done     chan struct{}
+}
+
+// walker reads directories in parallel and hands them to one emitter that visits the
+// tree depth-first in sorted order, so output is deterministic however fast each
+// directory arrives. Pending directories form a stack, so the directories the emitter
+// needs next are read first.
+type walker struct {
+	opt     walkOptions
+	mu      sync.Mutex
+	cond    *sync.Cond
+	stack   []*walkNode
+	stopped bool
+}
+
+// walkTree visits every entry below root (not root itself) in depth-first order with
+// each directory's entries sorted by name, skipping ignored entries. visit returning
+// false ends the walk. Unreadable directories are skipped.
+func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walkEntry) bool) error {
+	w := &walker{opt: opt}
+	w.cond = sync.NewCond(&w.mu)
+	top := &walkNode{abs: root, ign: loadParentIgnores(root, opt.names), done: make(chan struct{})}
+	w.stack = append(w.stack, top)
+	n := 2 * runtime.GOMAXPROCS(0)
+	if n < 4 {
+		n = 4
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.work()
+		}()
+	}
+	stop := context.AfterFunc(ctx, w.stop)
+	defer func() {
+		stop()
+		w.stop()
+		wg.Wait()
+	}()
+	w.emit(ctx, top, visit)
+	return ctx.Err()
+}
+
+func (w *walker) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+	w.cond.Broadcast()
+}
+
+// emit visits n's entries in order, descending into each child as it is reached.
+func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bool) bool {
+	select {
+	case <-n.done:
+	case <-ctx.Done():
+		return false
+	}
+	for i, e := range n.entries {
+		if !visit(e) {
+			return false
+		}
+		if c := n.children[i]; c != nil {
+			if !w.emit(ctx, c, visit) {
+				return false
+			}
+			n.children[i] = nil // let the finished subtree be collected
+		}
+	}
+	return true
+}
+
+func (w *walker) work() {
+	for {
+		w.mu.Lock()
+		for len(w.stack) == 0 && !w.stopped {
+			w.cond.Wait()
+		}
+		if w.stopped {
+			w.mu.Unlock()
+			return
+		}
+		n := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		w.mu.Unlock()
+
+		w.read(n)
+		var subdirs []*walkNode
+		for _, c := range n.children {
+			if c != nil {
+				subdirs = append(subdirs, c)
+			}
+		}
+		close(n.done)
+		if len(subdirs) > 0 {
+			w.mu.Lock()
+			for i := len(subdirs) - 1; i >= 0; i-- { // first child on top
+				w.stack = append(w.stack, subdirs[i])
+			}
+			w.mu.Unlock()
+			if len(subdirs) > 1 {
+				w.cond.Broadcast()
+			} else {
+				w.cond.Signal()
+			}
+		}
+	}
+}
+
+// read lists directory n, loads its ignore files and keeps the entries that survive.
+func (w *walker) read(n *walkNode) {
+	des, err := os.ReadDir(n.abs) // sorted by name
+	if err != nil {
+		return
+	}
+	has := func(name string) bool {
+		for _, d := range des {
+			if d.Name() == name {
+				return true
+			}
+		}
+		return false
+	}
+	special := false
+	for _, d := range des {
+		switch d.Name() {
+		case ".git", ".gitignore", ".ignore", w.opt.names.custom:
+			special = true
+		}
+	}
+	if special {
+		n.ign = loadDirIgnore(n.ign, n.abs, has, w.opt.names)
+	}
+	n.entries = make([]walkEntry, 0, len(des))
+	n.children = make([]*walkNode, 0, len(des))
+	prefix := n.rel
+	if prefix != "" {
+		prefix += "/"
+	}
+	for _, d := range des {
+		name := d.Name()
+		e := walkEntry{abs: n.abs + "/" + name, rel: prefix + name, typ: d.Type(), name: name}
+		if n.abs == "/" {
+			e.abs = "/" + name
+		}
+		dir := e.isDir()
+		if dir && w.opt.skipGitDir && name == ".git" {
+			continue
+		}
+		verdict := matchNone
+		if w.opt.override != nil {
+			verdict = w.opt.override(e.rel, dir)
+		}
+		if verdict == matchIgnore || (verdict == matchNone && n.ign.ignored(e.abs, dir, w.opt.requireGit)) {
+			continue
+		}
+		n.entries = append(n.entries, e)
+		var child *walkNode
+		if dir {
+			child = &walkNode{abs: e.abs, rel: e.rel, ign: n.ign, done: make(chan struct{})}
+		}
+		n.children = append(n.children, child)
+	}
+}
