@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/truncate"
 )
@@ -102,6 +103,14 @@ func (s *lineSelector) feed(chunk []byte) {
 
 func (s *lineSelector) appendToLine(seg []byte, final bool) {
 	s.hasText = s.hasText || len(seg) > 0
+	if len(s.carry) == 0 && !final && utf8.Valid(seg) {
+		// Fast path: valid text decodes to itself.
+		s.lineLen += int64(len(seg))
+		if s.storing && len(s.cur) <= truncate.DefaultMaxBytes {
+			s.cur = append(s.cur, seg...)
+		}
+		return
+	}
 	in := seg
 	if len(s.carry) > 0 {
 		in = append(append([]byte{}, s.carry...), seg...)
