@@ -64,14 +64,15 @@ func RunInit(cfgJSON string) int {
 		return fail(fmt.Errorf("parent went away before the network was ready"))
 	}
 	control.Close()
+	dockerd := 0
 	if len(cfg.Dockerd) > 0 {
-		if err := startDockerd(cfg.Dockerd); err != nil {
+		if dockerd, err = startDockerd(cfg.Dockerd); err != nil {
 			return fail(err)
 		}
 	}
 	fmt.Fprintln(status, "ready")
 	status.Close()
-	return reapUntilSignalled(sigs)
+	return reapUntilSignalled(sigs, dockerd)
 }
 
 // setupMounts gives the sandbox its view of the host's root: nothing propagates back to
@@ -176,11 +177,11 @@ func mountpoint(target string, dir bool) error {
 }
 
 // startDockerd starts the sandbox's own dockerd as a child of init, logging to init's
-// stderr. It is never waited for by pid: the reaper collects it like any orphan.
-func startDockerd(argv []string) error {
+// stderr, and returns its pid. The reaper collects it like any orphan.
+func startDockerd(argv []string) (int, error) {
 	null, err := os.Open(os.DevNull)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer null.Close()
 	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
@@ -190,47 +191,53 @@ func startDockerd(argv []string) error {
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		return fmt.Errorf("starting dockerd: %w", err)
+		return 0, fmt.Errorf("starting dockerd: %w", err)
 	}
-	return p.Release()
+	pid := p.Pid
+	return pid, p.Release()
 }
 
 // reapUntilSignalled is init's main loop: reap every exited child; on a termination
-// signal, pass SIGTERM to every process in the namespace and give them a few seconds
-// (dockerd stops its containers) before exiting, which makes the kernel SIGKILL the rest.
-func reapUntilSignalled(sigs <-chan os.Signal) int {
+// signal, give dockerd (if any) three seconds to stop its containers — it alone is
+// signalled first, since it needs its containerd to do so — then exit, which makes the
+// kernel SIGKILL whatever is left in the namespace.
+func reapUntilSignalled(sigs <-chan os.Signal, dockerd int) int {
+	dockerdDone := dockerd == 0
 	for sig := range sigs {
 		if sig == unix.SIGCHLD {
-			reap()
+			reap(dockerd, &dockerdDone)
 			continue
 		}
-		_ = unix.Kill(-1, unix.SIGTERM)
-		deadline := time.After(8 * time.Second)
-		for {
-			if reap() {
-				return 0
-			}
+		if !dockerdDone {
+			_ = unix.Kill(dockerd, unix.SIGTERM)
+		}
+		// dockerd 20.10 lingers ~15 s after its containers are gone; past their
+		// --shutdown-timeout nothing is lost by cutting it short.
+		deadline := time.After(3 * time.Second)
+		for !dockerdDone {
 			select {
 			case <-deadline:
 				return 0
 			case <-sigs:
 			case <-time.After(20 * time.Millisecond):
 			}
+			reap(dockerd, &dockerdDone)
 		}
+		return 0
 	}
 	return 0
 }
 
-// reap collects every exited child without blocking and reports whether none is left.
-func reap() (none bool) {
+// reap collects every exited child without blocking, noting when watch was among them.
+func reap(watch int, watchDone *bool) {
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		if err == unix.ECHILD {
-			return true
-		}
 		if pid <= 0 || err != nil {
-			return false
+			return
+		}
+		if pid == watch {
+			*watchDone = true
 		}
 	}
 }

@@ -64,7 +64,7 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 			return fmt.Errorf("starting %s: %w", sb.Name, err)
 		}
 		cfg.Dockerd = []string{dockerd, "--data-root=/var/lib/docker", "--host=unix:///var/run/docker.sock",
-			"--pidfile=/run/docker.pid", "--log-level=warn"}
+			"--pidfile=/run/docker.pid", "--log-level=warn", "--shutdown-timeout=2"}
 	}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {

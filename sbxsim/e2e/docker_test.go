@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestDockerInsideEachSandbox starts the only two dockerds of the suite: each sandbox
+// has its own daemon on /var/run/docker.sock, with the locally built busybox image, and
+// a container's published port is reachable from the host only through `ports`.
+func TestDockerInsideEachSandbox(t *testing.T) {
+	s := newSim(t, true)
+	a := s.create("dk-a", t.TempDir())
+	b := s.create("dk-b", t.TempDir())
+	ids := map[string]string{}
+	for _, n := range []string{a, b} {
+		r := s.run("exec", n, "docker", "-H", "unix:///var/run/docker.sock", "info", "--format", "{{.ID}}")
+		if r.code != 0 || strings.TrimSpace(r.stdout) == "" {
+			t.Fatalf("docker info in %s: %s", n, r)
+		}
+		ids[n] = strings.TrimSpace(r.stdout)
+	}
+	if ids[a] == ids[b] {
+		t.Errorf("both sandboxes report daemon ID %s; want one daemon each", ids[a])
+	}
+
+	run := "docker run -d --name web -p 8080:80 busybox sh -c 'mkdir -p /www && echo from-container > /www/index.html && exec httpd -f -p 80 -h /www'"
+	s.must("exec", a, "sh", "-c", run)
+	if got := s.must("exec", a, "sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do wget -qO- http://127.0.0.1:8080/ && exit 0; sleep 0.2; done; exit 1"); got != "from-container\n" {
+		t.Fatalf("container not answering inside the sandbox: %q", got)
+	}
+	// The other sandbox's daemon knows nothing of it.
+	if got := s.must("exec", b, "docker", "ps", "-q"); got != "" {
+		t.Errorf("container visible from the other sandbox's daemon: %q", got)
+	}
+	ip := s.stateOf(a).Net.SandboxIP
+	assertUnreachable(t, "http://"+ip+":8080/", "the veth lets no connection in")
+	assertUnreachable(t, "http://127.0.0.1:8080/", "not published")
+
+	ps := s.ports(a, "--publish", "8080")
+	if len(ps) != 1 {
+		t.Fatalf("ports: %+v", ps)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/", ps[0].HostPort)
+	if body, err := httpGet(url); err != nil || body != "from-container\n" {
+		t.Errorf("published container port: %q, %v", body, err)
+	}
+	for _, h := range hostAddrs(t) {
+		assertUnreachable(t, fmt.Sprintf("http://%s:%d/", h, ps[0].HostPort), "published on 127.0.0.1 only")
+	}
+
+	// Stop and start keep the daemon's data (the container, the image).
+	s.must("stop", a)
+	if got := s.must("exec", a, "docker", "ps", "-a", "--format", "{{.Names}}"); got != "web\n" {
+		t.Errorf("containers after restart: %q", got)
+	}
+	st := s.stateOf(a)
+	s.must("rm", a)
+	assertNoDaemon(t, st.Init.Pid)
+}
+
+// assertNoDaemon checks that no dockerd, containerd or shim of a removed sandbox runs.
+func assertNoDaemon(t *testing.T, initPid int) {
+	t.Helper()
+	for _, p := range []string{fmt.Sprintf("/proc/%d", initPid)} {
+		if out := psLines(t, p); out != "" {
+			t.Errorf("still running: %s", out)
+		}
+	}
+}
