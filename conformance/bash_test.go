@@ -25,6 +25,7 @@ func TestBashMatchesPi(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // both pi and we put full-output files here
 	cwd := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(cwd, "file"), nil, 0o644))
 	tests := []struct {
 		name string
 		args map[string]any
@@ -63,6 +64,7 @@ func TestBashMatchesPi(t *testing.T) {
 		{name: "negative timeout", args: cmdT("echo x", -1)},
 		{name: "too large timeout", args: cmdT("echo x", 2147484)},
 		{name: "missing cwd", args: cmd("echo x"), cwd: filepath.Join(cwd, "missing")},
+		{name: "cwd is a file", args: cmd("echo x"), cwd: filepath.Join(cwd, "file")},
 	}
 	calls := make([]Call, len(tests))
 	for i, tt := range tests {

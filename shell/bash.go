@@ -139,7 +139,7 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 	err = cmd.Start()
 	pw.Close()
 	if err != nil {
-		return ending{}, fmt.Errorf("starting %s: %w", cmd.Path, err)
+		return ending{}, spawnError(cmd.Path, err)
 	}
 	pid := cmd.Process.Pid
 
@@ -236,6 +236,22 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 		end.code, end.hasCode = exitCode(state)
 	}
 	return end, nil
+}
+
+// spawnError words a failed start as Node's spawn does, since pi throws that error:
+// "spawn /bin/bash ENOENT" for the errors Node reports asynchronously, "spawn ENOTDIR"
+// for the ones it throws.
+func spawnError(shell string, err error) error {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return fmt.Errorf("spawn %s: %w", shell, err)
+	}
+	name := unix.ErrnoName(errno)
+	switch errno {
+	case syscall.EACCES, syscall.EAGAIN, syscall.EMFILE, syscall.ENFILE, syscall.ENOENT:
+		return fmt.Errorf("spawn %s %s", shell, name)
+	}
+	return fmt.Errorf("spawn %s", name)
 }
 
 // emit sends a throttled partial result if output arrived since the last one.
