@@ -53,49 +53,45 @@ func (c *cli) cp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	target := strconv.Itoa(sb.Init.Pid)
-	inside := func(args ...string) *exec.Cmd {
-		nsenter, _ := lookTool("nsenter")
-		cmd := exec.CommandContext(ctx, nsenter, append([]string{"--target", target, "--mount", "--"}, args...)...)
-		cmd.Env = []string{"PATH=" + defaultPath}
-		return cmd
-	}
-	if srcName != "" {
-		dstAbs, err := filepath.Abs(dst)
-		if err != nil {
-			return err
-		}
-		return copyTar(inside("tar", "-C", path.Dir(src), "-cf", "-", path.Base(src)), path.Base(src), hostUnpacker(ctx, dstAbs))
-	}
-	srcAbs, err := filepath.Abs(src)
+	nsenter, err := lookTool("nsenter")
 	if err != nil {
 		return err
 	}
-	pack := exec.CommandContext(ctx, "tar", "-C", filepath.Dir(srcAbs), "-cf", "-", filepath.Base(srcAbs))
-	// Inside: extract into a fresh directory next to the destination, then move into place.
-	script := `set -e; src=$1; dst=$2
-if [ -d "$dst" ]; then tar -C "$dst" -xf -; exit 0; fi
-tmp=$(mktemp -d "$(dirname "$dst")/.sbxcp.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
-tar -C "$tmp" -xf -; mv "$tmp/$src" "$dst"`
-	return copyTar(pack, filepath.Base(srcAbs), inside("sh", "-c", script, "sbxcp", filepath.Base(srcAbs), dst))
+	inside := []string{nsenter, "--target", strconv.Itoa(sb.Init.Pid), "--mount", "--"}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(c.env.Cwd, p)
+	}
+	if srcName != "" {
+		return copyTar(ctx, inside, path.Dir(src), path.Base(src), nil, abs(dst))
+	}
+	hostSrc := abs(src)
+	return copyTar(ctx, nil, filepath.Dir(hostSrc), filepath.Base(hostSrc), inside, dst)
 }
 
-// hostUnpacker extracts a tar of one entry named base to dst on the host.
-func hostUnpacker(ctx context.Context, dst string) *exec.Cmd {
-	script := `set -e; src=$1; dst=$2
+// unpackScript extracts a tar holding one entry named $1 so that it ends up at $2:
+// inside $2 when that is an existing directory, else under the name $2.
+const unpackScript = `set -e; src=$1; dst=$2
 if [ -d "$dst" ]; then exec tar -C "$dst" -xf -; fi
 tmp=$(mktemp -d "$(dirname "$dst")/.sbxcp.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 tar -C "$tmp" -xf -; mv "$tmp/$src" "$dst"`
-	cmd := exec.CommandContext(ctx, "sh", "-c", script, "sbxcp", "", dst)
-	cmd.Env = []string{"PATH=" + defaultPath}
-	return cmd
-}
 
-// copyTar pipes pack's stdout into unpack's stdin; base names the single entry.
-func copyTar(pack *exec.Cmd, base string, unpack *exec.Cmd) error {
-	if len(unpack.Args) >= 5 && unpack.Args[len(unpack.Args)-2] == "" {
-		unpack.Args[len(unpack.Args)-2] = base
+// copyTar copies dir/base to dst with a tar pipe; packIn and unpackIn prefix the side
+// that runs inside the sandbox (nil: on the host).
+func copyTar(ctx context.Context, packIn []string, dir, base string, unpackIn []string, dst string) error {
+	command := func(prefix []string, args ...string) *exec.Cmd {
+		if prefix == nil {
+			args[0] = mustTool(args[0])
+		}
+		argv := append(append([]string{}, prefix...), args...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = []string{"PATH=" + defaultPath}
+		return cmd
 	}
+	pack := command(packIn, "tar", "-C", dir, "-cf", "-", base)
+	unpack := command(unpackIn, "sh", "-c", unpackScript, "sbxcp", base, dst)
 	r, w := io.Pipe()
 	pack.Stdout, unpack.Stdin = w, r
 	var perr, uerr strings.Builder
@@ -107,10 +103,19 @@ func copyTar(pack *exec.Cmd, base string, unpack *exec.Cmd) error {
 	w.CloseWithError(err1)
 	err2 := unpack.Wait()
 	if err1 != nil {
-		return fmt.Errorf("reading source: %s", strings.TrimSpace(perr.String()))
+		return fmt.Errorf("reading %s: %s", path.Join(dir, base), strings.TrimSpace(perr.String()))
 	}
 	if err2 != nil {
-		return fmt.Errorf("writing destination: %s", strings.TrimSpace(uerr.String()))
+		return fmt.Errorf("writing %s: %s", dst, strings.TrimSpace(uerr.String()))
 	}
 	return nil
+}
+
+// mustTool is lookTool for programs every Debian system has; a missing one yields a
+// name that fails clearly when run.
+func mustTool(name string) string {
+	if p, err := lookTool(name); err == nil {
+		return p
+	}
+	return name
 }

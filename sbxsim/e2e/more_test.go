@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCp(t *testing.T) {
+	s := newSim(t, false)
+	ws := t.TempDir()
+	name := s.create("cp", ws)
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "in.txt"), []byte("to the sandbox\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(host, "tree", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(host, "tree", "sub", "leaf"), []byte("leaf\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Host to sandbox: into the private /tmp (invisible from the host), as a new name
+	// and into an existing directory.
+	s.must("cp", filepath.Join(host, "in.txt"), name+":/tmp/renamed.txt")
+	s.must("exec", name, "mkdir", "/tmp/dir")
+	s.must("cp", filepath.Join(host, "tree"), name+":/tmp/dir")
+	if got := s.must("exec", name, "cat", "/tmp/renamed.txt", "/tmp/dir/tree/sub/leaf"); got != "to the sandbox\nleaf\n" {
+		t.Errorf("copied into the sandbox: %q", got)
+	}
+	if _, err := os.Stat("/tmp/renamed.txt"); err == nil {
+		t.Error("the sandbox's /tmp is the host's")
+	}
+
+	// Sandbox to host.
+	s.must("exec", name, "sh", "-c", "echo from the sandbox > /tmp/out.txt")
+	s.must("cp", name+":/tmp/out.txt", filepath.Join(host, "out.txt"))
+	s.must("cp", name+":/tmp/dir", host)
+	for p, want := range map[string]string{"out.txt": "from the sandbox\n", "dir/tree/sub/leaf": "leaf\n"} {
+		if b, err := os.ReadFile(filepath.Join(host, p)); err != nil || string(b) != want {
+			t.Errorf("%s on the host: %q, %v", p, b, err)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"cp", name + ":relative", host},
+		{"cp", name + ":/tmp/out.txt", name + ":/tmp/x"},
+		{"cp", filepath.Join(host, "in.txt"), filepath.Join(host, "x")},
+		{"cp", name + ":/no/such/file", host},
+	} {
+		if r := s.run(args...); r.code != 1 || !strings.HasPrefix(r.stderr, "ERROR: ") {
+			t.Errorf("%v: %s; want exit 1 with an ERROR", args, r)
+		}
+	}
+}
+
+func TestExecUserAndWorkdir(t *testing.T) {
+	s := newSim(t, false)
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := s.create("user", ws)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", "-u", "nobody", name, "id", "-u"}, "65534\n"},
+		{[]string{"exec", "--user=1234:5678", name, "sh", "-c", "id -u; id -g"}, "1234\n5678\n"},
+		{[]string{"exec", "-u", "root", name, "id", "-un"}, "root\n"},
+		{[]string{"exec", "-w", filepath.Join(ws, "sub"), name, "pwd"}, filepath.Join(ws, "sub") + "\n"},
+		{[]string{"exec", "-w", "/tmp", name, "pwd"}, "/tmp\n"},
+	}
+	for _, tt := range tests {
+		if got := s.must(tt.args...); got != tt.want {
+			t.Errorf("%v = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	if r := s.run("exec", "-u", "no-such-user-xyz", name, "true"); r.code != 1 || !strings.Contains(r.stderr, "unable to find user") {
+		t.Errorf("unknown user: %s", r)
+	}
+}
+
+func TestLsAndRun(t *testing.T) {
+	s := newSim(t, false)
+	ws, extra := t.TempDir(), t.TempDir()
+	a := s.create("ls-a", ws, extra+":ro")
+	b := s.name("ls-b")
+	// run -d creates when the sandbox does not exist yet (with the workspace given).
+	if got := s.must("run", "-d", "--name", b, "shell", ws); got != b+"\n" {
+		t.Errorf("run -d printed %q", got)
+	}
+	s.must("stop", b)
+
+	var out struct {
+		Sandboxes []struct {
+			Name       string   `json:"name"`
+			Status     string   `json:"status"`
+			Agent      string   `json:"agent"`
+			Workspaces []string `json:"workspaces"`
+			Ports      []any    `json:"ports"`
+		} `json:"sandboxes"`
+	}
+	if err := json.Unmarshal([]byte(s.must("ls", "--json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Sandboxes) != 2 {
+		t.Fatalf("ls --json: %+v", out)
+	}
+	got := out.Sandboxes[0]
+	if got.Name != a || got.Status != "running" || got.Agent != "shell" || strings.Join(got.Workspaces, " ") != ws+" "+extra+":ro" || got.Ports == nil {
+		t.Errorf("ls --json entry: %+v", got)
+	}
+	if out.Sandboxes[1].Name != b || out.Sandboxes[1].Status != "stopped" {
+		t.Errorf("ls --json entry: %+v", out.Sandboxes[1])
+	}
+	if q := s.must("ls", "-q"); q != a+"\n"+b+"\n" {
+		t.Errorf("ls -q = %q", q)
+	}
+	table := s.must("ls")
+	if !strings.HasPrefix(table, "SANDBOX") || !strings.Contains(table, "stopped") || !strings.Contains(table, extra+":ro") {
+		t.Errorf("ls table:\n%s", table)
+	}
+
+	// run --name N -d starts an existing sandbox; creation-only flags are refused.
+	if got := s.must("run", "--name", b, "-d"); got != b+"\n" {
+		t.Errorf("run --name -d printed %q", got)
+	}
+	if !strings.Contains(s.must("ls"), "running") {
+		t.Error("run -d did not start the sandbox")
+	}
+	if r := s.run("run", "--name", b, "-d", "--memory", "1g"); r.code != 1 || !strings.Contains(r.stderr, "only be used when creating") {
+		t.Errorf("run with --memory on an existing sandbox: %s", r)
+	}
+	if r := s.run("stop", s.name("none")); r.code != 1 || !strings.Contains(r.stderr, "no sandbox named") {
+		t.Errorf("stop of a missing sandbox: %s", r)
+	}
+}
