@@ -189,7 +189,7 @@ func (m *Manager) stop(ctx context.Context, sb *Sandbox) error {
 		}
 	}
 	if sb.Init != nil {
-		errs = append(errs, sb.Init.Terminate(ctx, 10*time.Second))
+		errs = append(errs, sb.Init.Terminate(ctx, 5*time.Second)) // init needs ≤ 3 s for dockerd
 	}
 	if sb.Net != nil {
 		deleteVeth(ctx, sb.Net.Veth)
