@@ -35,5 +35,14 @@ if [ ! -d "$pidir/node_modules/@earendil-works/pi-coding-agent" ]; then
 		@earendil-works/pi-coding-agent@1.6.0 >/dev/null
 fi
 
+# The official TypeScript MCP SDK: a client nobody here wrote, for serve's e2e tests.
+mcpdir="$cache/mcpclient"
+if [ ! -d "$mcpdir/node_modules/@modelcontextprotocol/sdk" ]; then
+	echo "setup: npm install @modelcontextprotocol/sdk" >&2
+	mkdir -p "$mcpdir"
+	PATH="$(dirname "$node22"):$PATH" npm install --prefix "$mcpdir" --no-audit --no-fund --silent --ignore-scripts \
+		@modelcontextprotocol/sdk@1.32.2 >/dev/null
+fi
+
 (cd "$root" && go mod download)
 echo "setup: done" >&2
