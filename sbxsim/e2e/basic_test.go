@@ -295,11 +295,14 @@ func TestStopStartAndRemoveLeaveNothing(t *testing.T) {
 }
 
 // assertGone checks from the host that a sandbox run left nothing: no init, no process
-// in its namespaces, no veth.
+// in its namespaces (so the namespaces are gone), no veth.
 func assertGone(t *testing.T, st sandboxState) {
 	t.Helper()
-	if st.Init == nil || st.Net == nil {
-		t.Fatalf("state has no init/net: %+v", st)
+	if st.Init == nil || st.Net == nil || len(st.namespaces) != 5 {
+		t.Fatalf("state has no init/net/namespaces: %+v", st)
+	}
+	if hits := namespaceUsers(t, st.namespaces); len(hits) > 0 {
+		t.Errorf("processes still in the sandbox's namespaces:\n%s", strings.Join(hits, "\n"))
 	}
 	if out := psLines(t, "sleep 1000"); out != "" {
 		t.Errorf("sandbox processes still running:\n%s", out)

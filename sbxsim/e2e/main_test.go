@@ -140,6 +140,9 @@ type sandboxState struct {
 		Veth      string `json:"veth"`
 		SandboxIP string `json:"sandboxIP"`
 	} `json:"net"`
+	// namespaces are the init's namespace links (e.g. "net:[4026532290]"), read from
+	// /proc while it runs, to look for them again after stop or rm.
+	namespaces []string
 }
 
 func (s *sim) stateOf(name string) sandboxState {
@@ -152,7 +155,39 @@ func (s *sim) stateOf(name string) sandboxState {
 	if err := json.Unmarshal(b, &st); err != nil {
 		s.t.Fatal(err)
 	}
+	if st.Init != nil {
+		for _, ns := range []string{"mnt", "pid", "uts", "ipc", "net"} {
+			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", st.Init.Pid, ns)); err == nil {
+				st.namespaces = append(st.namespaces, l)
+			}
+		}
+	}
 	return st
+}
+
+// namespaceUsers lists the live processes that are in any of the given namespaces. A
+// dead init waiting to be reaped still shows its PID namespace; it runs nothing and goes
+// when the host's pid 1 reaps it, so zombies are left out.
+func namespaceUsers(t *testing.T, namespaces []string) []string {
+	t.Helper()
+	want := map[string]bool{}
+	for _, n := range namespaces {
+		want[n] = true
+	}
+	links, _ := filepath.Glob("/proc/[0-9]*/ns/*")
+	var hits []string
+	for _, l := range links {
+		target, err := os.Readlink(l)
+		if err != nil || !want[target] {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(l)), "stat"))
+		if err == nil && strings.Contains(string(stat), ") Z ") {
+			continue
+		}
+		hits = append(hits, l+" -> "+target)
+	}
+	return hits
 }
 
 // psLines lists live processes whose command line mentions substr (zombies excluded:

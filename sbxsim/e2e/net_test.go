@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -136,7 +135,5 @@ func TestPortsSurviveRestartAndRemove(t *testing.T) {
 	if out := psLines(t, "__proxy "+st.Net.SandboxIP+":9000"); out != "" {
 		t.Errorf("proxy survived rm:\n%s", out)
 	}
-	if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), st.Net.Veth+"@") {
-		t.Errorf("veth %s survived rm", st.Net.Veth)
-	}
+	assertGone(t, st)
 }
