@@ -1,0 +1,210 @@
+package fsops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// applyPatch applies a unified patch as produced by formatPatch to old, so tests can
+// check that details.patch really turns the old text into the new.
+func applyPatch(t *testing.T, old, patch string) string {
+	t.Helper()
+	oldLines := strings.SplitAfter(old, "\n")
+	if oldLines[len(oldLines)-1] == "" {
+		oldLines = oldLines[:len(oldLines)-1]
+	}
+	lines := strings.Split(strings.TrimSuffix(patch, "\n"), "\n")
+	require.GreaterOrEqual(t, len(lines), 2)
+	var out []string
+	pos := 0 // next old line to copy
+	for i := 2; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "@@ ") {
+			var os, ol, ns, nl int
+			_, err := fmt.Sscanf(l, "@@ -%d,%d +%d,%d @@", &os, &ol, &ns, &nl)
+			require.NoError(t, err, l)
+			start := os - 1
+			if ol == 0 {
+				start = os
+			}
+			require.GreaterOrEqual(t, start, pos, "hunks in order")
+			out = append(out, oldLines[pos:start]...)
+			pos = start
+			continue
+		}
+		noNewline := i+1 < len(lines) && lines[i+1] == `\ No newline at end of file`
+		text := l[1:]
+		if !noNewline {
+			text += "\n"
+		}
+		switch l[0] {
+		case ' ':
+			require.Equal(t, oldLines[pos], text, "context line %d", pos+1)
+			out = append(out, text)
+			pos++
+		case '-':
+			require.Equal(t, oldLines[pos], text, "removed line %d", pos+1)
+			pos++
+		case '+':
+			out = append(out, text)
+		case '\\':
+		default:
+			t.Fatalf("bad patch line %q", l)
+		}
+	}
+	out = append(out, oldLines[pos:]...)
+	return strings.Join(out, "")
+}
+
+// FuzzEditMatch feeds arbitrary files and edits to the matcher. Whatever it decides, it
+// must not panic; when it succeeds, the patch must turn the old text into the new one, the
+// replacement spliced into the CRLF original must normalize to the new text, and an exact
+// unique edit must be a plain replacement.
+func FuzzEditMatch(f *testing.F) {
+	seeds := [][3]string{
+		{"line1\nline2\r\nfoo bar\n", "line2", "LINE2"},
+		{"a\nb\nc\n", "b\n", ""},
+		{"x\r\ny\r\nz", "y", "Y\nW"},
+		{"say \u201chi\u201d  \nend", `say "hi"`, "bye"},
+		{"\uFF21\uFF22\n", "AB", "ab"},
+		{"a\rb\rc", "b", "B\nC"},
+		{"same\nsame\n", "same", "x"},
+		{"", "a", "b"},
+		{"tail   \nnext", "tail\nnext", "t\nn"},
+		{strings.Repeat("row\n", 100) + "mid\n" + strings.Repeat("row\n", 100), "mid", "MID\nMID2"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, content, oldText, newText string) {
+		original := content
+		normalized := normalizeToLF(original)
+		edits := []Replacement{{OldText: oldText, NewText: newText}}
+		updated, reps, err := applyEdits(normalized, edits, "f.txt")
+		if err != nil {
+			return
+		}
+		assert.NotEqual(t, normalized, updated)
+		details := generateEditDiff("f.txt", normalized, updated, reps)
+		require.NotNil(t, details.FirstChangedLine)
+		assert.Equal(t, updated, applyPatch(t, normalized, details.Patch), "patch applies")
+		if normalized != original {
+			assert.Equal(t, updated, normalizeToLF(applyToOriginal(original, reps)), "CRLF splice")
+		}
+		lfOld := normalizeToLF(oldText)
+		if strings.Count(normalized, lfOld) == 1 && countOccurrences(normalized, lfOld) == 1 {
+			assert.Equal(t, strings.Replace(normalized, lfOld, normalizeToLF(newText), 1), updated, "exact edit")
+		}
+	})
+}
+
+func TestEditErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	write("a.txt", "one\ntwo\ntwo\n")
+	write("latin1.txt", "caf\xe9\n")
+	tests := []struct {
+		name  string
+		args  EditArgs
+		want  string
+		file  string
+		after string
+	}{
+		{"empty edits", EditArgs{Path: "a.txt"}, "Edit tool input is invalid. edits must contain at least one replacement.", "a.txt", "one\ntwo\ntwo\n"},
+		{"missing", EditArgs{Path: "nope.txt", Edits: []Replacement{{"a", "b"}}}, "Could not edit file: nope.txt. Error code: ENOENT.", "", ""},
+		{"duplicate", EditArgs{Path: "a.txt", Edits: []Replacement{{"two", "2"}}},
+			"Found 2 occurrences of the text in a.txt. The text must be unique. Please provide more context to make it unique.", "a.txt", "one\ntwo\ntwo\n"},
+		{"not UTF-8", EditArgs{Path: "latin1.txt", Edits: []Replacement{{"caf", "CAF"}}},
+			"Could not edit file: latin1.txt. The file is not valid UTF-8 text; editing it would corrupt the bytes that are not.", "latin1.txt", "caf\xe9\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Edit(context.Background(), dir, tt.args)
+			require.EqualError(t, err, tt.want)
+			if tt.file != "" {
+				b, err := os.ReadFile(filepath.Join(dir, tt.file))
+				require.NoError(t, err)
+				assert.Equal(t, tt.after, string(b), "file untouched")
+			}
+		})
+	}
+}
+
+// TestConcurrentEditsSerialized runs many edits of one file at once, each replacing its
+// own marker. Each edit reads, changes and writes the whole file, so without the
+// mutation queue concurrent edits would overwrite each other's changes.
+func TestConcurrentEditsSerialized(t *testing.T) {
+	dir := t.TempDir()
+	const n = 40
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "slot %d: todo\n", i)
+	}
+	p := filepath.Join(dir, "shared.txt")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	// Reach the file through a symlink too: the queue keys by real path.
+	require.NoError(t, os.Symlink("shared.txt", filepath.Join(dir, "alias.txt")))
+
+	ctx := WithMutationQueue(context.Background(), NewMutationQueue())
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			name := "shared.txt"
+			if i%2 == 1 {
+				name = "alias.txt"
+			}
+			_, errs[i] = Edit(ctx, dir, EditArgs{Path: name, Edits: []Replacement{{
+				OldText: "slot " + strconv.Itoa(i) + ": todo", NewText: "slot " + strconv.Itoa(i) + ": done"}}})
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "edit %d", i)
+	}
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, strings.ReplaceAll(b.String(), "todo", "done"), string(got), "no edit lost")
+	info, err := os.Lstat(filepath.Join(dir, "alias.txt"))
+	require.NoError(t, err)
+	assert.True(t, info.Mode()&os.ModeSymlink != 0, "the symlink is still a symlink")
+}
+
+func TestPrepareEditArgs(t *testing.T) {
+	one := map[string]any{"oldText": "a", "newText": "b"}
+	tests := []struct {
+		name string
+		in   map[string]any
+		want map[string]any
+	}{
+		{"array unchanged", map[string]any{"path": "p", "edits": []any{one}}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"JSON string", map[string]any{"path": "p", "edits": `[{"oldText":"a","newText":"b"}]`}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"JSON string of one object", map[string]any{"path": "p", "edits": `{"oldText":"a","newText":"b"}`}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"bad JSON string kept", map[string]any{"path": "p", "edits": `[{`}, map[string]any{"path": "p", "edits": `[{`}},
+		{"single object", map[string]any{"path": "p", "edits": one}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"legacy", map[string]any{"path": "p", "oldText": "a", "newText": "b"}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"legacy appended", map[string]any{"path": "p", "oldText": "a", "newText": "b", "edits": []any{one}},
+			map[string]any{"path": "p", "edits": []any{one, one}}},
+		{"half legacy left alone", map[string]any{"path": "p", "oldText": "a"}, map[string]any{"path": "p", "oldText": "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := PrepareEditArgs(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

@@ -1,0 +1,102 @@
+package fsops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "exec.sh")
+	require.NoError(t, os.WriteFile(existing, []byte("old"), 0o751))
+	require.NoError(t, os.Chmod(existing, 0o751))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), []byte("f"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "dir"), 0o755))
+
+	tests := []struct {
+		name, path, content string
+		wantErr             string
+		wantMode            os.FileMode
+	}{
+		{name: "new nested", path: "a/b/new.txt", content: "new\n", wantMode: 0o644},
+		{name: "keeps mode", path: "exec.sh", content: "#!/bin/sh\n", wantMode: 0o751},
+		{name: "directory", path: "dir", wantErr: fmt.Sprintf("EISDIR: illegal operation on a directory, open '%s/dir'", dir)},
+		{name: "parent is a file", path: "file/x.txt", wantErr: fmt.Sprintf("EEXIST: file already exists, mkdir '%s/file'", dir)},
+		{name: "grandparent is a file", path: "file/d/x.txt", wantErr: fmt.Sprintf("ENOTDIR: not a directory, mkdir '%s/file/d'", dir)},
+	}
+	old := syscallUmask(0o022)
+	defer syscallUmask(old)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Write(context.Background(), dir, WriteArgs{Path: tt.path, Content: tt.content})
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "Successfully wrote to "+tt.path, res.Content[0].Text)
+			p := filepath.Join(dir, tt.path)
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, tt.content, string(b))
+			info, err := os.Stat(p)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantMode, info.Mode().Perm())
+		})
+	}
+	// No temporary files are left behind.
+	var names []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if strings.Contains(filepath.Base(p), ".pi-sbx-") {
+			names = append(names, p)
+		}
+		return nil
+	})
+	assert.Empty(t, names)
+}
+
+// TestWriteIsAtomic overwrites a file again and again with one of two contents while
+// readers read it: a reader must always see one whole content, never an empty or mixed
+// file, which a truncate-then-write (pi's fs.writeFile) would expose.
+func TestWriteIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	a, b := strings.Repeat("A", 256<<10), strings.Repeat("B", 256<<10)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), []byte(a), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var bad []string
+	var mu sync.Mutex
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				got, err := os.ReadFile(filepath.Join(dir, "f"))
+				if err != nil || (string(got) != a && string(got) != b) {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("err=%v len=%d", err, len(got)))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < 60; i++ {
+		content := a
+		if i%2 == 0 {
+			content = b
+		}
+		_, err := Write(context.Background(), dir, WriteArgs{Path: "f", Content: content})
+		require.NoError(t, err)
+	}
+	cancel()
+	wg.Wait()
+	assert.Empty(t, bad, "readers saw partial files")
+}
