@@ -192,5 +192,6 @@ func (st Store) discard(name string) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("removing state of %s: %w", name, err)
 	}
+	_ = os.Remove(trash) // only when empty: another rm may be using it
 	return nil
 }

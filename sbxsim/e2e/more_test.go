@@ -64,6 +64,8 @@ func TestExecUserAndWorkdir(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := s.create("user", ws)
+	// A directory that exists only inside: -w is resolved in the sandbox's mount namespace.
+	s.must("exec", name, "mkdir", "/tmp/only-inside")
 	tests := []struct {
 		args []string
 		want string
@@ -72,7 +74,7 @@ func TestExecUserAndWorkdir(t *testing.T) {
 		{[]string{"exec", "--user=1234:5678", name, "sh", "-c", "id -u; id -g"}, "1234\n5678\n"},
 		{[]string{"exec", "-u", "root", name, "id", "-un"}, "root\n"},
 		{[]string{"exec", "-w", filepath.Join(ws, "sub"), name, "pwd"}, filepath.Join(ws, "sub") + "\n"},
-		{[]string{"exec", "-w", "/tmp", name, "pwd"}, "/tmp\n"},
+		{[]string{"exec", "-w", "/tmp/only-inside", name, "pwd"}, "/tmp/only-inside\n"},
 	}
 	for _, tt := range tests {
 		if got := s.must(tt.args...); got != tt.want {
