@@ -1,0 +1,259 @@
+// Package e2e runs the real pi-sbx-backend against sbxsim, the project's simulator of the
+// sbx CLI, through the same code path as with a real microVM: serve, the agent inside the
+// "VM", tool --sandbox, and MCP clients (the Go SDK's, and the official TypeScript SDK's).
+// The tests need root (sbxsim makes namespaces); CI runs as root, so not being root is a
+// failure, never a skip.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+)
+
+// Binaries built once for the package.
+var simBin, backendBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pi-sbx-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	simBin, backendBin = filepath.Join(dir, "sbxsim"), filepath.Join(dir, "pi-sbx-backend")
+	for bin, pkg := range map[string]string{simBin: "./cmd/sbxsim", backendBin: "./cmd/pi-sbx-backend"} {
+		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// world is one test's sbxsim state, workspace and a decoy Docker socket that nothing
+// may ever connect to.
+type world struct {
+	t         *testing.T
+	state     string
+	ws        string
+	decoy     string
+	decoyHits atomic.Int64
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("e2e tests must run as root (sbxsim creates namespaces); CI runs them as root")
+	}
+	w := &world{t: t, state: t.TempDir(), ws: t.TempDir()}
+	// A decoy Docker daemon: DOCKER_HOST points here in every environment the backend
+	// gets. Any connection is a leak of the host's docker configuration.
+	sockDir, err := os.MkdirTemp("", "decoy-")
+	require.NoError(t, err)
+	w.decoy = filepath.Join(sockDir, "docker.sock")
+	ln, err := net.Listen("unix", w.decoy)
+	require.NoError(t, err)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			w.decoyHits.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		for _, s := range w.sandboxes() {
+			w.sim("rm", "-f", s)
+		}
+		ln.Close()
+		os.RemoveAll(sockDir)
+		assert.Zero(t, w.decoyHits.Load(), "the host DOCKER_HOST decoy socket was connected to")
+	})
+	writeFixture(t, w.ws)
+	return w
+}
+
+// writeFixture lays out a small project: text, nested code, an ignored file, an image.
+func writeFixture(t *testing.T, dir string) {
+	files := map[string]string{
+		"README.md":          "# demo\nhello world\nsecond line\n",
+		"src/main.go":        "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n",
+		"src/util/util.go":   "package util\n\n// Hello says hello.\nfunc Hello() string { return \"hello\" }\n",
+		"notes/todo.txt":     "TODO: one\nTODO: two\ndone: three\n",
+		".gitignore":         "build/\n",
+		"build/out.txt":      "hello from build\n",
+		"edit-me.txt":        "alpha\nbeta\ngamma\n",
+		"images/pixel.png":   string(pngPixel),
+		"deep/a/b/c/file.md": "deep hello\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+}
+
+// pngPixel is a 1x1 PNG.
+var pngPixel = []byte{0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00,
+	0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0, 0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99,
+	0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82}
+
+// env is the environment the backend runs with: what a user's shell might have,
+// including docker variables that must not leak, plus sbxsim's settings (allowlisted,
+// since the backend passes nothing else to sbx).
+func (w *world) env(extra ...string) []string {
+	return append([]string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"PI_SBX_BIN=" + simBin,
+		"SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=0",
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER",
+		"DOCKER_HOST=unix://" + w.decoy, "DOCKER_CONTEXT=decoy", "COMPOSE_PROJECT_NAME=decoy",
+		"PI_E2E_MARK=forwarded", "HOST_SECRET=must-not-cross",
+	}, extra...)
+}
+
+// sim runs sbxsim directly (the test's own view of the sandboxes).
+func (w *world) sim(args ...string) (string, int) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, simBin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=0"}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), ee.ExitCode()
+	}
+	require.NoError(w.t, err)
+	return out.String(), 0
+}
+
+func (w *world) sandboxes() []string {
+	out, code := w.sim("ls", "--json")
+	if code != 0 {
+		return nil
+	}
+	var ls struct {
+		Sandboxes []struct {
+			Name string `json:"name"`
+		} `json:"sandboxes"`
+	}
+	if json.Unmarshal([]byte(out), &ls) != nil {
+		return nil
+	}
+	var names []string
+	for _, s := range ls.Sandboxes {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// create makes a sandbox on the workspace, as a user pinning DOCKER_SANDBOX would.
+func (w *world) create(name string) {
+	out, code := w.sim("create", "--name", name, "shell", w.ws)
+	require.Zero(w.t, code, out)
+}
+
+// serve starts `pi-sbx-backend serve` in the workspace and connects the Go SDK's client.
+func (w *world) serve(opts *mcp.ClientOptions, args []string, extraEnv ...string) (*mcp.ClientSession, *exec.Cmd, *syncBuffer) {
+	w.t.Helper()
+	cmd := exec.Command(backendBin, append([]string{"serve"}, args...)...)
+	cmd.Dir = w.ws
+	cmd.Env = w.env(extraEnv...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() { cs.Close() })
+	return cs, cmd, stderr
+}
+
+// local runs `tool --local` in the workspace and returns its JSON result, normalised.
+func (w *world) local(name, args string) string {
+	w.t.Helper()
+	cmd := exec.Command(backendBin, "tool", "--local", "--cwd", w.ws, name, args)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	out, err := cmd.Output()
+	require.NoError(w.t, err, "tool --local %s %s", name, args)
+	return normalise(w.t, out)
+}
+
+// normalise re-encodes a JSON result so that key order does not matter.
+func normalise(t *testing.T, data []byte) string {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal(data, &v), "%s", data)
+	out, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(out)
+}
+
+// viaMCP converts an MCP tool result to the `tool` JSON shape, normalised.
+func viaMCP(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	r, err := backend.FromMCP(res)
+	require.NoError(t, err)
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	return normalise(t, b)
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name, args string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	require.NoError(t, err, "%s %s", name, args)
+	return res
+}
+
+// syncBuffer collects a child's stderr.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}

@@ -1,0 +1,302 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+// readOnlyCalls are calls that leave the workspace as it is; each is compared with
+// `tool --local` on the same workspace.
+var readOnlyCalls = []struct{ name, args string }{
+	{"read", `{"path":"README.md"}`},
+	{"read", `{"path":"notes/todo.txt","offset":2,"limit":1}`},
+	{"read", `{"path":"images/pixel.png"}`},
+	{"read", `{"path":"no/such/file"}`},
+	{"ls", `{}`},
+	{"ls", `{"path":"src"}`},
+	{"grep", `{"pattern":"hello"}`},
+	{"grep", `{"pattern":"todo","ignoreCase":true,"path":"notes"}`},
+	{"find", `{"pattern":"**/*.go"}`},
+	{"find", `{"pattern":"*.md"}`},
+	{"bash", `{"command":"echo out; echo err >&2; pwd; exit 3"}`},
+}
+
+func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
+	w := newWorld(t)
+	cs, cmd, stderr := w.serve(nil, nil)
+	ctx := context.Background()
+
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	reg := tools.Default()
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+		want, ok := reg.Lookup(tl.Name)
+		require.True(t, ok, tl.Name)
+		assert.Equal(t, want.Description, tl.Description)
+		wantSchema, _ := json.Marshal(want.Schema)
+		gotSchema, _ := json.Marshal(tl.InputSchema)
+		assert.JSONEq(t, string(wantSchema), string(gotSchema), tl.Name)
+	}
+	assert.ElementsMatch(t, []string{"bash", "read", "write", "edit", "grep", "find", "ls"}, names)
+	assert.Empty(t, w.sandboxes(), "listing tools creates no sandbox")
+
+	for _, c := range readOnlyCalls {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, w.local(c.name, c.args), viaMCP(t, call(t, cs, c.name, c.args)), "%s %s", c.name, c.args)
+		})
+	}
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1, "the session created its sandbox on first need")
+	box := boxes[0]
+	assert.Regexp(t, `^pi-sbx-\d+-[a-z0-9]+$`, box)
+	assert.Contains(t, stderr.String(), "creating sandbox "+box, "progress goes to stderr")
+
+	// The calls really ran in the VM: its hostname is the sandbox's, not ours.
+	host, _ := os.Hostname()
+	inside := text(call(t, cs, "bash", `{"command":"hostname"}`))
+	assert.NotEqual(t, host+"\n", inside)
+
+	// Mutating tools: the same call through the sandbox and locally, from the same
+	// starting state, gives the same result and the same file on the host.
+	mutating := []struct {
+		name, args, file, start string
+	}{
+		{"write", `{"path":"out/new.txt","content":"written in the VM\n"}`, "out/new.txt", ""},
+		{"edit", `{"path":"edit-me.txt","edits":[{"oldText":"beta","newText":"BETA"}]}`, "edit-me.txt", "alpha\nbeta\ngamma\n"},
+		{"edit", `{"path":"edit-me.txt","edits":[{"oldText":"absent","newText":"x"}]}`, "edit-me.txt", "alpha\nbeta\ngamma\n"},
+	}
+	for _, m := range mutating {
+		t.Run(m.name, func(t *testing.T) {
+			p := filepath.Join(w.ws, m.file)
+			reset := func() {
+				os.Remove(p)
+				if m.start != "" {
+					require.NoError(t, os.WriteFile(p, []byte(m.start), 0o644))
+				}
+			}
+			reset()
+			got := viaMCP(t, call(t, cs, m.name, m.args))
+			inVM, err := os.ReadFile(p)
+			if m.start == "" {
+				require.NoError(t, err, "a file written in the sandbox is on the host")
+			}
+			reset()
+			assert.Equal(t, w.local(m.name, m.args), got)
+			local, _ := os.ReadFile(p)
+			assert.Equal(t, string(local), string(inVM))
+		})
+	}
+
+	// Only PI_* (and allowlisted) variables cross into the VM; nothing docker-related.
+	env := text(call(t, cs, "bash", `{"command":"env | sort"}`))
+	assert.Contains(t, env, "PI_E2E_MARK=forwarded")
+	assert.NotContains(t, env, "HOST_SECRET")
+	assert.NotRegexp(t, regexp.MustCompile(`(?m)^(DOCKER_|COMPOSE_)`), env)
+
+	// Orderly shutdown removes the session's sandbox.
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+	assert.NotContains(t, w.sandboxes(), box, "the session-created sandbox is torn down")
+}
+
+// ignoreExit tolerates the exit status CommandTransport's Close may leave.
+func ignoreExit(err error) error {
+	if err != nil && strings.Contains(err.Error(), "Wait was already called") {
+		return nil
+	}
+	return err
+}
+
+func TestToolSandboxMatchesLocal(t *testing.T) {
+	w := newWorld(t)
+	const box = "e2e-tool-sandbox"
+	w.create(box)
+	for _, c := range readOnlyCalls {
+		cmd := command(backendBin, w.env(), "tool", "--sandbox", box, "--cwd", w.ws, c.name, c.args)
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s %s: %s", c.name, c.args, stderrOf(err))
+		assert.Equal(t, w.local(c.name, c.args), normalise(t, out), "%s %s", c.name, c.args)
+	}
+	// A malformed call is refused on the host, exit 2, before reaching the sandbox.
+	cmd := command(backendBin, w.env(), "tool", "--sandbox", box, "--cwd", w.ws, "read", `{"path":1}`)
+	_, err := cmd.Output()
+	assert.Equal(t, 2, exitCode(err))
+}
+
+func TestServeStreamsBashProgress(t *testing.T) {
+	w := newWorld(t)
+	var mu sync.Mutex
+	var pieces []string
+	var totals []float64
+	cs, _, _ := w.serve(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, "tok-1", r.Params.ProgressToken)
+		pieces = append(pieces, r.Params.Message)
+		totals = append(totals, r.Params.Progress)
+	}}, nil)
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "for i in 1 2 3 4; do echo step $i; sleep 0.3; done"}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(context.Background(), params)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	out := text(res)
+	assert.Equal(t, "step 1\nstep 2\nstep 3\nstep 4\n", out)
+	assert.Equal(t, out, strings.Join(pieces, ""), "the progress messages are the output, in order")
+	assert.Greater(t, len(pieces), 1, "streamed in several pieces while it ran")
+	for i := 1; i < len(totals); i++ {
+		assert.Greater(t, totals[i], totals[i-1], "progress increases")
+	}
+	assert.Equal(t, float64(len(out)), totals[len(totals)-1])
+}
+
+func TestServeCancelStopsTheCommandInTheVM(t *testing.T) {
+	w := newWorld(t)
+	cs, _, _ := w.serve(nil, nil)
+	call(t, cs, "ls", `{}`) // the sandbox and agent are up
+	box := w.sandboxes()[0]
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": "sleep 3000 & echo $! > sleep.pid; wait"}})
+		done <- err
+	}()
+	pid := waitPid(t, filepath.Join(w.ws, "sleep.pid"))
+	alive := func() bool { _, code := w.sim("exec", box, "kill", "-0", strconv.Itoa(pid)); return code == 0 }
+	require.True(t, alive(), "the command runs in the VM's pid namespace")
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	require.Eventually(t, func() bool { return !alive() }, 20*time.Second, 100*time.Millisecond,
+		"notifications/cancelled killed the command inside the VM")
+	ps, _ := w.sim("exec", box, "ps", "-eo", "args")
+	assert.NotContains(t, ps, "sleep 3000")
+	// The channel is still good.
+	assert.Contains(t, text(call(t, cs, "bash", `{"command":"echo still here"}`)), "still here")
+}
+
+func waitPid(t *testing.T, file string) int {
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(file)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, 30*time.Second, 20*time.Millisecond)
+	return pid
+}
+
+func TestServeRecoversWhenTheAgentIsKilled(t *testing.T) {
+	w := newWorld(t)
+	cs, _, _ := w.serve(nil, nil)
+	call(t, cs, "ls", `{}`)
+	box := w.sandboxes()[0]
+
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() { done <- call(t, cs, "bash", `{"command":"touch started; sleep 3000"}`) }()
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(w.ws, "started")); return err == nil },
+		30*time.Second, 20*time.Millisecond)
+	out, code := w.sim("exec", box, "pkill", "-9", "-f", "pi-sbx-agent-.* agent")
+	require.Zero(t, code, out)
+
+	res := <-done
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "the sandbox agent stopped during the call")
+	assert.Contains(t, text(res), "the next call restarts it")
+
+	assert.Equal(t, w.local("read", `{"path":"README.md"}`), viaMCP(t, call(t, cs, "read", `{"path":"README.md"}`)),
+		"the next call restarts the agent and works")
+}
+
+func TestServeFailsClosedWhenTheSandboxIsGone(t *testing.T) {
+	for _, transport := range []string{"persistent", "per-call"} {
+		t.Run(transport, func(t *testing.T) {
+			w := newWorld(t)
+			box := "e2e-gone-" + strings.ReplaceAll(transport, "-", "")
+			w.create(box)
+			cs, _, _ := w.serve(nil, []string{"--transport", transport}, "DOCKER_SANDBOX="+box)
+			call(t, cs, "ls", `{}`)
+			out, code := w.sim("rm", "-f", box)
+			require.Zero(t, code, out)
+
+			marker := filepath.Join(t.TempDir(), "ran-on-the-host")
+			for i := 0; i < 2; i++ { // the failed call, and the next one that would restart the agent
+				res := call(t, cs, "bash", `{"command":"touch `+marker+`"}`)
+				assert.True(t, res.IsError)
+				assert.Contains(t, text(res), "sandbox")
+				assert.Regexp(t, "no sandbox named|agent stopped", text(res))
+				_, err := os.Stat(marker)
+				assert.True(t, os.IsNotExist(err), "nothing ran on the host")
+			}
+			assert.Empty(t, w.sandboxes(), "no sandbox was silently re-created")
+		})
+	}
+}
+
+func TestServeKeepsAPinnedSandbox(t *testing.T) {
+	w := newWorld(t)
+	const box = "e2e-pinned"
+	w.create(box)
+	cs, cmd, _ := w.serve(nil, nil, "DOCKER_SANDBOX="+box, "DOCKER_SANDBOX_TEARDOWN=remove")
+	call(t, cs, "ls", `{}`)
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+	assert.Equal(t, []string{box}, w.sandboxes(), "a pinned sandbox is never removed")
+	// The agent was installed outside the workspace.
+	out, code := w.sim("exec", box, "sh", "-c", "ls /tmp/pi-sbx-agent-*")
+	require.Zero(t, code, out)
+	entries, _ := os.ReadDir(w.ws)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), "pi-sbx-agent")
+	}
+}
+
+func TestServeConcurrentCalls(t *testing.T) {
+	w := newWorld(t)
+	cs, _, _ := w.serve(nil, nil)
+	want := w.local("read", `{"path":"README.md"}`)
+	call(t, cs, "ls", `{}`)
+	const n = 200
+	var wg sync.WaitGroup
+	results := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "README.md"}})
+			if err != nil {
+				results <- err.Error()
+				return
+			}
+			results <- viaMCP(t, res)
+		}()
+	}
+	wg.Wait()
+	close(results)
+	count := 0
+	for r := range results {
+		assert.Equal(t, want, r)
+		count++
+	}
+	assert.Equal(t, n, count)
+}
