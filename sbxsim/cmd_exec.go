@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path"
 	"strconv"
 	"strings"
 
@@ -52,6 +53,9 @@ func (c *cli) parseExec(args []string) (execRequest, error) {
 	}
 	r := execRequest{name: fs.args[0], argv: fs.args[1:], user: fs.last("user"), workdir: fs.last("workdir"),
 		interactive: fs.has("interactive"), tty: fs.has("tty")}
+	if r.workdir != "" && !path.IsAbs(r.workdir) {
+		return r, fmt.Errorf("the working directory %q is not an absolute path", r.workdir)
+	}
 	if r.argv[0] == "--" {
 		r.argv = r.argv[1:]
 	}

@@ -73,6 +73,9 @@ func (st Store) reserve(name string) error {
 
 // Load reads a sandbox's state without locking: state files are replaced atomically.
 func (st Store) Load(name string) (*Sandbox, error) {
+	if validateName(name) != nil { // never a path outside the state directory
+		return nil, errNoSandbox{name}
+	}
 	b, err := os.ReadFile(st.stateFile(name))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errNoSandbox{name}
@@ -135,6 +138,9 @@ func (l *lock) Unlock() { l.f.Close() }
 // returns errNoSandbox when the sandbox is (or, while waiting, was) removed: rm renames
 // the directory away, so a lock file that is no longer at its path is stale.
 func (st Store) Lock(ctx context.Context, name string) (*lock, error) {
+	if validateName(name) != nil {
+		return nil, errNoSandbox{name}
+	}
 	path := filepath.Join(st.dir(name), "lock")
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)

@@ -125,6 +125,8 @@ func TestExecExitCodesAndErrors(t *testing.T) {
 		{"missing sandbox", []string{"exec", s.name("none"), "true"}, 1, "ERROR: no sandbox named '" + s.name("none") + "'"},
 		{"detach", []string{"exec", "-d", name, "true"}, 1, "--detach is not supported for exec; omit -d to run the command in the foreground"},
 		{"no command", []string{"exec", name}, 1, "requires at least 2 arguments"},
+		{"relative workdir", []string{"exec", "-w", "rel", name, "true"}, 1, "not an absolute path"},
+		{"name that is a path", []string{"exec", "../" + name, "true"}, 1, "ERROR: no sandbox named '../" + name + "'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
