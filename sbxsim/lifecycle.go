@@ -36,103 +36,61 @@ func (m *Manager) hiddenDirs() []string {
 const initTimeout = 30 * time.Second
 
 // start boots a stopped sandbox: a new init in fresh namespaces, its network, its
-// dockerd, and its published ports. The caller holds the sandbox's lock.
+// dockerd, and its published ports. The caller holds the sandbox's lock. On failure
+// everything started is ended again.
 func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
-	dir := m.Store.dir(sb.Name)
-	logPath := filepath.Join(dir, "init.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	logPath := filepath.Join(m.Store.dir(sb.Name), "init.log")
+	cfg, err := m.initConfigFor(sb)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", sb.Name, err)
 	}
-	defer logf.Close()
-
-	cfg := initConfig{Name: sb.Name, Hide: m.hiddenDirs()}
-	for _, w := range sb.Workspaces {
-		real, err := filepath.EvalSymlinks(w.Path)
-		if err != nil {
-			return fmt.Errorf("starting %s: workspace %w", sb.Name, err)
-		}
-		cfg.Workspaces = append(cfg.Workspaces, Workspace{Path: real, ReadOnly: w.ReadOnly})
-	}
-	if sb.Docker {
-		cfg.DataRoot = filepath.Join(dir, "docker")
-		if err := os.MkdirAll(cfg.DataRoot, 0o700); err != nil {
-			return fmt.Errorf("starting %s: %w", sb.Name, err)
-		}
-		dockerd, err := lookTool("dockerd")
-		if err != nil {
-			return fmt.Errorf("starting %s: %w", sb.Name, err)
-		}
-		cfg.Dockerd = []string{dockerd, "--data-root=/var/lib/docker", "--host=unix:///var/run/docker.sock",
-			"--pidfile=/run/docker.pid", "--log-level=warn", "--shutdown-timeout=2"}
-	}
-	cfgJSON, err := json.Marshal(cfg)
-	if err != nil {
-		return err
-	}
-
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer statusR.Close()
-	controlR, controlW, err := os.Pipe()
-	if err != nil {
-		statusW.Close()
-		return err
-	}
-	defer controlW.Close()
-	cmd := exec.Command(m.Self, "__init", string(cfgJSON))
-	cmd.Env = []string{"PATH=" + defaultPath}
-	cmd.Dir = "/"
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{statusW, controlR} // fds 3 and 4
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET,
-		Setsid:     true,
-	}
-	err = cmd.Start()
-	statusW.Close()
-	controlR.Close()
+	in, err := m.spawnInit(cfg, logPath)
 	if err != nil {
 		return fmt.Errorf("starting init of %s: %w", sb.Name, err)
 	}
-	var ns *NetSlot
+	defer in.close()
 	defer func() {
 		if err == nil {
-			_ = cmd.Process.Release() // init outlives this command
+			_ = in.cmd.Process.Release() // init outlives this command
 			return
 		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if ns != nil {
-			deleteVeth(context.Background(), ns.Veth)
+		for i := range sb.Ports {
+			if p := sb.Ports[i].Proxy; p != nil {
+				_ = p.Terminate(context.WithoutCancel(ctx), time.Second)
+				sb.Ports[i].Proxy = nil
+			}
 		}
+		_ = in.cmd.Process.Kill()
+		_ = in.cmd.Wait()
+		if sb.Net != nil {
+			deleteVeth(context.WithoutCancel(ctx), sb.Net.Veth)
+		}
+		sb.Init, sb.Net = nil, nil
 		err = fmt.Errorf("%w%s", err, logTail(logPath))
 	}()
-	proc, err := procOf(cmd.Process.Pid)
+	proc, err := procOf(in.cmd.Process.Pid)
 	if err != nil {
 		return fmt.Errorf("starting init of %s: %w", sb.Name, err)
 	}
-	status := bufio.NewReader(statusR)
-	if err := expectLine(statusR, status, "mounted"); err != nil {
+	if err := in.expect("mounted"); err != nil {
 		return fmt.Errorf("starting %s: %w", sb.Name, err)
 	}
-	if ns, err = setupNet(ctx, sb.Name, proc.Pid); err != nil {
+	ns, err := setupNet(ctx, sb.Name, proc.Pid)
+	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(controlW, "net\n"); err != nil {
-		return fmt.Errorf("starting %s: %w", sb.Name, err)
-	}
-	if err := expectLine(statusR, status, "ready"); err != nil {
-		return fmt.Errorf("starting %s: %w", sb.Name, err)
-	}
 	sb.Init, sb.Net = proc, ns
+	if _, err := io.WriteString(in.control, "net\n"); err != nil {
+		return fmt.Errorf("starting %s: %w", sb.Name, err)
+	}
+	if err := in.expect("ready"); err != nil {
+		return fmt.Errorf("starting %s: %w", sb.Name, err)
+	}
 	if sb.Docker {
 		d0 := time.Now()
 		dc := dockerClient(proc.Pid)
 		if err := dc.waitReady(ctx, 60*time.Second); err != nil {
-			return fmt.Errorf("failed to start sandbox: start runtime: docker daemon failed to start inside the sandbox: %w", err)
+			return fmt.Errorf("start runtime: docker daemon failed to start inside the sandbox: %w", err)
 		}
 		fmt.Fprintf(m.Stderr, "INFO: Started Docker daemon in %.1fs\n", time.Since(d0).Seconds())
 		if err := dc.ensureBaseImage(ctx); err != nil {
@@ -142,16 +100,93 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 	if err := m.publishSaved(ctx, sb); err != nil {
 		return err
 	}
-	if err := m.Store.Save(sb); err != nil {
-		return err
-	}
-	return nil
+	return m.Store.Save(sb)
 }
 
-// expectLine reads one status line from init, with a deadline.
-func expectLine(f *os.File, r *bufio.Reader, want string) error {
-	_ = f.SetReadDeadline(time.Now().Add(initTimeout))
-	line, err := r.ReadString('\n')
+// initConfigFor describes the sandbox's file system view and daemon to its init.
+func (m *Manager) initConfigFor(sb *Sandbox) (initConfig, error) {
+	cfg := initConfig{Name: sb.Name, Hide: m.hiddenDirs()}
+	for _, w := range sb.Workspaces {
+		// Bind at the real path: a symlinked component may live in a hidden directory.
+		real, err := filepath.EvalSymlinks(w.Path)
+		if err != nil {
+			return cfg, fmt.Errorf("workspace %w", err)
+		}
+		cfg.Workspaces = append(cfg.Workspaces, Workspace{Path: real, ReadOnly: w.ReadOnly})
+	}
+	if !sb.Docker {
+		return cfg, nil
+	}
+	cfg.DataRoot = filepath.Join(m.Store.dir(sb.Name), "docker")
+	if err := os.MkdirAll(cfg.DataRoot, 0o700); err != nil {
+		return cfg, err
+	}
+	dockerd, err := lookTool("dockerd")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Dockerd = []string{dockerd, "--data-root=/var/lib/docker", "--host=unix:///var/run/docker.sock",
+		"--pidfile=/run/docker.pid", "--log-level=warn", "--shutdown-timeout=2"}
+	return cfg, nil
+}
+
+// initProcess is a just-started init and the parent's ends of the init protocol.
+type initProcess struct {
+	cmd     *exec.Cmd
+	status  *os.File // init's status lines
+	lines   *bufio.Reader
+	control *os.File // "net\n" once the network is ready
+}
+
+// spawnInit starts sbxsim's __init mode in new mount, PID, UTS, IPC and network
+// namespaces, in a session of its own, logging to logPath.
+func (m *Manager) spawnInit(cfg initConfig, logPath string) (*initProcess, error) {
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer statusW.Close()
+	controlR, controlW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	defer controlR.Close()
+	cmd := exec.Command(m.Self, "__init", string(cfgJSON))
+	cmd.Env = []string{"PATH=" + defaultPath}
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{statusW, controlR} // initStatusFd, initControlFd
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET,
+		Setsid:     true,
+	}
+	if err := cmd.Start(); err != nil {
+		statusR.Close()
+		controlW.Close()
+		return nil, err
+	}
+	return &initProcess{cmd: cmd, status: statusR, lines: bufio.NewReader(statusR), control: controlW}, nil
+}
+
+func (p *initProcess) close() {
+	p.status.Close()
+	p.control.Close()
+}
+
+// expect reads init's next status line, with a deadline.
+func (p *initProcess) expect(want string) error {
+	_ = p.status.SetReadDeadline(time.Now().Add(initTimeout))
+	line, err := p.lines.ReadString('\n')
 	line = strings.TrimSpace(line)
 	switch {
 	case line == want:

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -75,4 +78,50 @@ func TestCrashedAndStuckInit(t *testing.T) {
 	}
 	s.must("rm", "-f", name)
 	assertGone(t, st)
+}
+
+// TestFailedStartLeavesNothing: a start that fails half-way (its fixed host port was
+// taken while the sandbox was stopped) reports sbx's runtime error and ends the init,
+// veth and proxies it had started; a failed create leaves no sandbox.
+func TestFailedStartLeavesNothing(t *testing.T) {
+	s := newSim(t, false)
+	ws := t.TempDir()
+	name := s.create("fail", ws)
+	// Find a free port, publish it, stop, then hold it on the host.
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	// The ephemeral one comes first, so the failing start has a proxy to clean up.
+	s.ports(name, "--publish", "7001", "--publish", fmt.Sprintf("%d:7000", port))
+	st := s.stateOf(name)
+	s.must("stop", name)
+	hold, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+
+	r := s.run("exec", name, "true")
+	if r.code != 1 || !strings.Contains(r.stderr, "ERROR: failed to start sandbox") || !strings.Contains(r.stderr, "port is already allocated") {
+		t.Errorf("exec with its host port taken: %s", r)
+	}
+	if !strings.Contains(s.must("ls"), "stopped") {
+		t.Error("sandbox not stopped after a failed start")
+	}
+	if out := psLines(t, "__proxy"); strings.Contains(out, ":7001") || strings.Contains(out, ":7000") {
+		t.Errorf("proxies left by the failed start:\n%s", out)
+	}
+	if out := psLines(t, "__init {\"name\":\""+name+"\""); out != "" {
+		t.Errorf("init left by the failed start:\n%s", out)
+	}
+	if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), st.Net.Veth+"@") {
+		t.Errorf("veth %s left by the failed start", st.Net.Veth)
+	}
+	hold.Close()
+	if got := s.must("exec", name, "echo", "ok"); got != "ok\n" {
+		t.Errorf("exec once the port is free = %q", got)
+	}
 }
