@@ -38,7 +38,7 @@ func writeGlob(b *strings.Builder, p string, inAlt bool) error {
 		switch c {
 		case '\\':
 			if i+1 >= len(p) {
-				return globError(`dangling '\\'`)
+				return globError(`dangling '\'`)
 			}
 			r, n := nextRune(p[i+1:])
 			b.WriteString(regexp.QuoteMeta(r))

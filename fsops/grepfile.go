@@ -116,13 +116,14 @@ func readFileInto(path string, buf []byte) ([]byte, error) {
 // collecting once maxMatches matches are found and the context after them is complete.
 func fileSearch(p *grepPattern, data []byte, ctxLines, maxMatches int) []grepLine {
 	var out []grepLine
+	cands := newCandidates(p)
 	lineNo := 1  // line number at offset pos
 	pos := 0     // scanning position, always at a line start
 	emitted := 0 // highest line number already in out
 	emittedEnd := 0
 	matches := 0
 	for pos <= len(data) && matches < maxMatches {
-		ms, ok := nextMatchLine(p, data, pos)
+		ms, ok := nextMatchLine(p, cands, data, pos)
 		if !ok {
 			break
 		}
@@ -163,22 +164,55 @@ func fileSearch(p *grepPattern, data []byte, ctxLines, maxMatches int) []grepLin
 	return out
 }
 
+// candidates caches, per literal of the pattern's prefilter, the next offset where it
+// occurs (-2: not searched yet, -1: nowhere after), so each is searched once per file.
+type candidates struct {
+	finds []*litFinder
+	next  []int
+}
+
+func newCandidates(p *grepPattern) *candidates {
+	c := &candidates{finds: p.finds, next: make([]int, len(p.finds))}
+	for i := range c.next {
+		c.next[i] = -2
+	}
+	return c
+}
+
+// at returns the first offset at or after pos on whose line a match may start, or -1.
+func (c *candidates) at(data []byte, pos int) int {
+	best := -1
+	for i, f := range c.finds {
+		if c.next[i] != -1 && c.next[i] < pos {
+			if j := f.index(data[pos:]); j >= 0 {
+				c.next[i] = pos + j
+			} else {
+				c.next[i] = -1
+			}
+		}
+		if n := c.next[i]; n >= 0 && (best < 0 || n < best) {
+			best = n
+		}
+	}
+	return best
+}
+
 // nextMatchLine returns the start of the first line at or after pos that matches.
-func nextMatchLine(p *grepPattern, data []byte, pos int) (int, bool) {
+func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bool) {
 	for pos <= len(data) {
 		if pos == len(data) && (pos == 0 || data[pos-1] == '\n') {
 			return 0, false // no line starts here: the file ended with its terminator
 		}
-		if p.literal != nil {
-			i := bytes.Index(data[pos:], p.literal)
+		if len(c.finds) > 0 {
+			i := c.at(data, pos)
 			if i < 0 {
 				return 0, false
 			}
-			s := bytes.LastIndexByte(data[:pos+i], '\n') + 1
+			s := bytes.LastIndexByte(data[:i], '\n') + 1
 			if s < pos {
 				s = pos
 			}
-			e := lineEnd(data, pos+i)
+			e := lineEnd(data, i)
 			if p.whole || p.re.Match(data[s:e]) {
 				return s, true
 			}
@@ -204,10 +238,10 @@ func nextMatchLine(p *grepPattern, data []byte, pos int) (int, bool) {
 
 // lineMatches reports whether one line (without terminator) matches.
 func (p *grepPattern) lineMatches(line []byte) bool {
-	if p.literal != nil && !bytes.Contains(line, p.literal) {
-		return false
+	if p.whole {
+		return p.finds[0].index(line) >= 0
 	}
-	return p.whole || p.re.Match(line)
+	return p.re.Match(line)
 }
 
 // lineEnd returns the offset of the '\n' ending the line that contains i, or len(data).

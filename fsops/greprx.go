@@ -13,9 +13,12 @@ import (
 // ripgrep's line-oriented search does; plus an optional literal every match contains,
 // used to find candidate lines quickly.
 type grepPattern struct {
-	re      *regexp.Regexp
-	literal []byte // every match contains this (case-sensitive) byte string; nil if none known
-	// whole says the regexp is exactly literal, so finding literal is finding a match.
+	re *regexp.Regexp
+	// finds locate byte strings one of which every match contains (none if no such set
+	// is known), so candidate lines are found with memchr instead of running the regexp
+	// over everything.
+	finds []*litFinder
+	// whole says a found occurrence is itself a match: the regexp is that literal.
 	whole bool
 }
 
@@ -33,10 +36,6 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	if literal {
 		if strings.Contains(pattern, "\n") {
 			return nil, errors.New(`the literal "\n" is not allowed in a regex`)
-		}
-		if !ignoreCase {
-			re := regexp.MustCompile(regexp.QuoteMeta(pattern))
-			return &grepPattern{re: re, literal: []byte(pattern), whole: pattern != ""}, nil
 		}
 		pattern = regexp.QuoteMeta(pattern)
 	}
@@ -57,10 +56,15 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 		return nil, grepSyntaxError(pattern, err)
 	}
 	p := &grepPattern{re: re}
-	if lit := requiredLiteral(tree); len(lit) > 0 {
-		p.literal = lit
-		p.whole = tree.Op == syntax.OpLiteral && tree.Flags&syntax.FoldCase == 0
+	for _, l := range requiredLiterals(tree) {
+		f := newLitFinder(l.text, l.fold)
+		if f == nil {
+			p.finds = nil
+			break
+		}
+		p.finds = append(p.finds, f)
 	}
+	p.whole = len(p.finds) == 1 && p.finds[0].exact && tree.Op == syntax.OpLiteral
 	return p, nil
 }
 
@@ -124,34 +128,72 @@ func stripNewlines(t *syntax.Regexp) error {
 	return nil
 }
 
-// requiredLiteral returns a case-sensitive byte string that every match of t contains
-// (the longest one found among the top-level pieces), or nil.
-func requiredLiteral(t *syntax.Regexp) []byte {
-	var best []rune
-	consider := func(s *syntax.Regexp) {
-		if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 && len(s.Rune) > len(best) {
-			best = s.Rune
-		}
-	}
+// requiredLit is one literal of a prefilter set.
+type requiredLit struct {
+	text []byte
+	fold bool
+}
+
+// maxRequiredLits bounds a prefilter set; beyond it the regexp runs on its own.
+const maxRequiredLits = 8
+
+// requiredLiterals returns literals one of which every match of t contains — from a
+// literal, the best piece of a concatenation, or every branch of an alternation — or
+// nil when no such set is known.
+func requiredLiterals(t *syntax.Regexp) []requiredLit {
 	switch t.Op {
 	case syntax.OpLiteral:
-		consider(t)
+		b := make([]byte, 0, len(t.Rune))
+		for _, r := range t.Rune {
+			b = utf8.AppendRune(b, r)
+		}
+		return []requiredLit{{text: b, fold: t.Flags&syntax.FoldCase != 0}}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiterals(t.Sub[0])
+	case syntax.OpRepeat:
+		if t.Min >= 1 {
+			return requiredLiterals(t.Sub[0])
+		}
 	case syntax.OpConcat:
+		var best []requiredLit
 		for _, s := range t.Sub {
-			consider(s)
-			if s.Op == syntax.OpCapture && len(s.Sub) == 1 {
-				consider(s.Sub[0])
+			if set := requiredLiterals(s); set != nil && betterLits(set, best) {
+				best = set
 			}
 		}
-	case syntax.OpCapture:
-		return requiredLiteral(t.Sub[0])
+		return best
+	case syntax.OpAlternate:
+		var all []requiredLit
+		for _, s := range t.Sub {
+			set := requiredLiterals(s)
+			if set == nil || len(all)+len(set) > maxRequiredLits {
+				return nil
+			}
+			all = append(all, set...)
+		}
+		return all
 	}
-	if len(best) == 0 {
-		return nil
+	return nil
+}
+
+// betterLits prefers the set whose shortest literal is longer, then the smaller set.
+func betterLits(a, b []requiredLit) bool {
+	if b == nil {
+		return true
 	}
-	b := make([]byte, 0, len(best))
-	for _, r := range best {
-		b = utf8.AppendRune(b, r)
+	ma, mb := shortestLit(a), shortestLit(b)
+	if ma != mb {
+		return ma > mb
 	}
-	return b
+	return len(a) < len(b)
+}
+
+func shortestLit(set []requiredLit) int {
+	m := -1
+	for _, l := range set {
+		if m < 0 || len(l.text) < m {
+			m = len(l.text)
+		}
+	}
+	return m
 }

@@ -1,0 +1,99 @@
+package fsops
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSearchableEnd(t *testing.T) {
+	line := "xxxxxxx\n" // 8 bytes
+	cases := []struct {
+		name string
+		data string
+		want int
+	}{
+		{"no NUL", line + line, 16},
+		{"NUL in first fill", line + "\x00" + line, 0},
+		// The first fill is 64KB; a NUL in the second one keeps the first fill's lines.
+		{"NUL in second fill", strings.Repeat(line, 8192) + "\x00", 65536},
+		{"NUL past a partial line", strings.Repeat(line, 8191) + "abc" + strings.Repeat(line, 10) + "\x00", 65528},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, searchableEnd([]byte(c.data)), c.name)
+	}
+}
+
+func TestDecodeBOM(t *testing.T) {
+	assert.Equal(t, "hi", string(decodeBOM([]byte("\xef\xbb\xbfhi"))))
+	assert.Equal(t, "hé", string(decodeBOM([]byte("\xff\xfeh\x00\xe9\x00"))))
+	assert.Equal(t, "hé", string(decodeBOM([]byte("\xfe\xff\x00h\x00\xe9"))))
+	assert.Equal(t, "\xffplain", string(decodeBOM([]byte("\xffplain"))))
+}
+
+func TestFileSearchContext(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 12; i++ {
+		if i == 3 || i == 5 || i == 11 {
+			fmt.Fprintf(&b, "hit %d\n", i)
+		} else {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	p, err := compileGrepPattern("hit", false, false)
+	require.NoError(t, err)
+	render := func(lines []grepLine) string {
+		var out []string
+		for _, l := range lines {
+			sep := "-"
+			if l.match {
+				sep = ":"
+			}
+			out = append(out, fmt.Sprintf("%d%s%s", l.number, sep, l.text))
+		}
+		return strings.Join(out, "|")
+	}
+	data := []byte(b.String())
+	assert.Equal(t, "3:hit 3|5:hit 5|11:hit 11", render(fileSearch(p, data, 0, 100)))
+	// Overlapping windows merge; each line appears once.
+	assert.Equal(t, "1-line 1|2-line 2|3:hit 3|4-line 4|5:hit 5|6-line 6|7-line 7|9-line 9|10-line 10|11:hit 11|12-line 12",
+		render(fileSearch(p, data, 2, 100)))
+	// Collection stops after maxMatches, with that match's trailing context.
+	assert.Equal(t, "2-line 2|3:hit 3|4-line 4", render(fileSearch(p, data, 1, 1)))
+}
+
+func TestCompileGrepPattern(t *testing.T) {
+	cases := []struct {
+		pattern          string
+		literal, fold    bool
+		line             string
+		want             bool
+		wantErrSubstring string
+	}{
+		{pattern: "a.c", line: "abc", want: true},
+		{pattern: "a.c", literal: true, line: "abc", want: false},
+		{pattern: "a.c", literal: true, line: "xa.cx", want: true},
+		{pattern: "NEEDLE", fold: true, line: "a needle", want: true},
+		{pattern: "kelvin", fold: true, line: "\u212aelvin", want: true},
+		{pattern: "a$", line: "a\r", want: false}, // no CRLF mode, as in ripgrep
+		{pattern: "(?s)a.b", line: "a\nb", want: false},
+		{pattern: `a[^x]b`, line: "a\nb", want: false},
+		{pattern: "x(?=y)", wantErrSubstring: "look-around"},
+		{pattern: `(a)\1`, wantErrSubstring: "backreferences are not supported"},
+		{pattern: "a\nb", literal: true, wantErrSubstring: `the literal "\n" is not allowed`},
+	}
+	for _, c := range cases {
+		p, err := compileGrepPattern(c.pattern, c.literal, c.fold)
+		if c.wantErrSubstring != "" {
+			require.Error(t, err, c.pattern)
+			assert.Contains(t, err.Error(), c.wantErrSubstring)
+			continue
+		}
+		require.NoError(t, err, c.pattern)
+		got := len(fileSearch(p, []byte(c.line), 0, 10)) > 0
+		assert.Equal(t, c.want, got, "%q on %q", c.pattern, c.line)
+	}
+}

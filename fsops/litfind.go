@@ -1,0 +1,173 @@
+package fsops
+
+import (
+	"bytes"
+	"unicode"
+)
+
+// litFinder finds a byte string in a buffer the way fast grep tools do: memchr
+// (bytes.IndexByte, vectorized) for the string's rarest byte, then a comparison around
+// each hit. Plain bytes.Index keys on the first byte, which in source code is often
+// common ("n", "e", " "), and then crawls.
+//
+// With fold set, ASCII letters match in either case. exact says a hit is a real
+// occurrence; when false (a folded string with letters whose Unicode case class leaves
+// ASCII, like k and the Kelvin sign), hits are only candidates for the caller to verify.
+type litFinder struct {
+	lit    []byte
+	fold   bool
+	exact  bool
+	rare   int  // index in lit of the byte searched for
+	lo, up byte // that byte in both cases (equal unless fold and a letter)
+}
+
+// newLitFinder returns a finder for lit, or nil if no byte of lit can be searched for
+// (fold with only letters whose case class is not plain ASCII).
+func newLitFinder(lit []byte, fold bool) *litFinder {
+	f := &litFinder{lit: lit, fold: fold, exact: true, rare: -1}
+	best := 1 << 30
+	for i, c := range lit {
+		if fold && !asciiFoldOnly(c) {
+			f.exact = false
+			continue
+		}
+		score := byteFrequency(c)
+		if fold && isASCIILetter(c) {
+			score = byteFrequency(c|0x20) + byteFrequency(c&^0x20)
+		}
+		if score < best {
+			best, f.rare = score, i
+		}
+	}
+	if f.rare < 0 {
+		return nil
+	}
+	f.lo, f.up = lit[f.rare], lit[f.rare]
+	if fold && isASCIILetter(f.lo) {
+		f.lo, f.up = f.lo|0x20, f.lo&^0x20
+	}
+	return f
+}
+
+// index returns the offset in s of the first occurrence (or candidate, when !exact) of
+// the string, or -1.
+func (f *litFinder) index(s []byte) int {
+	if !f.fold && len(f.lit) == 1 {
+		return bytes.IndexByte(s, f.lit[0])
+	}
+	n := len(f.lit)
+	if !f.exact {
+		// Only a candidate: return the rare byte itself, which lies on the line of any
+		// occurrence (the string's start may be further back, by a multi-byte fold).
+		lo, up := bytes.IndexByte(s, f.lo), -1
+		if f.up != f.lo {
+			up = bytes.IndexByte(s, f.up)
+		}
+		if lo < 0 || (up >= 0 && up < lo) {
+			return up
+		}
+		return lo
+	}
+	pos, misses := 0, 0
+	nextLo, nextUp := -2, -2 // -2: not looked up yet; -1: none
+	for {
+		// The next position of the rare byte (either case) at or after pos+rare.
+		from := pos + f.rare
+		if from >= len(s) {
+			return -1
+		}
+		if nextLo != -1 && nextLo < from {
+			nextLo = litIndexByteFrom(s, f.lo, from)
+		}
+		if f.up != f.lo && nextUp != -1 && nextUp < from {
+			nextUp = litIndexByteFrom(s, f.up, from)
+		}
+		hit := nextLo
+		if f.up != f.lo && (hit < 0 || (nextUp >= 0 && nextUp < hit)) {
+			hit = nextUp
+		}
+		if hit < 0 {
+			return -1
+		}
+		start := hit - f.rare
+		if start+n <= len(s) {
+			if f.matchAt(s[start : start+n]) {
+				return start
+			}
+		}
+		pos = start + 1
+		// A rare byte that keeps hitting without matches is not rare here: hand the rest
+		// of the search to bytes.Index, as the standard library's own cutover does.
+		if misses++; !f.fold && misses > 8+(pos>>4) {
+			if i := bytes.Index(s[pos:], f.lit); i >= 0 {
+				return pos + i
+			}
+			return -1
+		}
+	}
+}
+
+func (f *litFinder) matchAt(w []byte) bool {
+	if !f.fold {
+		return bytes.Equal(w, f.lit)
+	}
+	for i, c := range w {
+		l := f.lit[i]
+		if c != l && !(isASCIILetter(c) && c|0x20 == l|0x20) {
+			return false
+		}
+	}
+	return true
+}
+
+func litIndexByteFrom(s []byte, c byte, from int) int {
+	if i := bytes.IndexByte(s[from:], c); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+func isASCIILetter(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
+
+// asciiFoldOnly reports whether every character equal to c under Unicode simple case
+// folding is ASCII, so an ASCII-only comparison finds all of them. It is false for
+// non-ASCII bytes and for k and s (the Kelvin sign and long s fold to them).
+func asciiFoldOnly(c byte) bool {
+	if c >= 0x80 {
+		return false
+	}
+	for r := unicode.SimpleFold(rune(c)); r != rune(c); r = unicode.SimpleFold(r) {
+		if r >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// byteFrequency is a rough rank of how common a byte is in source code and prose
+// (higher is more common); it only has to pick a rare byte of a pattern.
+func byteFrequency(c byte) int {
+	const common = " etaoinsrhldcum\n\t"
+	if i := bytes.IndexByte([]byte(common), c); i >= 0 {
+		return 1000 - 20*i
+	}
+	switch {
+	case c >= 'a' && c <= 'z':
+		const byRank = "pfgwybvkxjqz" // the remaining lowercase letters, most common first
+		if i := bytes.IndexByte([]byte(byRank), c); i >= 0 {
+			return 500 - 40*i
+		}
+		return 100
+	case c >= 'A' && c <= 'Z':
+		return 120
+	case c >= '0' && c <= '9':
+		return 200
+	case c == '.' || c == ',' || c == '(' || c == ')' || c == '_' || c == '=' || c == '"':
+		return 300
+	case c == ';' || c == '/' || c == '-' || c == ':' || c == '{' || c == '}' || c == '\'' || c == '*':
+		return 200
+	case c < 0x20 || c >= 0x80:
+		return 10
+	}
+	return 80
+}
