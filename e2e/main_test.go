@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 // world is one test's sbxsim state, workspace and a decoy Docker socket that nothing
 // may ever connect to.
 type world struct {
-	t         *testing.T
+	t         testing.TB
 	state     string
 	ws        string
 	decoy     string
@@ -97,7 +97,7 @@ func newWorld(t *testing.T) *world {
 }
 
 // writeFixture lays out a small project: text, nested code, an ignored file, an image.
-func writeFixture(t *testing.T, dir string) {
+func writeFixture(t testing.TB, dir string) {
 	files := map[string]string{
 		"README.md":          "# demo\nhello world\nsecond line\n",
 		"src/main.go":        "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n",
@@ -204,7 +204,7 @@ func (w *world) local(name, args string) string {
 }
 
 // normalise re-encodes a JSON result so that key order does not matter.
-func normalise(t *testing.T, data []byte) string {
+func normalise(t testing.TB, data []byte) string {
 	t.Helper()
 	var v any
 	require.NoError(t, json.Unmarshal(data, &v), "%s", data)

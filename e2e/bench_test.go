@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+var benchCalls = []struct{ name, args string }{
+	{"read", `{"path":"README.md"}`},
+	{"ls", `{"path":"src"}`},
+	{"grep", `{"pattern":"hello","path":"src"}`},
+}
+
+// BenchmarkCall measures one small call's latency through serve with the persistent
+// agent channel, through serve with --transport per-call, as `tool --local` (a process
+// per call, on the host) and, for the floor, the tool called in-process; it reports p50
+// and p99 in milliseconds.
+//
+//	go test -run '^$' -bench BenchmarkCall -benchtime 200x ./e2e
+func BenchmarkCall(b *testing.B) {
+	for _, transport := range []string{"inprocess", "local", "persistent", "per-call"} {
+		for _, c := range benchCalls {
+			b.Run(transport+"/"+c.name, func(b *testing.B) {
+				bw := benchWorld(b)
+				do := bw.caller(b, transport, c.name, c.args)
+				do() // warm: sandbox created, agent installed and started
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					do()
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				reportPercentiles(b, lat)
+			})
+		}
+	}
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		i := int(p * float64(len(lat)-1))
+		return float64(lat[i].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// benchWorld is a world for a benchmark (newWorld wants a *testing.T for its checks).
+func benchWorld(b *testing.B) *world {
+	w := &world{t: b, state: b.TempDir(), ws: b.TempDir(), decoy: "/nonexistent/decoy.sock"}
+	writeFixture(b, w.ws)
+	b.Cleanup(func() {
+		for _, s := range w.sandboxes() {
+			w.sim("rm", "-f", s)
+		}
+	})
+	return w
+}
+
+func (w *world) caller(b *testing.B, transport, name, args string) func() {
+	if transport == "inprocess" {
+		reg := tools.Default()
+		return func() {
+			if _, err := reg.Call(context.Background(), w.ws, name, []byte(args), tools.Env{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if transport == "local" {
+		return func() {
+			cmd := exec.Command(backendBin, "tool", "--local", "--cwd", w.ws, name, args)
+			if out, err := cmd.Output(); err != nil {
+				b.Fatalf("tool --local: %v %s", err, out)
+			}
+		}
+	}
+	cmd := exec.Command(backendBin, "serve", "--transport", transport)
+	cmd.Dir, cmd.Env = w.ws, w.env()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
+	return func() {
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %v", name, err, res)
+		}
+	}
+}
+
+// TestServeIdleRSS checks the host process stays small: serve's resident set after the
+// agent channel is up and some calls were made.
+func TestServeIdleRSS(t *testing.T) {
+	w := newWorld(t)
+	cs, cmd, _ := w.serve(nil, nil)
+	for i := 0; i < 50; i++ {
+		call(t, cs, "read", `{"path":"README.md"}`)
+	}
+	rss := rssKB(t, cmd.Process.Pid)
+	t.Logf("idle serve RSS: %.1f MB", float64(rss)/1024)
+	assert.Less(t, rss, 30*1024, "idle serve RSS under 30 MB")
+}
+
+func rssKB(t *testing.T, pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
