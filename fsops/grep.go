@@ -67,11 +67,11 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	// its trailing context, and one more as proof.
 	perFile := limit + 1 + min(ctxLines, math.MaxInt32-limit-1)
 	if !st.IsDir() {
-		data, err := readFileInto(root, nil)
+		lines, _, err := searchFile(root, false, pat, ctxLines, perFile, nil)
 		if err != nil {
-			return result.Result{}, newError("rg: " + root + ": " + err.Error())
+			return result.Result{}, newError("rg: " + err.Error())
 		}
-		c.add(filepath.Base(root), fileSearch(pat, decodeBOM(data), ctxLines, perFile))
+		c.add(filepath.Base(root), lines)
 		return c.result(), nil
 	}
 	opt := walkOptions{names: ignoreFileNames{custom: ".rgignore"}, requireGit: true}
@@ -141,7 +141,9 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 			var buf []byte
 			for j := range work {
 				if ctx.Err() == nil {
-					j.lines, buf = searchWalkedFile(j.entry.abs, pat, ctxLines, perFile, buf)
+					// A file that cannot be read is skipped (ripgrep reports it on
+					// stderr and carries on).
+					j.lines, buf, _ = searchFile(j.entry.abs, true, pat, ctxLines, perFile, buf)
 				}
 				close(j.done)
 			}
@@ -188,25 +190,6 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		return errOperationAborted
 	}
 	return nil
-}
-
-// searchWalkedFile reads and searches one file found by the walk, with ripgrep's
-// binary-file and BOM handling; it returns the reusable buffer.
-func searchWalkedFile(path string, pat *grepPattern, ctxLines, perFile int, buf []byte) ([]grepLine, []byte) {
-	data, err := readFileInto(path, buf)
-	if err != nil {
-		return nil, data
-	}
-	text := decodeBOM(data)
-	text = text[:searchableEnd(text)]
-	lines := fileSearch(pat, text, ctxLines, perFile)
-	for i := range lines { // the buffer is reused: keep copies
-		lines[i].text = append([]byte(nil), lines[i].text...)
-	}
-	if cap(data) > 4<<20 {
-		data = nil // do not pin a huge buffer for the rest of the walk
-	}
-	return lines, data
 }
 
 // grepCollector applies pi's handling of ripgrep's events to files in order: the match

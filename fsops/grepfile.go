@@ -2,8 +2,11 @@ package fsops
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"syscall"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -81,16 +84,59 @@ func utf16ToUTF8(b []byte, bigEndian bool) []byte {
 	return out
 }
 
-// readFileInto reads the file at path, reusing buf when it is large enough.
-func readFileInto(path string, buf []byte) ([]byte, error) {
+// mmapThreshold is the size from which grep maps a file instead of reading it, so a
+// multi-gigabyte file costs address space, not heap.
+const mmapThreshold = 8 << 20
+
+// searchFile loads and searches one file with ripgrep's BOM handling; walked files also
+// get its binary-file detection (a file named explicitly is searched whole, as ripgrep
+// does). It returns the lines (copied out of the file's memory) and the read buffer
+// for reuse.
+func searchFile(path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
+	data, unmap, buf, err := loadFile(path, buf)
+	if err != nil {
+		return nil, buf, err
+	}
+	if unmap != nil {
+		defer unmap()
+		// A mapped file truncated under us faults on access: make that an error.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				lines, err = nil, fmt.Errorf("%s: file changed while being searched", path)
+			}
+		}()
+	}
+	text := decodeBOM(data)
+	if walked {
+		text = text[:searchableEnd(text)]
+	}
+	lines = fileSearch(p, text, ctxLines, maxMatches)
+	for i := range lines { // the buffer is reused and the mapping released: keep copies
+		lines[i].text = append([]byte(nil), lines[i].text...)
+	}
+	if cap(buf) > 4<<20 {
+		buf = nil // do not pin a big buffer for the rest of the walk
+	}
+	return lines, buf, nil
+}
+
+// loadFile returns the content of path: mapped (with its unmap function) when large,
+// else read into buf, which it may grow.
+func loadFile(path string, buf []byte) (data []byte, unmap func(), _ []byte, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return buf[:0], err
+		return nil, nil, buf, err
 	}
 	defer f.Close()
-	size := 0
-	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < 1<<40 {
+	size := -1
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < 1<<40 {
 		size = int(st.Size())
+	}
+	if size >= mmapThreshold {
+		if m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
+			return m, func() { syscall.Munmap(m) }, buf, nil
+		}
 	}
 	if cap(buf) < size+1 {
 		buf = make([]byte, 0, size+512)
@@ -102,11 +148,13 @@ func readFileInto(path string, buf []byte) ([]byte, error) {
 		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
+		if err == io.EOF || (err == nil && len(buf) == size) {
+			// Stopping at the size stat reported saves a read per file; a file
+			// growing meanwhile is searched as it was.
+			return buf, nil, buf, nil
 		}
 		if err != nil {
-			return buf, err
+			return nil, nil, buf, err
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package fsops
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,5 +98,19 @@ func TestCompileGrepPattern(t *testing.T) {
 		require.NoError(t, err, c.pattern)
 		got := len(fileSearch(p, []byte(c.line), 0, 10)) > 0
 		assert.Equal(t, c.want, got, "%q on %q", c.pattern, c.line)
+	}
+}
+
+// TestGrepMappedFile covers files past mmapThreshold, which are mapped, not read.
+func TestGrepMappedFile(t *testing.T) {
+	dir := t.TempDir()
+	data := strings.Repeat("filler line\n", mmapThreshold/12+10) + "the needle\n"
+	require.Greater(t, len(data), mmapThreshold)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), []byte(data), 0o644))
+	lines := strings.Count(data, "\n")
+	for _, path := range []string{".", "big.txt"} {
+		r, err := Grep(context.Background(), dir, GrepArgs{Pattern: "needle", Path: path})
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("big.txt:%d: the needle", lines), r.Content[0].Text, path)
 	}
 }
