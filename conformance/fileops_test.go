@@ -17,7 +17,7 @@ import (
 
 // Helpers shared by the read, write and edit conformance tests.
 
-// fileCase is one call of a file tool. Args may contain "<ROOT>", replaced by the fileFixture
+// fileCase is one call of a file tool. Args may contain "<ROOT>", replaced by the fixture
 // root of each side; results have that root replaced back before comparison.
 type fileCase struct {
 	name string
@@ -29,7 +29,7 @@ type fileCase struct {
 	check func(t *testing.T, want, got result.Result)
 }
 
-// fileFixture builds the same file tree for pi and for us: two copies, so that mutations of
+// fileFixture is the same file tree for pi and for us: two copies, so that mutations of
 // one side cannot influence the other. Each copy is a git repository whose working
 // directory is root/work, with root holding files reached through "..".
 type fileFixture struct {
@@ -104,12 +104,22 @@ func runFileCases(t *testing.T, f fileFixture, cases []fileCase) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.check != nil {
 				require.NotEmpty(t, c.diff, "a custom check must state the intended difference")
-				c.check(t, want[i], got)
+				c.check(t, withRoot(want[i], f.oracleRoot), withRoot(got, f.localRoot))
 				return
 			}
 			assert.JSONEq(t, rootNormalized(t, want[i], f.oracleRoot), rootNormalized(t, got, f.localRoot))
 		})
 	}
+}
+
+// withRoot replaces the fixture root by "<ROOT>" in the texts of r.
+func withRoot(r result.Result, root string) result.Result {
+	out := r
+	out.Content = append([]result.Content(nil), r.Content...)
+	for i := range out.Content {
+		out.Content[i].Text = strings.ReplaceAll(out.Content[i].Text, root, "<ROOT>")
+	}
+	return out
 }
 
 // fileTreeEntry is what the tree comparison looks at: kind, mode and content or link target.

@@ -125,7 +125,14 @@ func TestReadMatchesPi(t *testing.T) {
 		text("undecodable JPEG", p("img/broken.jpg")),
 		text("PNG at the limit", p("img/edge2000.png")),
 		imageCase("BMP converted to PNG", "img/small.bmp"),
+		imageCase("1-bit BMP", "img/bits1.bmp"),
+		imageCase("4-bit BMP", "img/bits4.bmp"),
+		imageCase("16-bit BMP (5-5-5)", "img/bits16.bmp"),
+		imageCase("16-bit BMP with 5-6-5 bit fields", "img/bits565.bmp"),
+		imageCase("32-bit BMP with bit fields", "img/bits32.bmp"),
 		imageCase("large PNG resized", "img/wide.png"),
+		imageCase("scale with a rounding tie (1.125 → 1.13)", "img/wide2250.png"),
+		imageCase("large BMP converted and resized", "img/wide.bmp"),
 		imageCase("large noisy PNG resized, JPEG smaller", "img/noise.png"),
 		imageCase("tall JPEG resized", "img/tall.jpg"),
 		imageCase("JPEG with EXIF orientation 6 resized", "img/rotated.jpg"),
@@ -232,7 +239,16 @@ func buildReadTree(root string) {
 	var bmpBuf bytes.Buffer
 	must(bmp.Encode(&bmpBuf, pattern(30, 20)))
 	w("img/small.bmp", bmpBuf.Bytes())
+	w("img/bits1.bmp", rawBMP(33, 9, 1, 0, nil, 2, func(x, y int) uint32 { return uint32((x + y) % 2) }))
+	w("img/bits4.bmp", rawBMP(13, 5, 4, 0, nil, 16, func(x, y int) uint32 { return uint32(x % 16) }))
+	w("img/bits16.bmp", rawBMP(21, 7, 16, 0, nil, 0, func(x, y int) uint32 { return uint32(x<<10 | y<<5 | 9) }))
+	w("img/bits565.bmp", rawBMP(20, 6, 16, 3, []uint32{0xF800, 0x07E0, 0x001F}, 0, func(x, y int) uint32 { return uint32(x<<11 | y<<5 | 3) }))
+	w("img/bits32.bmp", rawBMP(9, 4, 32, 3, []uint32{0xFF00, 0xFF0000, 0xFF000000}, 0, func(x, y int) uint32 { return uint32(x<<8 | y<<16 | 0x80<<24) }))
 	w("img/wide.png", encodePNG(blocks(2100, 300)))
+	w("img/wide2250.png", encodePNG(blocks(2250, 100)))
+	bmpBuf.Reset()
+	must(bmp.Encode(&bmpBuf, blocks(2100, 60)))
+	w("img/wide.bmp", bmpBuf.Bytes())
 	w("img/noise.png", encodePNG(noise(2050, 300)))
 	w("img/tall.jpg", encodeJPEG(blocks(200, 2100), nil))
 	w("img/rotated.jpg", encodeJPEG(blocks(2100, 300), exifOrientation(6)))
@@ -341,4 +357,49 @@ func apng() []byte {
 	out := append([]byte{}, data[:ihdrEnd]...)
 	out = append(out, chunk...)
 	return append(out, data[ihdrEnd:]...)
+}
+
+// rawBMP writes a bottom-up BMP with a 40-byte header: paletted (palette entries, pixel
+// returns an index) or direct colour (pixel returns the packed value), optionally with
+// BI_BITFIELDS masks.
+func rawBMP(w, h, bpp int, compression uint32, masks []uint32, palette int, pixel func(x, y int) uint32) []byte {
+	rowSize := (bpp*w + 31) / 32 * 4
+	pixOff := 14 + 40 + 4*len(masks) + 4*palette
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	b.WriteString("BM")
+	binary.Write(&b, le, uint32(pixOff+rowSize*h))
+	binary.Write(&b, le, uint32(0))
+	binary.Write(&b, le, uint32(pixOff))
+	binary.Write(&b, le, uint32(40))
+	binary.Write(&b, le, int32(w))
+	binary.Write(&b, le, int32(h))
+	binary.Write(&b, le, uint16(1))
+	binary.Write(&b, le, uint16(bpp))
+	binary.Write(&b, le, compression)
+	binary.Write(&b, le, uint32(rowSize*h))
+	binary.Write(&b, le, [4]uint32{2835, 2835, uint32(palette), 0})
+	for _, m := range masks {
+		binary.Write(&b, le, m)
+	}
+	for i := 0; i < palette; i++ {
+		binary.Write(&b, le, [4]uint8{uint8(i * 15), uint8(255 - i*15), uint8(i * 7), 0})
+	}
+	for y := h - 1; y >= 0; y-- {
+		row := make([]byte, rowSize)
+		for x := 0; x < w; x++ {
+			v := pixel(x, y)
+			switch bpp {
+			case 1, 4:
+				bit := x * bpp
+				row[bit/8] |= byte(v) << (8 - bpp - bit%8)
+			case 16:
+				le.PutUint16(row[2*x:], uint16(v))
+			case 32:
+				le.PutUint32(row[4*x:], v)
+			}
+		}
+		b.Write(row)
+	}
+	return b.Bytes()
 }

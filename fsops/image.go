@@ -13,7 +13,6 @@ import (
 	"math"
 	"strings"
 
-	"golang.org/x/image/bmp"
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/webp"
 
@@ -203,8 +202,17 @@ func scaleImage(img image.Image, w, h int) image.Image {
 	return dst
 }
 
+// maxImagePixels bounds the pictures read decodes: a small file can declare an enormous
+// canvas (a decompression bomb), and the agent must not exhaust the sandbox's memory on
+// one. 100 megapixels (400 MB decoded) is far beyond any screenshot or photo a model
+// needs; pi has no such bound and would try.
+const maxImagePixels = 100_000_000
+
 // decodeImage decodes the formats pi's read accepts.
 func decodeImage(data []byte, mime string) (image.Image, error) {
+	if cfg, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil && cfg.Width*cfg.Height > maxImagePixels {
+		return nil, fmt.Errorf("image of %dx%d pixels is over the %d-pixel bound", cfg.Width, cfg.Height, maxImagePixels)
+	}
 	r := bytes.NewReader(data)
 	switch mime {
 	case "image/png":
@@ -216,7 +224,7 @@ func decodeImage(data []byte, mime string) (image.Image, error) {
 	case "image/webp":
 		return webp.Decode(r)
 	case "image/bmp":
-		return bmp.Decode(r)
+		return decodeBMP(data)
 	}
 	return nil, fmt.Errorf("unsupported image type %s", mime)
 }
