@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/shell"
 )
 
 // logName matches the random part of a full-output file name, the one thing that may
@@ -40,7 +44,9 @@ func TestBashMatchesPi(t *testing.T) {
 		{name: "exit code", args: cmd("echo out; exit 3")},
 		{name: "exit code without output", args: cmd("exit 42")},
 		{name: "signal death", args: cmd("echo dying; kill -9 $$")},
-		{name: "stderr interleaving", args: cmd("echo 1; sleep 0.05; echo 2 >&2; sleep 0.05; echo 3; sleep 0.05; echo 4 >&2")},
+		// pi reads stdout and stderr from two pipes, so only writes apart in time arrive
+		// in order there; ours share one pipe and keep any order.
+		{name: "stderr interleaving", args: cmd("echo 1; sleep 0.1; echo 2 >&2; sleep 0.1; echo 3; sleep 0.1; echo 4 >&2")},
 		{name: "stderr only", args: cmd("echo oops >&2; exit 1")},
 		{name: "over 2000 lines", args: cmd("seq 1 3000")},
 		{name: "exactly 2000 lines", args: cmd("seq 1 2000")},
@@ -59,7 +65,8 @@ func TestBashMatchesPi(t *testing.T) {
 				return regexp.MustCompile(`after [0-9.]+ seconds, but`).ReplaceAllString(s, "after S seconds, but")
 			}},
 		{name: "background child holding the pipe", args: cmd("sleep 3 & echo started")},
-		{name: "background child writing after exit", args: cmd("(sleep 0.05; echo late) & echo early")},
+		// Each write comes well within the 100 ms grace that the previous one re-armed.
+		{name: "background child writing after exit", args: cmd("(for i in 1 2 3; do sleep 0.01; echo late$i; done) & echo early")},
 		{name: "zero timeout", args: cmdT("echo x", 0)},
 		{name: "negative timeout", args: cmdT("echo x", -1)},
 		{name: "too large timeout", args: cmdT("echo x", 2147484)},
@@ -145,4 +152,128 @@ func fullOutputPath(t *testing.T, r result.Result) string {
 	}
 	require.NoError(t, json.Unmarshal(raw, &d))
 	return d.FullOutputPath
+}
+
+// streamCall is one bash call with streaming: partial results are recorded, and the
+// call is aborted as soon as one contains abortOn.
+type streamCall struct {
+	Cwd     string         `json:"cwd"`
+	Args    map[string]any `json:"args"`
+	AbortOn string         `json:"abortOn,omitempty"`
+}
+
+type streamRun struct {
+	Updates []json.RawMessage `json:"updates"`
+	Result  json.RawMessage   `json:"result"`
+}
+
+// TestBashStreamingMatchesPi compares partial results (the first, pi's empty one, and
+// the last, which carries the final output) and aborts with pi's own bash tool. How
+// many updates come in between depends on timing, so only their shapes are checked:
+// one text block, and details either empty or {truncation, fullOutputPath}.
+func TestBashStreamingMatchesPi(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	cwd := t.TempDir()
+	tests := []struct {
+		name       string
+		call       streamCall
+		exactCount bool // the number of updates does not depend on timing
+	}{
+		{name: "no output", call: streamCall{Args: cmd("true")}, exactCount: true},
+		{name: "output over time", call: streamCall{Args: cmd("echo one; sleep 0.3; echo two")}},
+		{name: "truncated", call: streamCall{Args: cmd("seq 1 3000")}},
+		{name: "abort", call: streamCall{Args: cmd("echo started; sleep 10; echo never"), AbortOn: "started"}},
+		{name: "timeout", call: streamCall{Args: cmdT("echo waiting; sleep 10", 0.5)}},
+	}
+	calls := make([]streamCall, len(tests))
+	for i, tt := range tests {
+		calls[i] = tt.call
+		calls[i].Cwd = cwd
+	}
+	want := streamOracle(t, calls)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := streamLocal(t, calls[i])
+			require.NotEmpty(t, got.Updates)
+			require.NotEmpty(t, want[i].Updates)
+			norm := func(raw json.RawMessage) any { return normalizedUpdate(t, raw) }
+			assert.Equal(t, norm(want[i].Result), norm(got.Result), "result")
+			assert.Equal(t, norm(want[i].Updates[0]), norm(got.Updates[0]), "first update")
+			last := len(got.Updates) - 1
+			assert.Equal(t, norm(want[i].Updates[len(want[i].Updates)-1]), norm(got.Updates[last]), "last update")
+			if tt.exactCount {
+				assert.Equal(t, len(want[i].Updates), len(got.Updates), "number of updates")
+			}
+			for j, u := range got.Updates[1:] {
+				assert.Contains(t, []string{"content:1 details:[]", "content:1 details:[fullOutputPath truncation]"}, shape(norm(u)), "update %d", j+1)
+			}
+		})
+	}
+}
+
+// normalizedUpdate decodes a result or partial result with pi's omitted fields made
+// explicit (details undefined is null, isError missing is false) and log names equal.
+func normalizedUpdate(t *testing.T, raw json.RawMessage) any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	if _, ok := m["details"]; !ok {
+		m["details"] = nil
+	}
+	if _, ok := m["isError"]; !ok {
+		m["isError"] = false
+	}
+	return walk(m, func(s string) string { return logName.ReplaceAllString(s, "pi-bash-RANDOM.log") })
+}
+
+// shape is the set of keys of an update's details, and its number of content blocks.
+func shape(v any) string {
+	m := v.(map[string]any)
+	var keys []string
+	if d, ok := m["details"].(map[string]any); ok {
+		for k := range d {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return fmt.Sprintf("content:%d details:%v", len(m["content"].([]any)), keys)
+}
+
+func streamOracle(t *testing.T, calls []streamCall) []streamRun {
+	t.Helper()
+	in, err := json.Marshal(calls)
+	require.NoError(t, err)
+	var runs []streamRun
+	require.NoError(t, json.Unmarshal(runNode(t, "bash_stream.mjs", in), &runs))
+	require.Len(t, runs, len(calls))
+	return runs
+}
+
+// streamLocal runs the call through shell.Bash in this process, where a context stands
+// for pi's AbortSignal.
+func streamLocal(t *testing.T, c streamCall) streamRun {
+	t.Helper()
+	raw, err := json.Marshal(c.Args)
+	require.NoError(t, err)
+	var args shell.BashArgs
+	require.NoError(t, json.Unmarshal(raw, &args))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var run streamRun
+	onUpdate := func(r result.Result) {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		run.Updates = append(run.Updates, b)
+		if c.AbortOn != "" && len(r.Content) > 0 && strings.Contains(r.Content[0].Text, c.AbortOn) {
+			cancel()
+		}
+	}
+	res, err := shell.Bash(ctx, c.Cwd, args, shell.BashOptions{OnUpdate: onUpdate})
+	if err != nil {
+		res = result.Thrown(err)
+	}
+	run.Result, err = json.Marshal(res)
+	require.NoError(t, err)
+	return run
 }
