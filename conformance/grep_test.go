@@ -19,8 +19,8 @@ import (
 //   - Regex dialect: Go's RE2 instead of Rust's regex crate. Look-around and
 //     backreferences are rejected by both (pi never passes --pcre2), but the error text
 //     differs: ours says "regex parse error", names the construct and that grep uses RE2.
-//     Character-class set operations ([a-z&&[^x]]) and (?x) are rejected only by us;
-//     \d \w \s \b are ASCII-only here and Unicode-aware in ripgrep.
+//     Character-class set operations ([a-z&&[^x]]) and (?x) are rejected only by us.
+//     \d \w \s are given Rust's Unicode meaning, but \b and bracketed \W \S stay ASCII.
 //   - ripgrep's global gitignore (core.excludesFile) is not read.
 
 func TestGrepMatchesPi(t *testing.T) {
@@ -45,6 +45,7 @@ func TestGrepMatchesPi(t *testing.T) {
 		"enc/utf16.txt":        utf16le("\ufeffneedle in utf16\nsecond line\n"),
 		"enc/nul-in-line.txt":  "needle\x00here\n",
 		"re/re.txt":            "a.b\naxb\nfoo(bar)\nTODO: x\ntodo: y\nword_1 w2\n",
+		"re/unicode.txt":       "café ٣ digits\n\u00a0nbsp\nαβγ\n",
 	})
 	// Big files get their own repository, so whole-tree searches stay under the limits.
 	bulk := t.TempDir()
@@ -101,6 +102,11 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "empty lines", args: n("^$", "path", "ctx/empty-lines.txt")},
 		{name: "empty pattern on file", args: n("", "path", "ctx/empty-lines.txt")},
 		{name: "word boundary", args: n(`\bw2\b`, "path", "re")},
+		{name: "unicode word class", args: n(`caf\w`, "path", "re")},
+		{name: "unicode digit class", args: n(`\d digits`, "path", "re")},
+		{name: "unicode space class", args: n(`\snbsp`, "path", "re")},
+		{name: "unicode non-word class", args: n(`^\W+$`, "path", "re")},
+		{name: "unicode property", args: n(`\p{Greek}{3}`, "path", "re")},
 		{name: "bad regex", args: n("needle("), check: regexError},
 		{name: "look-ahead", args: n("needle(?= )"), check: regexError},
 		{name: "backreference", args: n(`(a)\1`), check: regexError},

@@ -84,6 +84,16 @@ func TestCompileGrepPattern(t *testing.T) {
 		{pattern: "a$", line: "a\r", want: false}, // no CRLF mode, as in ripgrep
 		{pattern: "(?s)a.b", line: "a\nb", want: false},
 		{pattern: `a[^x]b`, line: "a\nb", want: false},
+		{pattern: `caf\w`, line: "café", want: true}, // Unicode classes, as in Rust
+		{pattern: `\d`, line: "٣", want: true},
+		{pattern: `\snbsp`, line: "\u00a0nbsp", want: true},
+		{pattern: `[\w]+x`, line: "éx", want: true},
+		{pattern: `\W`, line: "é", want: false},
+		{pattern: `\\d`, line: `\d`, want: true},
+		{pattern: `\\d`, line: "5", want: false},
+		{pattern: `\p{Greek}`, line: "α", want: true},
+		{pattern: `[[:alpha:]\d]`, line: "٣", want: true},
+		{pattern: `\Q\d\E`, line: `\d`, want: true},
 		{pattern: "x(?=y)", wantErrSubstring: "look-around"},
 		{pattern: `(a)\1`, wantErrSubstring: "backreferences are not supported"},
 		{pattern: "a\nb", literal: true, wantErrSubstring: `the literal "\n" is not allowed`},
