@@ -138,7 +138,40 @@ func TestReadMatchesPi(t *testing.T) {
 		imageCase("JPEG with EXIF orientation 6 resized", "img/rotated.jpg"),
 		imageCase("JPEG with EXIF orientation 3 resized", "img/upside.jpg"),
 	}
+	cases = append(cases, randomReads(rand.New(rand.NewSource(3)), 60)...)
 	runFileCases(t, f, cases)
+}
+
+// randomReads are reads of the text fixtures at generated offsets and limits, including
+// zero, negative and fractional values that take pi's whole-file path.
+func randomReads(rng *rand.Rand, n int) []fileCase {
+	files := []string{"a.txt", "lines3000.txt", "wide.txt", "longmid.txt", "crlf.txt", "newlines.txt", "broken-utf8.txt", "exact50k.txt"}
+	num := func() any {
+		switch rng.Intn(6) {
+		case 0:
+			return nil
+		case 1:
+			return -rng.Intn(5)
+		case 2:
+			return float64(rng.Intn(40)) + 0.5
+		case 3:
+			return rng.Intn(3000)
+		default:
+			return rng.Intn(10)
+		}
+	}
+	var out []fileCase
+	for i := 0; i < n; i++ {
+		args := map[string]any{"path": files[rng.Intn(len(files))]}
+		if v := num(); v != nil {
+			args["offset"] = v
+		}
+		if v := num(); v != nil {
+			args["limit"] = v
+		}
+		out = append(out, fileCase{name: fmt.Sprintf("random %02d %v", i, args), tool: "read", args: args})
+	}
+	return out
 }
 
 // imageCase is a read of an image that pi re-encodes. The text line (type, conversion and
