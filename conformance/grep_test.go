@@ -151,6 +151,7 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "unicode path", args: n("café", "path", "Ünïcödé")},
 		{name: "unicode pattern", args: n("naïve", "ignoreCase", true), unordered: true},
 		{name: "spaces in name", args: n("spaces")},
+		{name: "name not UTF-8", args: n("whose name")},
 		{name: "hidden", args: n("hidden needle")},
 		{name: "dotfile ignore case", args: n("needle=", "ignoreCase", true)},
 		{name: "nested repo", args: n("nested"), unordered: true},

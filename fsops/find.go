@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/truncate"
@@ -65,11 +66,14 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 			limitReached = true
 			return false
 		}
-		if e.isDir() {
-			found = append(found, e.rel+"/")
-		} else {
-			found = append(found, e.rel)
+		rel := e.rel
+		if !utf8.ValidString(rel) {
+			rel = decodeLossy([]byte(rel)) // pi reads fd's output as UTF-8
 		}
+		if e.isDir() {
+			rel += "/"
+		}
+		found = append(found, rel)
 		return true
 	})
 	if err != nil {

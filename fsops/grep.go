@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/truncate"
@@ -241,6 +242,9 @@ func (c *grepCollector) add(file string, lines []grepLine) bool {
 
 func (c *grepCollector) push(file string, number int, raw []byte, match bool) {
 	c.lastFile = file
+	if !utf8.ValidString(file) {
+		file = decodeLossy([]byte(file)) // ripgrep sends such paths as bytes; pi decodes them
+	}
 	text := decodeLossy(raw)
 	text = strings.TrimSuffix(text, "\r")
 	text, cut := truncate.Line(text, truncate.GrepMaxLineLength)
