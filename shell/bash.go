@@ -23,7 +23,8 @@ import (
 const (
 	maxTimeoutMs   = 2_147_483_647
 	exitStdioGrace = 100 * time.Millisecond // wait for pipes after the shell exits, re-armed per chunk
-	updateThrottle = 100 * time.Millisecond // at most one OnUpdate per interval
+	updateThrottle = 100 * time.Millisecond // at most one OnUpdate/OnProgress per interval
+	progressMax    = 64 << 10               // Progress.Text keeps at most this much of the newest output
 	readChunk      = 256 << 10
 	pipeSize       = 1 << 20 // a larger pipe means fewer wake-ups for fast writers
 )
@@ -37,10 +38,21 @@ type BashArgs struct {
 // BashOptions carry what is not an argument.
 type BashOptions struct {
 	Env      []string            // extra KEY=VALUE variables (pi's PI_*); a later KEY wins
-	OnUpdate func(result.Result) // partial results, throttled; may be nil
+	// OnUpdate receives pi's partial results (the tail so far), throttled to one per
+	// 100 ms; may be nil. It runs on Bash's goroutine, so it should not block.
+	OnUpdate func(result.Result)
+	// OnProgress receives, at the same moments, what arrived since the previous call —
+	// for protocols that forward output as it comes; may be nil.
+	OnProgress func(Progress)
 	// TempDir is where the full-output file goes; "" means Node's os.tmpdir() ($TMPDIR,
 	// $TMP, $TEMP, /tmp), as pi.
 	TempDir string
+}
+
+// Progress is output that arrived since the previous progress call.
+type Progress struct {
+	Text  string // the new output, decoded as UTF-8; only its last 64KB if there was more
+	Bytes int    // raw bytes of output so far
 }
 
 // BashDetails is bash's details object: present only when the output was truncated.
@@ -71,7 +83,10 @@ func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Re
 	if dir == "" {
 		dir = tmpDir()
 	}
-	r := &run{out: newOutput(dir, "pi-bash"), onUpdate: o.OnUpdate}
+	r := &run{out: newOutput(dir, "pi-bash"), onUpdate: o.OnUpdate, onProgress: o.OnProgress}
+	if o.OnProgress != nil {
+		r.out.freshMax = progressMax
+	}
 	end, err := r.exec(ctx, a.Command, cwd, timeout, append(os.Environ(), o.Env...))
 	if err != nil {
 		return result.Result{}, err
@@ -118,6 +133,7 @@ type ending struct {
 type run struct {
 	out        *output
 	onUpdate   func(result.Result)
+	onProgress func(Progress)
 	dirty      bool
 	lastUpdate time.Time
 }
@@ -195,7 +211,7 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 			if shellDone {
 				armGrace()
 			}
-			if r.onUpdate == nil {
+			if r.onUpdate == nil && r.onProgress == nil {
 				continue
 			}
 			r.dirty = true
@@ -256,11 +272,17 @@ func spawnError(shell string, err error) error {
 
 // emit sends a throttled partial result if output arrived since the last one.
 func (r *run) emit() {
-	if r.onUpdate == nil || !r.dirty {
+	if !r.dirty {
 		return
 	}
 	r.dirty = false
 	r.lastUpdate = time.Now()
+	if r.onProgress != nil {
+		r.onProgress(Progress{Text: string(r.out.takeFresh()), Bytes: r.out.totalRaw})
+	}
+	if r.onUpdate == nil {
+		return
+	}
 	snap := r.out.snapshot(true)
 	d := BashDetails{FullOutputPath: snap.path}
 	if snap.truncation.Truncated {

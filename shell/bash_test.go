@@ -172,7 +172,9 @@ func TestBashUpdates(t *testing.T) {
 	require.Equal(t, "line9\nline10\n", text(t, r)[len(text(t, r))-len("line9\nline10\n"):])
 	require.GreaterOrEqual(t, len(got), 3)
 	assert.Equal(t, result.Result{Content: []result.Content{}}, got[0], "first update is pi's empty one")
-	for i := 2; i < len(got); i++ {
+	// Throttled updates are ≥ 100 ms apart; the final one, sent as the command ends,
+	// is not throttled (as in pi).
+	for i := 2; i < len(got)-1; i++ {
 		assert.GreaterOrEqual(t, times[i].Sub(times[i-1]), 95*time.Millisecond, "updates %d and %d", i-1, i)
 	}
 	last := got[len(got)-1]
@@ -238,5 +240,41 @@ func waitGone(t *testing.T, pid int) {
 			t.Fatalf("process %d still running: %s", pid, stat)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBashProgress(t *testing.T) {
+	tests := []struct {
+		name    string
+		command string
+		total   int
+		whole   bool // the texts add up to the whole output
+	}{
+		{"small, over time", "for i in 1 2 3 4 5; do echo line$i; sleep 0.04; done", 30, true},
+		{"large", "seq 1 200000", 1288895, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Progress
+			r, err := bash(t, tt.command, BashOptions{OnProgress: func(p Progress) { got = append(got, p) }})
+			require.NoError(t, err)
+			require.NotEmpty(t, got)
+			var all strings.Builder
+			prev := 0
+			for _, p := range got {
+				assert.LessOrEqual(t, len(p.Text), progressMax)
+				assert.Greater(t, p.Bytes, prev, "progress without new output")
+				prev = p.Bytes
+				all.WriteString(p.Text)
+			}
+			assert.Equal(t, tt.total, got[len(got)-1].Bytes)
+			out := text(t, r)
+			if tt.whole {
+				assert.Equal(t, out, all.String())
+			} else {
+				tail := strings.Split(out, "\n\n[Showing")[0]
+				assert.True(t, strings.HasSuffix(all.String(), tail+"\n"), "the progress texts end with the output's tail")
+			}
+		})
 	}
 }

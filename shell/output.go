@@ -30,6 +30,9 @@ type output struct {
 	lineBytes       int // decoded bytes of the unfinished last line
 	openLine        bool
 
+	freshMax int    // > 0: also keep up to this much decoded text not yet taken
+	fresh    []byte // decoded text since the last takeFresh
+
 	file    *os.File
 	path    string
 	fileErr error // first failure creating or writing the file
@@ -87,6 +90,13 @@ func (o *output) appendDecoded(text []byte) {
 	if len(o.tail) > 2*o.rolling {
 		o.trimTail()
 	}
+	if o.freshMax > 0 {
+		o.fresh = append(o.fresh, text...)
+		if len(o.fresh) > 2*o.freshMax {
+			n := copy(o.fresh, keepLast(o.fresh, o.freshMax))
+			o.fresh = o.fresh[:n]
+		}
+	}
 	if n := bytes.Count(text, []byte{'\n'}); n == 0 {
 		o.lineBytes += len(text)
 		o.openLine = true
@@ -97,17 +107,34 @@ func (o *output) appendDecoded(text []byte) {
 	}
 }
 
+// takeFresh returns the decoded text since the previous call (at most freshMax bytes,
+// the newest) and forgets it.
+func (o *output) takeFresh() []byte {
+	f := keepLast(o.fresh, o.freshMax)
+	o.fresh = o.fresh[:0]
+	return f
+}
+
 // trimTail keeps the last rolling bytes of the tail, starting on a character boundary.
 func (o *output) trimTail() {
-	start := len(o.tail) - o.rolling
-	for start < len(o.tail) && o.tail[start]&0xC0 == 0x80 {
-		start++
-	}
+	start := len(o.tail) - len(keepLast(o.tail, o.rolling))
 	if start > 0 {
 		o.tailAtLineStart = o.tail[start-1] == '\n'
 	}
 	n := copy(o.tail, o.tail[start:])
 	o.tail = o.tail[:n]
+}
+
+// keepLast returns the last max bytes of b (fewer, to start on a character boundary).
+func keepLast(b []byte, max int) []byte {
+	start := len(b) - max
+	if start <= 0 {
+		return b
+	}
+	for start < len(b) && b[start]&0xC0 == 0x80 {
+		start++
+	}
+	return b[start:]
 }
 
 func (o *output) totalLines() int {
