@@ -37,7 +37,7 @@ type BashArgs struct {
 
 // BashOptions carry what is not an argument.
 type BashOptions struct {
-	Env      []string            // extra KEY=VALUE variables (pi's PI_*); a later KEY wins
+	Env []string // extra KEY=VALUE variables (pi's PI_*); a later KEY wins
 	// OnUpdate receives pi's partial results (the tail so far), throttled to one per
 	// 100 ms; may be nil. It runs on Bash's goroutine, so it should not block.
 	OnUpdate func(result.Result)
