@@ -78,6 +78,7 @@ func TestEditMatchesPi(t *testing.T) {
 		c("absolute path", e("<ROOT>/work/abs.txt", "abs", "ABS")),
 		c("@ prefix", e("@at.txt", "at", "AT")),
 		c("symlink", e("link.txt", "through", "THROUGH")),
+		c("hard-linked file", e("hard.txt", "shared", "SHARED")),
 		c("missing", e("missing.txt", "a", "b")),
 		c("missing directory", e("nodir/x.txt", "a", "b")),
 		c("directory", e("sub", "a", "b")),
@@ -156,6 +157,8 @@ func buildEditTree(root string) {
 	s("target.txt", "through the link\n")
 	must(os.Symlink("target.txt", filepath.Join(root, "work", "link.txt")))
 	must(os.MkdirAll(filepath.Join(root, "work", "sub"), 0o755))
+	s("hard.txt", "shared content\n")
+	must(os.Link(filepath.Join(root, "work", "hard.txt"), filepath.Join(root, "work", "hard-other-name.txt")))
 	s("latin1.txt", latin1)
 	huge := filepath.Join(root, "work", "huge.bin")
 	must(os.WriteFile(huge, nil, 0o644))

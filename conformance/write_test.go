@@ -35,6 +35,7 @@ func TestWriteMatchesPi(t *testing.T) {
 		w("large content", "big.txt", strings.Repeat("0123456789abcdef\n", 6000)),
 		w("same file twice", "twice.txt", "first\n"),
 		w("same file twice, second", "twice.txt", "second\n"),
+		w("hard-linked file: every name sees the new content", "hard.txt", "new through one name\n"),
 		w("directory", "sub", "x"),
 		w("parent is a file", "file.txt/child.txt", "x"),
 		w("grandparent is a file", "file.txt/dir/child.txt", "x"),
@@ -58,4 +59,6 @@ func buildWriteTree(root string) {
 	must(os.MkdirAll(filepath.Join(root, "work", "sub"), 0o755))
 	must(os.Symlink("target.txt", filepath.Join(root, "work", "link.txt")))
 	must(os.Symlink("made-by-write.txt", filepath.Join(root, "work", "dangling.txt")))
+	s("hard.txt", "old\n", 0o644)
+	must(os.Link(filepath.Join(root, "work", "hard.txt"), filepath.Join(root, "work", "hard-other-name.txt")))
 }

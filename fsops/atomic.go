@@ -31,8 +31,9 @@ func mkdirAll(dir string) error {
 // symlink to its target, keeping an existing file's mode and owner — but atomically: the
 // bytes go to a temporary file in the same directory, which is synced and renamed over
 // the target, so a crash leaves the old file or the new one, never half of one. Targets
-// that cannot be replaced that way (devices, FIFOs, a directory we may not write in
-// holding a file we may) are written in place, as pi does.
+// that cannot be replaced that way without changing what pi's write means (devices and
+// FIFOs, files with several hard links, which must all see the new content, a file we
+// may write in a directory we may not) are written in place, as pi does.
 func replaceFile(abs string, content []byte) error {
 	target := abs
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
@@ -46,7 +47,7 @@ func replaceFile(abs string, content []byte) error {
 	switch {
 	case exists && st.IsDir():
 		return &NodeError{Code: "EISDIR", Syscall: "open", Path: abs, Err: syscall.EISDIR}
-	case exists && !st.Mode().IsRegular():
+	case exists && (!st.Mode().IsRegular() || hardLinked(st)):
 		return writeInPlace(abs, content)
 	case exists:
 		if err := unix.Access(target, unix.W_OK); err != nil {
@@ -126,4 +127,10 @@ func writeInPlace(abs string, content []byte) error {
 		return nodeErr(err, "close", "")
 	}
 	return nil
+}
+
+// hardLinked reports whether the file has other names that a rename would detach.
+func hardLinked(st os.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && sys.Nlink > 1
 }

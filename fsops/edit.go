@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -101,7 +101,7 @@ func Edit(ctx context.Context, cwd string, a EditArgs) (result.Result, error) {
 		if err != nil {
 			return err
 		}
-		if !validUTF8(raw) {
+		if !utf8.Valid(raw) {
 			// pi would decode with U+FFFD and write that back, destroying the bytes it
 			// could not decode; refuse instead and leave the file as it is.
 			return fmt.Errorf("Could not edit file: %s. The file is not valid UTF-8 text; editing it would corrupt the bytes that are not.", a.Path)
@@ -130,21 +130,4 @@ func Edit(ctx context.Context, cwd string, a EditArgs) (result.Result, error) {
 		return result.Result{}, err
 	}
 	return result.Text(fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(a.Edits), a.Path), details), nil
-}
-
-// readFileNode reads a whole file as Node's fs.readFile does, with its errors.
-func readFileNode(abs string) ([]byte, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, nodeErr(err, "open", abs)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > maxReadFileSize {
-		return nil, errFileTooLarge(st.Size())
-	}
-	b, err := readAllFrom(f)
-	if err != nil {
-		return nil, nodeErr(err, "read", "")
-	}
-	return b, nil
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf16"
-	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -318,6 +317,3 @@ func lineEndingAt(content string, off int) string {
 	}
 	return "\n"
 }
-
-// validUTF8 reports whether b decodes without replacement characters being invented.
-func validUTF8(b []byte) bool { return utf8.Valid(b) }

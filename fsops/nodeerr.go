@@ -3,7 +3,9 @@ package fsops
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -17,6 +19,7 @@ type NodeError struct {
 	Err     error // the underlying Go error
 }
 
+// Error renders the error as Node does: "CODE: description, syscall 'path'".
 func (e *NodeError) Error() string {
 	desc := uvDescriptions[e.Code]
 	if desc == "" && e.Err != nil {
@@ -28,6 +31,7 @@ func (e *NodeError) Error() string {
 	return fmt.Sprintf("%s: %s, %s '%s'", e.Code, desc, e.Syscall, e.Path)
 }
 
+// Unwrap returns the underlying Go error, so errors.Is(err, fs.ErrNotExist) works.
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // uvDescriptions are libuv's uv_strerror texts, which Node puts in its messages.
@@ -112,4 +116,23 @@ const maxReadFileSize = 1<<31 - 1
 // errFileTooLarge is Node's ERR_FS_FILE_TOO_LARGE message.
 func errFileTooLarge(size int64) error {
 	return fmt.Errorf("File size (%d) is greater than 2 GiB", size)
+}
+
+// readFileNode reads a whole file as Node's fs.readFile does, with its errors: open
+// failures name the path, read failures (EISDIR for a directory) do not, and files over
+// 2 GiB are refused before anything is read.
+func readFileNode(abs string) ([]byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, nodeErr(err, "open", abs)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > maxReadFileSize {
+		return nil, errFileTooLarge(st.Size())
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nodeErr(err, "read", "")
+	}
+	return b, nil
 }

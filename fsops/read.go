@@ -173,9 +173,6 @@ func derefOr(p *float64, def float64) float64 {
 	return *p
 }
 
-// readAllFrom reads f to its end.
-func readAllFrom(f *os.File) ([]byte, error) { return io.ReadAll(f) }
-
 var amPm = regexp.MustCompile(`(?i) (AM|PM)\.`)
 
 // resolveReadPath is pi's resolveReadPathAsync: the resolved path, or when it does not
