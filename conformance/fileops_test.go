@@ -88,7 +88,8 @@ func rootNormalized(t *testing.T, r result.Result, root string) string {
 }
 
 // runFileCases runs every case through pi (one node process, in order) and through
-// `tool --local` (in the same order, on the other copy) and compares them.
+// `tool --local` (in the same order, on the other copy) and compares them. HOME is the
+// fixture root of the side running, so "~/…" paths stay inside the fixture.
 func runFileCases(t *testing.T, f fileFixture, cases []fileCase) {
 	t.Helper()
 	calls := make([]Call, len(cases))
@@ -96,7 +97,10 @@ func runFileCases(t *testing.T, f fileFixture, cases []fileCase) {
 		calls[i] = Call{Tool: c.tool, Cwd: filepath.Join(f.oracleRoot, "work"),
 			Args: substRoot(c.args, f.oracleRoot).(map[string]any)}
 	}
+	// "~" is each side's fixture root.
+	t.Setenv("HOME", f.oracleRoot)
 	want := oracle(t, calls)
+	t.Setenv("HOME", f.localRoot)
 	require.Len(t, want, len(cases))
 	for i, c := range cases {
 		got := local(t, Call{Tool: c.tool, Cwd: filepath.Join(f.localRoot, "work"),

@@ -28,6 +28,7 @@ func TestWriteMatchesPi(t *testing.T) {
 		w("Unicode spaces in the argument", "space\u00A0name.txt", "nbsp became a space\n"),
 		w("@ prefix", "@at.txt", "at\n"),
 		w("absolute path", "<ROOT>/work/abs.txt", "abs\n"),
+		w("home directory", "~/from-home.txt", "home\n"),
 		w("dot-dot to the parent", "../outside.txt", "written outside the cwd\n"),
 		w("dot-dot inside", "sub/../inside.txt", "inside\n"),
 		w("through a symlink", "link.txt", "via link\n"),
