@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,9 +101,12 @@ type Local struct {
 func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error) {
 	env := tools.Env{Vars: l.Vars}
 	if progress != nil {
+		var mu sync.Mutex
 		var last string
 		var total int
 		env.OnUpdate = func(r result.Result) {
+			mu.Lock()
+			defer mu.Unlock()
 			text := snapshotText(r)
 			delta := newOutput(last, text)
 			last = text

@@ -300,3 +300,14 @@ func TestServeConcurrentCalls(t *testing.T) {
 	}
 	assert.Equal(t, n, count)
 }
+
+func TestWatchdogRemovesTheSandboxAfterKill9(t *testing.T) {
+	w := newWorld(t)
+	cs, cmd, _ := w.serve(nil, nil)
+	call(t, cs, "ls", `{}`)
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1)
+	require.NoError(t, cmd.Process.Kill()) // SIGKILL: no orderly shutdown
+	require.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 60*time.Second, 200*time.Millisecond,
+		"the watchdog removed %s after its owner died", boxes[0])
+}

@@ -11,12 +11,14 @@ import (
 type fakeRunner struct {
 	mu     sync.Mutex
 	calls  []Cmd
+	bins   []string
 	answer func(ctx context.Context, c Cmd) (code int, stdout, stderr string)
 }
 
 func (f *fakeRunner) Start(ctx context.Context, bin string, c Cmd) (Process, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
+	f.bins = append(f.bins, bin)
 	f.mu.Unlock()
 	code, out, errs := f.answer(ctx, c)
 	if c.Stdout != nil {
@@ -32,7 +34,11 @@ func (f *fakeRunner) argvs() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
-	for _, c := range f.calls {
+	for i, c := range f.calls {
+		if f.bins[i] == "/bin/sh" { // the watchdog: its parameters after the script
+			out = append(out, "watchdog "+strings.Join(c.Args[3:], " "))
+			continue
+		}
 		out = append(out, strings.Join(c.Args, " "))
 	}
 	return out

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -217,16 +220,16 @@ func TestSessionLifecycle(t *testing.T) {
 		wantCalls []string // after the two Ensure calls and Close; NAME is the session name
 	}{
 		{"session name, created and removed", nil, false,
-			[]string{"ls --json", "create --name NAME shell /ws", "rm --force NAME"}},
+			[]string{"ls --json", "create --name NAME shell /ws", "watchdog 77 2 sbx rm NAME", "rm --force NAME"}},
 		{"teardown stop", []string{"DOCKER_SANDBOX_TEARDOWN=stop"}, false,
-			[]string{"ls --json", "create --name NAME shell /ws", "stop NAME"}},
+			[]string{"ls --json", "create --name NAME shell /ws", "watchdog 77 2 sbx stop NAME", "stop NAME"}},
 		{"teardown none", []string{"DOCKER_SANDBOX_TEARDOWN=none"}, false,
 			[]string{"ls --json", "create --name NAME shell /ws"}},
 		{"pinned existing is left alone", []string{"DOCKER_SANDBOX=mybox"}, true, []string{"ls --json"}},
 		{"pinned created is never removed", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=remove"}, false,
 			[]string{"ls --json", "create --name NAME shell /ws"}},
 		{"pinned created may be stopped", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=stop"}, false,
-			[]string{"ls --json", "create --name NAME shell /ws", "stop NAME"}},
+			[]string{"ls --json", "create --name NAME shell /ws", "watchdog 77 2 sbx stop NAME", "stop NAME"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,5 +282,34 @@ func TestChildEnvIsScrubbed(t *testing.T) {
 	require.NoError(t, c.Rm(context.Background(), "box"))
 	for _, call := range f.calls {
 		assert.Equal(t, []string{"PATH=/bin"}, call.Env)
+	}
+}
+
+// TestWatchdogTearsDownAfterOwnerDies runs the real watchdog script against a stand-in
+// sbx that records its arguments, with an owner process the test kills.
+func TestWatchdogTearsDownAfterOwnerDies(t *testing.T) {
+	for _, mode := range []string{TeardownRemove, TeardownStop} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			record := filepath.Join(dir, "calls")
+			fakeSbx := filepath.Join(dir, "sbx")
+			require.NoError(t, os.WriteFile(fakeSbx, []byte("#!/bin/sh\necho \"$@\" ${DOCKER_HOST:-no-docker-host} >> "+record+"\n"), 0o755))
+			owner := exec.Command("sleep", "1000")
+			require.NoError(t, owner.Start())
+			c := NewClient([]string{"PATH=" + os.Getenv("PATH"), "PI_SBX_BIN=" + fakeSbx, "DOCKER_HOST=unix:///decoy"}, ExecRunner{})
+			w, err := c.StartWatchdog(owner.Process.Pid, "box-1", mode, 10*time.Millisecond)
+			require.NoError(t, err)
+			defer w.Stop()
+			_, err = os.Stat(record)
+			require.True(t, os.IsNotExist(err), "nothing happens while the owner lives")
+			require.NoError(t, owner.Process.Kill())
+			owner.Wait()
+			want := "rm --force box-1 no-docker-host\n"
+			if mode == TeardownStop {
+				want = "stop box-1 no-docker-host\n"
+			}
+			require.Eventually(t, func() bool { b, _ := os.ReadFile(record); return string(b) == want },
+				10*time.Second, 10*time.Millisecond)
+		})
 	}
 }

@@ -27,16 +27,20 @@ type Session struct {
 	Workspace string // primary workspace (absolute)
 	Teardown  string // TeardownRemove, TeardownStop or TeardownNone
 	Progress  io.Writer
+	// Owner is the process whose death tears a created sandbox down (the watchdog); 0
+	// means no watchdog.
+	Owner int
 
-	mu      sync.Mutex
-	ensured bool
-	created bool
+	mu       sync.Mutex
+	ensured  bool
+	created  bool
+	watchdog *Watchdog
 }
 
 // NewSession reads DOCKER_SANDBOX and DOCKER_SANDBOX_TEARDOWN from environ. Without a
 // pinned name it makes a session name from pid.
 func NewSession(c *Client, environ []string, pid int, workspace string, progress io.Writer) (*Session, error) {
-	s := &Session{Client: c, Workspace: workspace, Progress: progress}
+	s := &Session{Client: c, Workspace: workspace, Progress: progress, Owner: pid}
 	var teardown string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
@@ -95,6 +99,14 @@ func (s *Session) Ensure(ctx context.Context) (string, error) {
 		}
 		s.created = true
 		s.logf("pi-sbx-backend: sandbox %s ready in %.1fs\n", s.Name, time.Since(start).Seconds())
+		if s.Owner > 0 && s.Teardown != TeardownNone {
+			// Even a kill -9 of this process must not leave the sandbox running.
+			w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.Teardown, 0)
+			if err != nil {
+				s.logf("pi-sbx-backend: %v (the sandbox is torn down on orderly shutdown only)\n", err)
+			}
+			s.watchdog = w
+		}
 	default:
 		return "", fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
 	}
@@ -106,8 +118,12 @@ func (s *Session) Ensure(ctx context.Context) (string, error) {
 // it. It tries a few times, since sbx may be briefly busy.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
-	created := s.created
+	created, w := s.created, s.watchdog
+	s.watchdog = nil
 	s.mu.Unlock()
+	if w != nil {
+		w.Stop() // this is the orderly path: do it here, not twice
+	}
 	if !created || s.Teardown == TeardownNone {
 		return nil
 	}

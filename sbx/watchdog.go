@@ -1,0 +1,72 @@
+package sbx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// watchdogScript waits for the owner process to die, then tears the sandbox down with a
+// few tries. It is a shell loop rather than a Go process so it costs nothing while it
+// waits and survives its owner's `kill -9`.
+//
+//	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox
+const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5
+while kill -0 "$pid" 2>/dev/null; do sleep "$poll"; done
+for i in 1 2 3 4 5; do
+	if [ "$mode" = stop ]; then "$sbx" stop "$name"; else "$sbx" rm --force "$name"; fi && exit 0
+	sleep 2
+done
+exit 1`
+
+// Watchdog is a detached process that tears the sandbox down when its owner dies.
+type Watchdog struct {
+	p      Process
+	cancel context.CancelFunc
+}
+
+// StartWatchdog starts a detached watchdog for sandbox name that runs `sbx rm --force`
+// (mode TeardownRemove) or `sbx stop` (TeardownStop) once process owner is gone, with the
+// same scrubbed environment as every sbx call. poll is how often it checks (2s when zero).
+func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration) (*Watchdog, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	var verb string
+	switch mode {
+	case TeardownRemove:
+		verb = "rm"
+	case TeardownStop:
+		verb = "stop"
+	default:
+		return nil, fmt.Errorf("watchdog: teardown mode %q", mode)
+	}
+	if poll <= 0 {
+		poll = 2 * time.Second
+	}
+	secs := strconv.FormatFloat(poll.Seconds(), 'f', -1, 64)
+	// Not bound to any caller's context: it must outlive this process. Stop ends it.
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := c.Runner.Start(ctx, "/bin/sh", Cmd{
+		Args: []string{"-c", watchdogScript, "pi-sbx-watchdog", strconv.Itoa(owner), secs, c.Bin, verb, name},
+		Env:  c.Env,
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("starting the teardown watchdog: %w", err)
+	}
+	w := &Watchdog{p: p, cancel: cancel}
+	go p.Wait() // reap it whenever it ends
+	return w, nil
+}
+
+// Stop ends the watchdog (the owner is tearing down by itself).
+func (w *Watchdog) Stop() error {
+	if w == nil {
+		return errors.New("no watchdog")
+	}
+	w.cancel()
+	return nil
+}
