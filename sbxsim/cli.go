@@ -71,8 +71,9 @@ const (
 // Main runs one sbxsim command line (without the program name) and returns the exit
 // status. The hidden modes __init and __proxy are the sandbox's PID 1 and a port proxy.
 func Main(ctx context.Context, args []string, env Env) int {
-	if len(args) >= 2 && args[0] == "__init" {
-		return RunInit(args[1])
+	if len(args) >= 1 && args[0] == "__init" {
+		cfg, _ := env.LookupEnv(initConfigEnv)
+		return RunInit(cfg)
 	}
 	if len(args) >= 2 && args[0] == "__proxy" {
 		return RunProxy(args[1])

@@ -13,7 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// initConfig is what the parent passes to the sandbox init (as JSON in argv).
+// initConfigEnv carries the init's configuration (JSON), keeping its command line short
+// for ps: `sbxsim __init NAME STATE-DIR`.
+const initConfigEnv = "SBXSIM_INIT_CONFIG"
+
+// initConfig is what the parent passes to the sandbox init.
 type initConfig struct {
 	Name       string      `json:"name"`
 	Workspaces []Workspace `json:"workspaces"` // paths already resolved (no symlinks)

@@ -161,8 +161,8 @@ func (m *Manager) spawnInit(cfg initConfig, logPath string) (*initProcess, error
 		return nil, err
 	}
 	defer controlR.Close()
-	cmd := exec.Command(m.Self, "__init", string(cfgJSON))
-	cmd.Env = []string{"PATH=" + defaultPath}
+	cmd := exec.Command(m.Self, "__init", cfg.Name, m.Store.Root)
+	cmd.Env = []string{"PATH=" + defaultPath, initConfigEnv + "=" + string(cfgJSON)}
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{statusW, controlR} // initStatusFd, initControlFd

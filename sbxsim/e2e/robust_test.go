@@ -114,7 +114,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 	if out := psLines(t, "__proxy"); strings.Contains(out, ":7001") || strings.Contains(out, ":7000") {
 		t.Errorf("proxies left by the failed start:\n%s", out)
 	}
-	if out := psLines(t, "__init {\"name\":\""+name+"\""); out != "" {
+	if out := psLines(t, "__init "+name+" "+s.state); out != "" {
 		t.Errorf("init left by the failed start:\n%s", out)
 	}
 	if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), st.Net.Veth+"@") {
