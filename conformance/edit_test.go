@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -215,4 +216,31 @@ func randomEdits(rng *rand.Rand, n int) []fileCase {
 			args: map[string]any{"path": fmt.Sprintf("rand/%03d.txt", i), "edits": edits}})
 	}
 	return out
+}
+
+// TestEditConcurrentProcesses starts many `tool --local edit` processes on one file at
+// once, as the per-call transport does, each replacing its own marker. Every edit reads,
+// changes and writes the whole file; without a lock shared between processes some would
+// overwrite others' changes.
+func TestEditConcurrentProcesses(t *testing.T) {
+	dir := t.TempDir()
+	const n = 24
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "slot %d: todo\n", i)
+	}
+	p := filepath.Join(dir, "shared.txt")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		args := fmt.Sprintf(`{"path":"shared.txt","edits":[{"oldText":"slot %d: todo","newText":"slot %d: done"}]}`, i, i)
+		cmds[i] = exec.Command(binPath, "tool", "--local", "--cwd", dir, "edit", args)
+		require.NoError(t, cmds[i].Start())
+	}
+	for i, c := range cmds {
+		require.NoError(t, c.Wait(), "process %d", i)
+	}
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, strings.ReplaceAll(b.String(), "todo", "done"), string(got), "no edit lost")
 }

@@ -97,6 +97,7 @@ func Edit(ctx context.Context, cwd string, a EditArgs) (result.Result, error) {
 			}
 			return fmt.Errorf("Could not edit file: %s. %v.", a.Path, err)
 		}
+		defer lockFileInode(abs)()
 		raw, err := readFileNode(abs)
 		if err != nil {
 			return err
