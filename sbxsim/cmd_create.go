@@ -129,8 +129,7 @@ func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error)
 		_ = c.m.Store.discard(name)
 		return nil, err
 	}
-	if err := c.m.start(ctx, sb); err != nil {
-		_ = c.m.stop(context.WithoutCancel(ctx), sb)
+	if err := c.m.start(ctx, sb); err != nil { // start has ended whatever it started
 		_ = c.m.Store.discard(name)
 		return nil, fmt.Errorf("creating sandbox %s: %w", name, err)
 	}

@@ -2,10 +2,17 @@
 // tests on machines without a microVM host.
 //
 // Each sandbox is a set of Linux namespaces (mount, PID, UTS, IPC, network) around a small
-// init process, with a veth pair to the host, the workspaces bind-mounted at their host
-// absolute paths, the host's home directories and /run hidden, and (unless SBXSIM_DOCKER=0)
-// its own dockerd. The command line, messages and exit codes follow sbx as described in
-// the project's reference notes. It is a test double, not a security boundary: the
-// sandbox shares the host kernel and, apart from the hidden directories, its root file
-// system.
+// init process (sbxsim's hidden __init mode), with a veth pair to the host in
+// 10.213.0.0/16, the workspaces bind-mounted at their host absolute paths (":ro"
+// enforced), a private /tmp, the host's /root, /home, /run and /var/run hidden, and
+// (unless SBXSIM_DOCKER=0) its own dockerd on /var/run/docker.sock with a busybox base
+// image. The command line, messages and exit codes follow sbx as described in the
+// project's reference notes; state lives in SBXSIM_STATE (default /var/lib/sbxsim).
+//
+// It is a test double, not a security boundary: the sandbox shares the host's kernel
+// and, apart from the hidden directories, its root file system, and runs as root.
+// Other known differences from sbx: commands run as root rather than the `agent` user;
+// there is no outbound network (the veth reaches only the host) and no auto-stop after
+// create; ports forward TCP only; --cpus, --memory, --template and --kit are validated
+// and recorded but not applied.
 package sbxsim
