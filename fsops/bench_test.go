@@ -141,6 +141,7 @@ func BenchmarkGrep(b *testing.B) {
 		{"literal", fsops.GrepArgs{Pattern: "needle_in_haystack"}, nil},
 		{"literal-fixed", fsops.GrepArgs{Pattern: "needle_in_haystack", Literal: true}, []string{"--fixed-strings"}},
 		{"regex", fsops.GrepArgs{Pattern: `func [a-z]+_handler\(`}, nil},
+		{"regex-no-literal", fsops.GrepArgs{Pattern: `[A-Z][a-z]+[0-9]{2,}`}, nil},
 		{"alternation", fsops.GrepArgs{Pattern: "needle_in_haystack|not_in_the_tree"}, nil},
 		{"ignore-case", fsops.GrepArgs{Pattern: "NEEDLE_in_HAYSTACK", IgnoreCase: true}, []string{"--ignore-case"}},
 		{"glob", fsops.GrepArgs{Pattern: "needle_in_haystack", Glob: "*.go"}, []string{"--glob", "*.go"}},

@@ -131,7 +131,7 @@ type grepJob struct {
 func searchTree(parent context.Context, root string, opt walkOptions, pat *grepPattern, ctxLines, perFile int, c *grepCollector) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	workers := runtime.GOMAXPROCS(0)
+	workers := 2 * runtime.GOMAXPROCS(0)
 	work := make(chan *grepJob, 256)
 	ordered := make(chan *grepJob, 4096)
 	var wg sync.WaitGroup

@@ -267,21 +267,37 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 			pos = e + 1
 			continue
 		}
-		loc := p.re.FindIndex(data[pos:])
-		if loc == nil {
-			return 0, false
+		// No literal to look for: match line by line, where Go's regexp can use its
+		// backtracker (much faster than its NFA over a whole file), skipping lines
+		// without a byte the pattern needs.
+		i := pos
+		if p.bytes != nil {
+			i = indexByteSet(data, pos, p.bytes)
+			if i < 0 {
+				return 0, false // every match needs one of these bytes
+			}
 		}
-		m := pos + loc[0]
-		if m == len(data) && m > 0 && data[m-1] == '\n' {
-			return 0, false
-		}
-		s := bytes.LastIndexByte(data[:m], '\n') + 1
+		s := bytes.LastIndexByte(data[:i], '\n') + 1
 		if s < pos {
 			s = pos
 		}
-		return s, true
+		e := lineEnd(data, i)
+		if p.re.Match(data[s:e]) {
+			return s, true
+		}
+		pos = e + 1
 	}
 	return 0, false
+}
+
+// indexByteSet returns the first offset at or after from of a byte in set, or -1.
+func indexByteSet(data []byte, from int, set *[256]bool) int {
+	for i := from; i < len(data); i++ {
+		if set[data[i]] {
+			return i
+		}
+	}
+	return -1
 }
 
 // lineMatches reports whether one line (without terminator) matches.

@@ -94,6 +94,11 @@ func TestCompileGrepPattern(t *testing.T) {
 		{pattern: `\p{Greek}`, line: "α", want: true},
 		{pattern: `[[:alpha:]\d]`, line: "٣", want: true},
 		{pattern: `\Q\d\E`, line: `\d`, want: true},
+		{pattern: `[0-9]{2}`, line: "x12", want: true}, // no literal: byte-set prefilter
+		{pattern: `[0-9]{2}`, line: "x1", want: false},
+		{pattern: `(é|ü)x`, line: "üx", want: true},
+		{pattern: `x*`, line: "\n", want: true}, // one empty line
+		{pattern: `x*`, line: "", want: false},  // an empty file has no lines
 		{pattern: "x(?=y)", wantErrSubstring: "look-around"},
 		{pattern: `(a)\1`, wantErrSubstring: "backreferences are not supported"},
 		{pattern: "a\nb", literal: true, wantErrSubstring: `the literal "\n" is not allowed`},

@@ -20,6 +20,9 @@ type grepPattern struct {
 	finds []*litFinder
 	// whole says a found occurrence is itself a match: the regexp is that literal.
 	whole bool
+	// bytes, when there are no finds, is a set of bytes one of which every match
+	// contains (from a required character class), to skip lines cheaply; nil if unknown.
+	bytes *[256]bool
 }
 
 // compileGrepPattern compiles pattern as ripgrep would receive it from pi.
@@ -68,6 +71,9 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 		p.finds = append(p.finds, f)
 	}
 	p.whole = len(p.finds) == 1 && p.finds[0].exact && tree.Op == syntax.OpLiteral
+	if len(p.finds) == 0 {
+		p.bytes = requiredBytes(tree)
+	}
 	return p, nil
 }
 
@@ -312,4 +318,70 @@ func escapeLen(s string) int {
 	}
 	_, n := utf8.DecodeRuneInString(s[1:])
 	return 1 + n
+}
+
+// requiredBytes returns a set of bytes one of which every match of t contains: the
+// cheapest required character class (a UTF-8 byte set: any non-ASCII member admits all
+// bytes >= 0x80), or the union over an alternation's branches; nil if none is known.
+func requiredBytes(t *syntax.Regexp) *[256]bool {
+	switch t.Op {
+	case syntax.OpCharClass:
+		var set [256]bool
+		for i := 0; i+1 < len(t.Rune); i += 2 {
+			lo, hi := t.Rune[i], t.Rune[i+1]
+			for r := lo; r <= hi && r < utf8.RuneSelf; r++ {
+				set[r] = true
+			}
+			if hi >= utf8.RuneSelf {
+				for b := utf8.RuneSelf; b < 256; b++ {
+					set[b] = true
+				}
+			}
+		}
+		return &set
+	case syntax.OpLiteral:
+		if len(t.Rune) == 0 || t.Flags&syntax.FoldCase != 0 {
+			return nil
+		}
+		var set [256]bool
+		set[utf8.AppendRune(nil, t.Rune[0])[0]] = true
+		return &set
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredBytes(t.Sub[0])
+	case syntax.OpRepeat:
+		if t.Min >= 1 {
+			return requiredBytes(t.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best *[256]bool
+		for _, s := range t.Sub {
+			if set := requiredBytes(s); set != nil && (best == nil || byteSetCost(set) < byteSetCost(best)) {
+				best = set
+			}
+		}
+		return best
+	case syntax.OpAlternate:
+		var all [256]bool
+		for _, s := range t.Sub {
+			set := requiredBytes(s)
+			if set == nil {
+				return nil
+			}
+			for b, in := range set {
+				all[b] = all[b] || in
+			}
+		}
+		return &all
+	}
+	return nil
+}
+
+func byteSetCost(set *[256]bool) int {
+	cost := 0
+	for b, in := range set {
+		if in {
+			cost += byteFrequency(byte(b))
+		}
+	}
+	return cost
 }
