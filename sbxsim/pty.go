@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/term"
@@ -56,7 +57,14 @@ func (c *cli) execPty(ctx context.Context, nsenter string, argv, env []string, i
 		close(done)
 	}()
 	err = cmd.Wait()
-	<-done
+	// A background process may keep the terminal open after the command is gone: read
+	// what is left, but do not wait for it (docker exec -t returns here too).
+	select {
+	case <-done:
+	case <-time.After(250 * time.Millisecond):
+		master.Close()
+		<-done
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
