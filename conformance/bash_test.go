@@ -18,6 +18,10 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/shell"
 )
 
+// afterExit starts a background job that, once the shell has exited, prints five
+// lines 20 ms apart: each re-arms pi's 100 ms grace before it runs out.
+const afterExit = `(while kill -0 $$ 2>/dev/null; do :; done; for i in 1 2 3 4 5; do echo late$i; sleep 0.02; done) & echo go`
+
 // logName matches the random part of a full-output file name, the one thing that may
 // differ between pi's result and ours.
 var logName = regexp.MustCompile(`pi-bash-[0-9a-f]{16}\.log`)
@@ -65,8 +69,9 @@ func TestBashMatchesPi(t *testing.T) {
 				return regexp.MustCompile(`after [0-9.]+ seconds, but`).ReplaceAllString(s, "after S seconds, but")
 			}},
 		{name: "background child holding the pipe", args: cmd("sleep 3 & echo started")},
-		// Each write comes well within the 100 ms grace that the previous one re-armed.
-		{name: "background child writing after exit", args: cmd("(for i in 1 2 3; do sleep 0.01; echo late$i; done) & echo early")},
+		// The background job writes only after the shell exited, for longer than the
+		// grace: re-armed by every chunk, it must collect all of it.
+		{name: "background child writing after exit", args: cmd(afterExit)},
 		{name: "zero timeout", args: cmdT("echo x", 0)},
 		{name: "negative timeout", args: cmdT("echo x", -1)},
 		{name: "too large timeout", args: cmdT("echo x", 2147484)},

@@ -110,11 +110,13 @@ func TestBashBackgroundChildDoesNotHang(t *testing.T) {
 	killPidFile(t, filepath.Join(dir, "pid"))
 }
 
-// Output that keeps arriving after the shell exited is still collected.
+// Output that keeps arriving after the shell exited is still collected: the job below
+// starts writing once the shell has exited and goes on for longer than the 100 ms
+// grace, each line re-arming it.
 func TestBashGraceReArmedPerChunk(t *testing.T) {
-	r, err := bash(t, "(for i in 1 2 3 4 5; do sleep 0.05; echo $i; done) & echo go", BashOptions{})
+	r, err := bash(t, `(while kill -0 $$ 2>/dev/null; do :; done; for i in 1 2 3 4 5 6 7 8; do echo late$i; sleep 0.02; done) & echo go`, BashOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, "go\n1\n2\n3\n4\n5\n", text(t, r))
+	assert.Equal(t, "go\nlate1\nlate2\nlate3\nlate4\nlate5\nlate6\nlate7\nlate8\n", text(t, r))
 }
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
