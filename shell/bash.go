@@ -123,7 +123,7 @@ type ending struct {
 	aborted  bool
 	timedOut bool
 	// shellExited: the shell had exited before the timeout fired, and background
-	// processes kept the pipe busy; then exitCode and exitedAfter describe the shell.
+	// processes kept the pipe busy; then code and exitedAfter describe the shell.
 	shellExited bool
 	exitedAfter time.Duration
 }
@@ -289,61 +289,4 @@ func (r *run) emit() {
 		d.Truncation = &snap.truncation
 	}
 	r.onUpdate(result.Result{Content: []result.Content{result.TextBlock(snap.truncation.Content)}, Details: d})
-}
-
-// format builds pi's final result or thrown error from the output and the ending.
-// lastLineBytes is the size of the unfinished last line, which pi's notice for a cut
-// last line reports.
-func format(snap snapshot, lastLineBytes int, end ending, timeout *float64) (result.Result, error) {
-	t := snap.truncation
-	text := t.Content
-	var details any
-	if t.Truncated {
-		details = BashDetails{Truncation: &t, FullOutputPath: snap.path}
-		start, last := t.TotalLines-t.OutputLines+1, t.TotalLines
-		switch {
-		case t.LastLinePartial:
-			text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). Full output: %s]",
-				truncate.FormatSize(t.OutputBytes), last, truncate.FormatSize(lastLineBytes), snap.path)
-		case *t.TruncatedBy == "lines":
-			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Full output: %s]", start, last, t.TotalLines, snap.path)
-		default:
-			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Full output: %s]",
-				start, last, t.TotalLines, truncate.FormatSize(truncate.DefaultMaxBytes), snap.path)
-		}
-	}
-	// Abort and timeout keep an empty text empty; the others say "(no output)".
-	switch {
-	case end.aborted:
-		return result.Result{}, errors.New(withStatus(text, "Command aborted"))
-	case end.timedOut:
-		status := fmt.Sprintf("Command timed out after %s seconds", jsNumber(*timeout))
-		if end.shellExited {
-			secs := math.Floor(end.exitedAfter.Seconds()*10+0.5) / 10 // Math.round(ms / 100) / 10
-			status += fmt.Sprintf(". The shell exited with code %d after %s seconds, but background processes it started kept writing output until the timeout.",
-				end.code, jsNumber(secs))
-		}
-		return result.Result{}, errors.New(withStatus(text, status))
-	}
-	if text == "" {
-		text = "(no output)"
-	}
-	switch {
-	case !end.hasCode:
-		return result.Result{}, errors.New(withStatus(text, "Command terminated without an exit code"))
-	case end.code != 0:
-		return result.Result{
-			Content: []result.Content{result.TextBlock(withStatus(text, fmt.Sprintf("Command exited with code %d", end.code)))},
-			Details: details,
-			IsError: true,
-		}, nil
-	}
-	return result.Result{Content: []result.Content{result.TextBlock(text)}, Details: details}, nil
-}
-
-func withStatus(text, status string) string {
-	if text == "" {
-		return status
-	}
-	return text + "\n\n" + status
 }
