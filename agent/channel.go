@@ -212,7 +212,8 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		cancel()
 		inW.Close()
 		ch.Installer.Forget(sandbox)
-		return nil, fmt.Errorf("starting the agent in sandbox %s: %w", sandbox, errors.Join(err, c.err))
+		return nil, fmt.Errorf("starting the agent in sandbox %s (if this sbx does not forward stdin, try --transport per-call): %w",
+			sandbox, errors.Join(err, c.err))
 	}
 	c.cs = cs
 	ch.logger().Info("agent started", "sandbox", sandbox, "agent", agentPath)

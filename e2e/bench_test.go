@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +52,45 @@ func BenchmarkCall(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkConcurrent200 measures 200 concurrent small reads through one serve (one
+// agent channel), per batch.
+//
+//	go test -run '^$' -bench BenchmarkConcurrent200 -benchtime 20x ./e2e
+func BenchmarkConcurrent200(b *testing.B) {
+	w := benchWorld(b)
+	cmd := exec.Command(backendBin, "serve")
+	cmd.Dir, cmd.Env = w.ws, w.env()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	params := &mcp.CallToolParams{Name: "read", Arguments: json.RawMessage(`{"path":"README.md"}`)}
+	if _, err := cs.CallTool(context.Background(), params); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		for j := 0; j < 200; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+					failed.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := failed.Load(); n > 0 {
+			b.Fatalf("%d of 200 concurrent calls failed", n)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/200-calls")
 }
 
 func reportPercentiles(b *testing.B, lat []time.Duration) {

@@ -144,23 +144,31 @@ func TestServeStreamsBashProgress(t *testing.T) {
 	var mu sync.Mutex
 	var pieces []string
 	var totals []float64
+	gate := filepath.Join(w.ws, "go-on")
 	cs, _, _ := w.serve(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		mu.Lock()
 		defer mu.Unlock()
 		assert.Equal(t, "tok-1", r.Params.ProgressToken)
 		pieces = append(pieces, r.Params.Message)
 		totals = append(totals, r.Params.Progress)
+		if len(pieces) == 1 {
+			// The command goes on only once its first output has reached the client:
+			// proof that it streams while running, not just at the end.
+			assert.NoError(t, os.WriteFile(gate, nil, 0o644))
+		}
 	}}, nil)
-	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "for i in 1 2 3 4; do echo step $i; sleep 0.3; done"}}
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "echo step 1; while [ ! -f go-on ]; do sleep 0.05; done; echo step 2; sleep 0.2; echo step 3"}}
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(context.Background(), params)
 	require.NoError(t, err)
 	mu.Lock()
 	defer mu.Unlock()
 	out := text(res)
-	assert.Equal(t, "step 1\nstep 2\nstep 3\nstep 4\n", out)
+	assert.Equal(t, "step 1\nstep 2\nstep 3\n", out)
+	require.GreaterOrEqual(t, len(pieces), 2)
+	assert.Equal(t, "step 1\n", pieces[0])
 	assert.Equal(t, out, strings.Join(pieces, ""), "the progress messages are the output, in order")
-	assert.Greater(t, len(pieces), 1, "streamed in several pieces while it ran")
 	for i := 1; i < len(totals); i++ {
 		assert.Greater(t, totals[i], totals[i-1], "progress increases")
 	}

@@ -61,7 +61,8 @@ func classify(op string, code int, stderr string) error {
 	switch {
 	case code == 0:
 		return nil
-	case missingRE.MatchString(stderr):
+	case missingRE.MatchString(stderr) && (op != "exec" || code == 1):
+		// exec: sbx exits 1 for a missing sandbox; another status is the command's own.
 		return ErrMissing
 	case runtimeRE.MatchString(stderr):
 		return ErrRuntime
