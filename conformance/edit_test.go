@@ -81,6 +81,7 @@ func TestEditMatchesPi(t *testing.T) {
 		c("symlink", e("link.txt", "through", "THROUGH")),
 		c("hard-linked file", e("hard.txt", "shared", "SHARED")),
 		c("missing", e("missing.txt", "a", "b")),
+		c("symlink loop", e("loop1", "a", "b")),
 		c("missing directory", e("nodir/x.txt", "a", "b")),
 		c("directory", e("sub", "a", "b")),
 		c("through a file", e("a.txt/x", "a", "b")),

@@ -31,7 +31,8 @@ type fileCase struct {
 
 // fileFixture is the same file tree for pi and for us: two copies, so that mutations of
 // one side cannot influence the other. Each copy is a git repository whose working
-// directory is root/work, with root holding files reached through "..".
+// directory is root/work, with root holding files reached through "..", and every tree has
+// the symlink loop work/loop1 -> loop2 -> loop1.
 type fileFixture struct {
 	oracleRoot, localRoot string
 }
@@ -42,6 +43,9 @@ func newFileFixture(t *testing.T, build func(root string)) fileFixture {
 	f := fileFixture{oracleRoot: filepath.Join(base, "pi"), localRoot: filepath.Join(base, "us")}
 	require.NoError(t, os.MkdirAll(filepath.Join(f.oracleRoot, "work"), 0o755))
 	build(f.oracleRoot)
+	work := filepath.Join(f.oracleRoot, "work")
+	require.NoError(t, os.Symlink("loop2", filepath.Join(work, "loop1")))
+	require.NoError(t, os.Symlink("loop1", filepath.Join(work, "loop2")))
 	out, err := exec.Command("git", "init", "-q", filepath.Join(f.oracleRoot, "work")).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	// An exact copy (modes, symlinks, sparse files) for our side.

@@ -112,6 +112,7 @@ func TestReadMatchesPi(t *testing.T) {
 		text("directory", p("sub")),
 		text("through a file", p("a.txt/x")),
 		text("dangling symlink", p("dangling.txt")),
+		text("symlink loop", p("loop1")),
 		text("large sparse file near its end", po("sparse.bin", 2, nil)),
 		text("large sparse file", p("sparse.bin")),
 		text("APNG is not an image", p("animated.png")),

@@ -38,6 +38,7 @@ func TestWriteMatchesPi(t *testing.T) {
 		w("same file twice, second", "twice.txt", "second\n"),
 		w("hard-linked file: every name sees the new content", "hard.txt", "new through one name\n"),
 		w("directory", "sub", "x"),
+		w("symlink loop", "loop1", "x"),
 		w("parent is a file", "file.txt/child.txt", "x"),
 		w("grandparent is a file", "file.txt/dir/child.txt", "x"),
 	}

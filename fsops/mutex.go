@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 )
@@ -28,9 +29,13 @@ func NewMutationQueue() *MutationQueue {
 }
 
 // Do runs fn while holding path's turn. It returns ctx's cancellation as pi's
-// "Operation aborted" when the turn does not come in time.
+// "Operation aborted" when the turn does not come in time, and, as pi does, the error of
+// resolving the path (a symlink loop) without running fn.
 func (q *MutationQueue) Do(ctx context.Context, path string, fn func() error) error {
-	key := mutationKey(path)
+	key, err := mutationKey(path)
+	if err != nil {
+		return err
+	}
 	q.mu.Lock()
 	t := q.files[key]
 	if t == nil {
@@ -61,16 +66,22 @@ func (q *MutationQueue) leave(key string, t *fileTurn) {
 }
 
 // mutationKey is pi's getMutationQueueKey: the real path, or the resolved path when the
-// file (or a directory on the way) does not exist.
-func mutationKey(path string) string {
+// file (or a directory on the way) does not exist. Other failures (ELOOP, EACCES) are
+// returned as Node's realpath error, which pi throws.
+func mutationKey(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
+	real, err := filepath.EvalSymlinks(abs)
+	if err == nil {
+		return real, nil
 	}
-	return abs
+	// EvalSymlinks does not report errnos; stat(2) tells why the path does not resolve.
+	if _, serr := os.Stat(abs); serr != nil && !isNotExist(serr) && errCode(serr) != "" {
+		return "", nodeErr(serr, "realpath", abs)
+	}
+	return abs, nil
 }
 
 type queueKey struct{}
