@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -87,7 +88,7 @@ func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Re
 	if o.OnProgress != nil {
 		r.out.freshMax = progressMax
 	}
-	end, err := r.exec(ctx, a.Command, cwd, timeout, append(os.Environ(), o.Env...))
+	end, err := r.exec(ctx, a.Command, cwd, timeout, append(baseEnv(), o.Env...))
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -98,6 +99,29 @@ func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Re
 		return result.Result{}, err
 	}
 	return format(snap, r.out.lineBytes, end, a.Timeout)
+}
+
+// isSessionVar tells pi's session variables: pi never lets a command inherit them from
+// its own environment, only sets them from the session (here: BashOptions.Env).
+func isSessionVar(key string) bool {
+	switch key {
+	case "PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL":
+		return true
+	}
+	return false
+}
+
+// baseEnv is the process's environment without pi's session variables.
+func baseEnv() []string {
+	env := os.Environ()
+	out := env[:0]
+	for _, kv := range env {
+		key, _, _ := strings.Cut(kv, "=")
+		if !isSessionVar(key) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // resolveTimeout checks the model's timeout as pi does; 0 means none.

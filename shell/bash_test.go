@@ -61,14 +61,19 @@ func TestBashResults(t *testing.T) {
 	}
 }
 
+// The command gets the process's environment plus the caller's variables, a later
+// KEY winning — except pi's session variables, which pi never passes on from its own
+// environment.
 func TestBashEnvironment(t *testing.T) {
 	t.Setenv("PI_SBX_TEST_BASE", "from-process")
 	t.Setenv("PI_SBX_TEST_OVERRIDE", "old")
-	r, err := bash(t, `echo "$PI_SBX_TEST_BASE $PI_SBX_TEST_OVERRIDE $PI_MODEL"`, BashOptions{
+	t.Setenv("PI_MODEL", "stale")
+	t.Setenv("PI_SESSION_ID", "stale")
+	r, err := bash(t, `echo "$PI_SBX_TEST_BASE $PI_SBX_TEST_OVERRIDE $PI_MODEL ${PI_SESSION_ID-unset}"`, BashOptions{
 		Env: []string{"PI_SBX_TEST_OVERRIDE=new", "PI_MODEL=m1"},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, "from-process new m1\n", text(t, r))
+	assert.Equal(t, "from-process new m1 unset\n", text(t, r))
 }
 
 func TestBashThrown(t *testing.T) {
