@@ -189,8 +189,7 @@ func namespaceUsers(t testing.TB, namespaces []string) []string {
 		if err != nil || !want[target] {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(l)), "stat"))
-		if err == nil && strings.Contains(string(stat), ") Z ") {
+		if isZombie(filepath.Dir(filepath.Dir(l))) {
 			continue
 		}
 		hits = append(hits, l+" -> "+target)
@@ -198,22 +197,34 @@ func namespaceUsers(t testing.TB, namespaces []string) []string {
 	return hits
 }
 
-// psLines lists live processes whose command line mentions substr (zombies excluded:
-// a host whose pid 1 does not reap keeps them as <defunct> entries, holding nothing).
+// psLines lists live processes whose command line mentions substr, one "pid args" line
+// each, read from /proc like ps does. Zombies are left out: a host whose pid 1 does not
+// reap orphans keeps them as <defunct> entries, holding nothing.
 func psLines(t testing.TB, substr string) string {
 	t.Helper()
-	out, err := exec.Command("ps", "-eo", "pid,stat,args").Output()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
-		t.Fatalf("ps: %v", err)
+		t.Fatal(err)
 	}
 	var hits []string
-	for _, l := range strings.Split(string(out), "\n") {
-		f := strings.Fields(l)
-		if len(f) > 2 && !strings.HasPrefix(f[1], "Z") && strings.Contains(l, substr) {
-			hits = append(hits, l)
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || len(cmdline) == 0 {
+			continue
 		}
+		args := strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
+		if !strings.Contains(args, substr) || isZombie(d) {
+			continue
+		}
+		hits = append(hits, filepath.Base(d)+" "+args)
 	}
 	return strings.Join(hits, "\n")
+}
+
+// isZombie reports whether the process at /proc/<pid> has exited but not been reaped.
+func isZombie(procDir string) bool {
+	stat, err := os.ReadFile(filepath.Join(procDir, "stat"))
+	return err == nil && strings.Contains(string(stat), ") Z ")
 }
 
 func itoa(i int) string { return fmt.Sprint(i) }

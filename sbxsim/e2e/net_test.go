@@ -79,7 +79,7 @@ func TestPortsPublishAServiceInTheSandbox(t *testing.T) {
 	name := s.create("ports", t.TempDir())
 	ip := s.stateOf(name).Net.SandboxIP
 	s.must("exec", name, "sh", "-c", "mkdir -p /tmp/www && echo served-inside > /tmp/www/index.html && busybox httpd -p 8080 -h /tmp/www")
-	if got := s.must("exec", name, "wget", "-qO-", "http://127.0.0.1:8080/"); got != "served-inside\n" {
+	if got := s.must("exec", name, "busybox", "wget", "-qO-", "http://127.0.0.1:8080/"); got != "served-inside\n" {
 		t.Fatalf("server inside the sandbox does not answer: %q", got)
 	}
 	assertUnreachable(t, "http://"+ip+":8080/", "the veth lets no connection in")
