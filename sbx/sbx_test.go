@@ -94,6 +94,7 @@ func TestExecClassification(t *testing.T) {
 		{"command exit 1", 1, "grep: nothing", nil, 1},
 		{"command exit 7", 7, "", nil, 7},
 		{"missing sandbox", 1, "ERROR: no sandbox named 'box'", ErrMissing, 1},
+		{"a command that prints those words, exit 2", 2, "no sandbox named x", nil, 2},
 		{"runtime 500", 1, "ERROR: failed to start sandbox: start runtime: request failed: 500 Internal Server Error", ErrRuntime, 1},
 		{"runtime 409", 1, "start runtime: request failed: 409 Conflict: port is already allocated", ErrRuntime, 1},
 	}
@@ -311,5 +312,57 @@ func TestWatchdogTearsDownAfterOwnerDies(t *testing.T) {
 			require.Eventually(t, func() bool { b, _ := os.ReadFile(record); return string(b) == want },
 				10*time.Second, 10*time.Millisecond)
 		})
+	}
+}
+
+func TestTypedCallArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(c *Client) error
+		want string // argv; "" when the call must be refused before running sbx
+	}{
+		{"stop", func(c *Client) error { return c.Stop(context.Background(), "box") }, "stop box"},
+		{"rm", func(c *Client) error { return c.Rm(context.Background(), "box") }, "rm --force box"},
+		{"rm bad name", func(c *Client) error { return c.Rm(context.Background(), "-rf") }, ""},
+		{"ports list", func(c *Client) error { _, err := c.Ports(context.Background(), "box"); return err }, "ports box"},
+		{"ports publish", func(c *Client) error { _, err := c.Ports(context.Background(), "box", "8080:3000", "5000/udp"); return err },
+			"ports box --publish 8080:3000 --publish 5000/udp"},
+		{"ports flag injection", func(c *Client) error { _, err := c.Ports(context.Background(), "box", "--all"); return err }, ""},
+		{"cp", func(c *Client) error { return c.Cp(context.Background(), "/host/f", "box:/tmp/f") }, "cp /host/f box:/tmp/f"},
+		{"cp flag injection", func(c *Client) error { return c.Cp(context.Background(), "-L", "box:/x") }, ""},
+		{"create", func(c *Client) error {
+			return c.Create(context.Background(), "box", CreateOpts{Workspaces: []string{"/w", "/data:ro"}, Quiet: true})
+		}, "create --name box -q shell /w /data:ro"},
+		{"create without workspace", func(c *Client) error { return c.Create(context.Background(), "box", CreateOpts{}) }, ""},
+		{"exec empty argv", func(c *Client) error { _, err := c.Exec(context.Background(), "box", nil, ExecOpts{}); return err }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, "", "" }}
+			err := tc.do(&Client{Bin: "sbx", Runner: f})
+			if tc.want == "" {
+				assert.Error(t, err)
+				assert.Empty(t, f.argvs(), "refused before running sbx")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []string{tc.want}, f.argvs())
+		})
+	}
+}
+
+func TestNonExecFailures(t *testing.T) {
+	tests := []struct {
+		stderr string
+		want   error
+	}{
+		{"ERROR: no sandbox named 'box'", ErrMissing},
+		{"ERROR: something else", ErrFailed},
+	}
+	for _, tc := range tests {
+		f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 1, "", tc.stderr }}
+		err := (&Client{Bin: "sbx", Runner: f}).Stop(context.Background(), "box")
+		assert.ErrorIs(t, err, tc.want)
+		assert.Contains(t, err.Error(), tc.stderr, "the error carries sbx's own words")
 	}
 }
