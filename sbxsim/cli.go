@@ -45,20 +45,22 @@ func (c *cli) docker() bool {
 
 type command struct {
 	name, usage string
+	root        bool // needs root (touches namespaces, mounts, processes)
 	run         func(c *cli, ctx context.Context, args []string) error
 }
 
 func commands() []command {
+	const root = true
 	return []command{
-		{"create", "create [--name N] [-q] [--cpus C] [-m M] [-t TEMPLATE] AGENT [PATH[:ro] ...]", (*cli).create},
-		{"exec", "exec [-i] [-t] [-e K=V] [--env-file F] [-u USER] [-w DIR] SANDBOX [--] COMMAND [ARG...]", (*cli).exec},
-		{"ls", "ls [-q] [--json]", (*cli).ls},
-		{"stop", "stop SANDBOX [SANDBOX...]", (*cli).stop},
-		{"rm", "rm [-f] SANDBOX [SANDBOX...] | rm --all", (*cli).rm},
-		{"run", "run --name SANDBOX -d | run -d [--name N] AGENT [PATH...]", (*cli).run},
-		{"ports", "ports SANDBOX [--publish [[IP:]HOST:]PORT[/PROTO]]... [--unpublish SPEC]... [--json]", (*cli).ports},
-		{"cp", "cp SRC DST (one side SANDBOX:/abs/path)", (*cli).cp},
-		{"version", "version", (*cli).version},
+		{"create", "create [--name N] [-q] [--cpus C] [-m M] [-t TEMPLATE] AGENT [PATH[:ro] ...]", root, (*cli).create},
+		{"exec", "exec [-i] [-t] [-e K=V] [--env-file F] [-u USER] [-w DIR] SANDBOX [--] COMMAND [ARG...]", root, (*cli).exec},
+		{"ls", "ls [-q] [--json]", false, (*cli).ls},
+		{"stop", "stop SANDBOX [SANDBOX...]", root, (*cli).stop},
+		{"rm", "rm [-f] SANDBOX [SANDBOX...] | rm --all", root, (*cli).rm},
+		{"run", "run --name SANDBOX -d | run -d [--name N] AGENT [PATH...]", root, (*cli).run},
+		{"ports", "ports SANDBOX [--publish [[IP:]HOST:]PORT[/PROTO]]... [--unpublish SPEC]... [--json]", root, (*cli).ports},
+		{"cp", "cp SRC DST (one side SANDBOX:/abs/path)", root, (*cli).cp},
+		{"version", "version", false, (*cli).version},
 	}
 }
 
@@ -97,6 +99,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 		if len(args) > 1 && (args[1] == "--help" || args[1] == "-h") {
 			fmt.Fprintf(env.Stdout, "Usage: sbx %s\n", cmd.usage)
 			return 0
+		}
+		if cmd.root && os.Geteuid() != 0 {
+			fmt.Fprintf(env.Stderr, "ERROR: sbxsim %s needs root: it creates namespaces, mounts and veth pairs\n", cmd.name)
+			return 1
 		}
 		err := cmd.run(c, ctx, args[1:])
 		var code exitCode
