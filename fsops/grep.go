@@ -173,7 +173,10 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		})
 	}()
 	for j := range ordered {
-		<-j.done
+		select {
+		case <-j.done:
+		case <-ctx.Done(): // j may never reach a worker once the walk is cancelled
+		}
 		if ctx.Err() != nil {
 			break
 		}
