@@ -13,6 +13,7 @@ import (
 // a container's published port is reachable from the host only through `ports`.
 func TestDockerInsideEachSandbox(t *testing.T) {
 	s := newSim(t, true)
+	_, hostSockErr := os.Stat("/var/run/docker.sock")
 	a := s.create("dk-a", t.TempDir())
 	b := s.create("dk-b", t.TempDir())
 	ids := map[string]string{}
@@ -25,6 +26,10 @@ func TestDockerInsideEachSandbox(t *testing.T) {
 	}
 	if ids[a] == ids[b] {
 		t.Errorf("both sandboxes report daemon ID %s; want one daemon each", ids[a])
+	}
+	// The daemons' sockets are inside only: none appeared on the host.
+	if _, err := os.Stat("/var/run/docker.sock"); os.IsNotExist(hostSockErr) && err == nil {
+		t.Error("a sandbox's dockerd socket appeared on the host at /var/run/docker.sock")
 	}
 
 	run := "docker run -d --name web -p 8080:80 busybox sh -c 'mkdir -p /www && echo from-container > /www/index.html && exec httpd -f -p 80 -h /www'"
