@@ -12,7 +12,7 @@ import (
 )
 
 // mkdirAll is fs.mkdir(dir, {recursive: true}) with Node's errors: EEXIST when dir is a
-// file, ENOTDIR when a file stands on the way.
+// file, ENOTDIR when a file stands on the way, the failing directory's errno otherwise.
 func mkdirAll(dir string) error {
 	st, err := os.Stat(dir)
 	if err == nil {
@@ -22,6 +22,12 @@ func mkdirAll(dir string) error {
 		return &NodeError{Code: "EEXIST", Syscall: "mkdir", Path: dir, Err: syscall.EEXIST}
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
+		// Node names the directory it failed to create (EACCES on rodir/a for rodir/a/b),
+		// except for ENOTDIR, where it names the whole path asked for.
+		var pe *os.PathError
+		if errCode(err) != "ENOTDIR" && errors.As(err, &pe) {
+			return nodeErr(err, "mkdir", pe.Path)
+		}
 		return nodeErr(err, "mkdir", dir)
 	}
 	return nil
