@@ -276,3 +276,17 @@ func TestPerCall(t *testing.T) {
 	_, err := p.CallTool(context.Background(), "read", json.RawMessage(`{"path":1}`), nil)
 	assert.ErrorIs(t, err, tools.ErrUsage)
 }
+
+func TestChannelOversizedReplyBreaksOnlyThatCall(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), bytes.Repeat([]byte("0123456789\n"), 1000), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "small.txt"), []byte("ok\n"), 0o644))
+	ch, f := newChannel(t, dir, nil)
+	ch.MaxReply = 4096
+	_, err := ch.CallTool(context.Background(), "read", json.RawMessage(`{"path":"big.txt"}`), nil)
+	require.Error(t, err, "a reply over the cap is refused")
+	res, err := ch.CallTool(context.Background(), "read", json.RawMessage(`{"path":"small.txt"}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", res.Content[0].(*mcp.TextContent).Text)
+	assert.Equal(t, 2, f.sbx.started, "a fresh agent serves the next call")
+}

@@ -62,6 +62,8 @@ type Channel struct {
 	StartTries int
 	// HandshakeTimeout bounds starting sbx exec and the MCP initialize exchange.
 	HandshakeTimeout time.Duration
+	// MaxReply caps one message from the agent (MaxReply when zero).
+	MaxReply int
 
 	mu       sync.Mutex
 	cur      *conn
@@ -201,7 +203,11 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "pi-sbx-backend", Version: ch.Version}, &mcp.ClientOptions{
 		ProgressNotificationHandler: ch.onProgress,
 	})
-	cs, err := client.Connect(hctx, &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: MaxReply}, nil)
+	maxReply := ch.MaxReply
+	if maxReply <= 0 {
+		maxReply = MaxReply
+	}
+	cs, err := client.Connect(hctx, &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: maxReply}, nil)
 	if err != nil {
 		select {
 		case <-c.done:
@@ -217,6 +223,12 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	}
 	c.cs = cs
 	ch.logger().Info("agent started", "sandbox", sandbox, "agent", agentPath)
+	go func() {
+		// A session that broke while the process lives (an oversized or undecodable
+		// reply) is as dead as the process: end it, so the next call starts afresh.
+		cs.Wait()
+		cancel()
+	}()
 	go func() {
 		<-c.done
 		cs.Close()
