@@ -132,7 +132,8 @@ func execTTY(ctx context.Context, std stdio, f execFlags) (int, error) {
 		}()
 	}
 	if f.interactive {
-		go func() { _, _ = copyInput(sess, std.in) }() // ends with our process
+		fromTerminal := inFile != nil && term.IsTerminal(int(inFile.Fd()))
+		go func() { _ = copyInput(sess, std.in, !fromTerminal) }() // ends with our process
 	}
 	copied := make(chan error, 1)
 	go func() {
@@ -149,11 +150,39 @@ func execTTY(ctx context.Context, std stdio, f execFlags) (int, error) {
 	return code, err
 }
 
-// copyInput forwards keystrokes; it ends when either side does.
-func copyInput(dst *shell.Pty, src io.Reader) (int64, error) {
-	n, err := ioCopy(dst, src)
-	if errors.Is(err, os.ErrClosed) {
-		err = nil
+// copyInput forwards keystrokes until either side ends. Input that is not a terminal
+// (a pipe, a file) ends with ^D, which is how a terminal says end of input: one after a
+// complete line, two to first hand over a partial one.
+func copyInput(dst *shell.Pty, src io.Reader, sendEOF bool) error {
+	last := &lastByte{w: dst, b: '\n'}
+	_, err := ioCopy(last, src)
+	if err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return nil
+		}
+		return err
+	}
+	if !sendEOF {
+		return nil
+	}
+	eof := "\x04"
+	if last.b != '\n' {
+		eof = "\x04\x04"
+	}
+	_, err = dst.Write([]byte(eof))
+	return err
+}
+
+// lastByte remembers the last byte written through it.
+type lastByte struct {
+	w io.Writer
+	b byte
+}
+
+func (l *lastByte) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if n > 0 {
+		l.b = p[n-1]
 	}
 	return n, err
 }
