@@ -120,6 +120,8 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "glob alternation", args: n("needle", "glob", "*.{md,yml}"), unordered: true},
 		{name: "glob relative to path", args: n("needle", "path", "sub", "glob", "deeper/*"), unordered: true},
 		{name: "glob directory name", args: n("needle", "glob", "deep")},
+		{name: "bad glob", args: n("needle", "glob", "./a[")},
+		{name: "bad negated glob", args: n("needle", "glob", "!*.{go")},
 		{name: "context 1", args: n("needle", "path", "ctx/ctx.txt", "context", 1)},
 		{name: "context 2 overlapping", args: n("needle", "path", "ctx/ctx.txt", "context", 2)},
 		{name: "context fraction", args: n("needle", "path", "ctx/ctx.txt", "context", 1.8)},

@@ -96,11 +96,15 @@ func grepOverride(glob string) (func(rel string, isDir bool) ignoreMatch, error)
 	for strings.HasPrefix(body, "./") {
 		body = body[2:]
 	}
-	rule, ok := parseIgnoreLine(body, false)
-	if !ok {
-		if _, err := compileGlob(strings.Trim(body, "/"), false); err != nil {
-			return nil, newError("error parsing glob '" + glob + "': " + globErrorText(err))
+	rule, ok, err := parseIgnoreLine(body, false)
+	if err != nil {
+		shown := body
+		if neg {
+			shown = "!" + body
 		}
+		return nil, newError("error parsing glob '" + shown + "': " + globErrorText(err))
+	}
+	if !ok { // blank or a comment: matches nothing
 		return func(string, bool) ignoreMatch { return matchNone }, nil
 	}
 	rule.negate = false

@@ -41,7 +41,7 @@ type ignoreRules struct {
 func parseIgnore(content []byte, ignoreCase bool) *ignoreRules {
 	var rs ignoreRules
 	for _, line := range bytes.Split(content, []byte("\n")) {
-		if r, ok := parseIgnoreLine(string(line), ignoreCase); ok {
+		if r, ok, _ := parseIgnoreLine(string(line), ignoreCase); ok {
 			rs.rules = append(rs.rules, r)
 		}
 	}
@@ -51,18 +51,19 @@ func parseIgnore(content []byte, ignoreCase bool) *ignoreRules {
 	return &rs
 }
 
-func parseIgnoreLine(line string, ignoreCase bool) (ignoreRule, bool) {
+// parseIgnoreLine parses one line; ok is false for blank lines, comments and (with err
+// set) invalid globs.
+func parseIgnoreLine(line string, ignoreCase bool) (r ignoreRule, ok bool, err error) {
 	line = strings.TrimSuffix(line, "\r")
 	if strings.HasPrefix(line, "#") {
-		return ignoreRule{}, false
+		return ignoreRule{}, false, nil
 	}
 	if !strings.HasSuffix(line, "\\ ") {
 		line = strings.TrimRight(line, " \t")
 	}
 	if line == "" {
-		return ignoreRule{}, false
+		return ignoreRule{}, false, nil
 	}
-	var r ignoreRule
 	switch {
 	case strings.HasPrefix(line, "\\!"), strings.HasPrefix(line, "\\#"):
 		line = line[1:]
@@ -80,7 +81,7 @@ func parseIgnoreLine(line string, ignoreCase bool) (ignoreRule, bool) {
 		line = line[:len(line)-1]
 	}
 	if line == "" {
-		return ignoreRule{}, false
+		return ignoreRule{}, false, nil
 	}
 	if !anchored && !strings.Contains(line, "/") {
 		r.basename = true
@@ -90,7 +91,7 @@ func parseIgnoreLine(line string, ignoreCase bool) (ignoreRule, bool) {
 	}
 	re, err := compileGlob(line, ignoreCase)
 	if err != nil {
-		return ignoreRule{}, false
+		return ignoreRule{}, false, err
 	}
 	r.re = re
 	if r.basename && !ignoreCase {
@@ -101,7 +102,7 @@ func parseIgnoreLine(line string, ignoreCase bool) (ignoreRule, bool) {
 			r.suffix = line[1:]
 		}
 	}
-	return r, true
+	return r, true, nil
 }
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[]{}\\") }

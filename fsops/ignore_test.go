@@ -100,3 +100,28 @@ func TestIgnoreChain(t *testing.T) {
 		assert.Equal(t, c.want, c.d.ignored(filepath.Join(root, c.rel), false, c.requireGit), c.rel)
 	}
 }
+
+func TestGrepOverride(t *testing.T) {
+	cases := []struct {
+		glob  string
+		rel   string
+		isDir bool
+		want  ignoreMatch
+	}{
+		{"*.go", "a/b.go", false, matchWhitelist}, // beats ignore files
+		{"*.go", "a/b.txt", false, matchIgnore},   // whitelist mode skips the rest
+		{"*.go", "a", true, matchNone},            // directories are still walked
+		{"!*.md", "x/y.md", false, matchIgnore},
+		{"!*.md", "x/y.go", false, matchNone},
+		{"./src/*.go", "src/a.go", false, matchWhitelist},
+		{"./src/*.go", "lib/src/a.go", false, matchIgnore},
+		{"!./build/**", "build/x", false, matchIgnore},
+	}
+	for _, c := range cases {
+		m, err := grepOverride(c.glob)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, m(c.rel, c.isDir), "%s on %s", c.glob, c.rel)
+	}
+	_, err := grepOverride("!./a[")
+	assert.EqualError(t, err, "error parsing glob '!a[': unclosed character class; missing ']'")
+}
