@@ -319,3 +319,21 @@ func TestWatchdogRemovesTheSandboxAfterKill9(t *testing.T) {
 	require.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 60*time.Second, 200*time.Millisecond,
 		"the watchdog removed %s after its owner died", boxes[0])
 }
+
+func TestServeReadOnlyWorkspace(t *testing.T) {
+	w := newWorld(t)
+	cs, cmd, _ := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_RO=1")
+	assert.Equal(t, w.local("read", `{"path":"README.md"}`), viaMCP(t, call(t, cs, "read", `{"path":"README.md"}`)))
+	res := call(t, cs, "write", `{"path":"README.md","content":"overwritten"}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, strings.ToLower(text(res)), "read-only file system")
+	res = call(t, cs, "bash", `{"command":"echo x > new-file"}`)
+	assert.True(t, res.IsError)
+	b, err := os.ReadFile(filepath.Join(w.ws, "README.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# demo\nhello world\nsecond line\n", string(b), "the host workspace is untouched")
+	assert.NoFileExists(t, filepath.Join(w.ws, "new-file"))
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+	assert.Empty(t, w.sandboxes())
+}

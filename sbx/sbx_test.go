@@ -325,7 +325,10 @@ func TestTypedCallArgs(t *testing.T) {
 		{"rm", func(c *Client) error { return c.Rm(context.Background(), "box") }, "rm --force box"},
 		{"rm bad name", func(c *Client) error { return c.Rm(context.Background(), "-rf") }, ""},
 		{"ports list", func(c *Client) error { _, err := c.Ports(context.Background(), "box"); return err }, "ports box"},
-		{"ports publish", func(c *Client) error { _, err := c.Ports(context.Background(), "box", "8080:3000", "5000/udp"); return err },
+		{"ports publish", func(c *Client) error {
+			_, err := c.Ports(context.Background(), "box", "8080:3000", "5000/udp")
+			return err
+		},
 			"ports box --publish 8080:3000 --publish 5000/udp"},
 		{"ports flag injection", func(c *Client) error { _, err := c.Ports(context.Background(), "box", "--all"); return err }, ""},
 		{"cp", func(c *Client) error { return c.Cp(context.Background(), "/host/f", "box:/tmp/f") }, "cp /host/f box:/tmp/f"},
@@ -365,4 +368,23 @@ func TestNonExecFailures(t *testing.T) {
 		assert.ErrorIs(t, err, tc.want)
 		assert.Contains(t, err.Error(), tc.stderr, "the error carries sbx's own words")
 	}
+}
+
+func TestSessionReadOnlyWorkspace(t *testing.T) {
+	home := t.TempDir()
+	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+		if c.Args[0] == "ls" {
+			return 0, `{"sandboxes":[]}`, ""
+		}
+		return 0, "", ""
+	}}
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX_WORKSPACE_RO=1", "HOME=" + home}, 0, "/ws", nil)
+	require.NoError(t, err)
+	_, err = s.Ensure(context.Background())
+	require.NoError(t, err)
+	scratch := filepath.Join(home, ".sbx-prime-"+s.Name)
+	assert.DirExists(t, scratch)
+	require.NoError(t, s.Close(context.Background()))
+	assert.Equal(t, []string{"ls --json", "create --name " + s.Name + " shell " + scratch + " /ws:ro", "rm --force " + s.Name}, f.argvs())
+	assert.NoDirExists(t, scratch, "the scratch primary goes with its sandbox")
 }

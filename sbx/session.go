@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +32,11 @@ type Session struct {
 	// Owner is the process whose death tears a created sandbox down (the watchdog); 0
 	// means no watchdog.
 	Owner int
+	// ReadOnly mounts the workspace read-only (DOCKER_SANDBOX_WORKSPACE_RO): sbx wants a
+	// read/write primary, so a scratch directory Home/.sbx-prime-<name> is the primary
+	// and the workspace an additional `:ro` one.
+	ReadOnly bool
+	Home     string
 
 	mu       sync.Mutex
 	ensured  bool
@@ -49,6 +56,13 @@ func NewSession(c *Client, environ []string, pid int, workspace string, progress
 			s.Name, s.Pinned = v, v != ""
 		case "DOCKER_SANDBOX_TEARDOWN":
 			teardown = v
+		case "DOCKER_SANDBOX_WORKSPACE_RO":
+			switch strings.ToLower(v) {
+			case "1", "true", "ro", "yes":
+				s.ReadOnly = true
+			}
+		case "HOME":
+			s.Home = v
 		}
 	}
 	if s.Pinned {
@@ -94,7 +108,11 @@ func (s *Session) Ensure(ctx context.Context) (string, error) {
 	case errors.Is(err, ErrMissing):
 		s.logf("pi-sbx-backend: creating sandbox %s for %s (this takes a while the first time)…\n", s.Name, s.Workspace)
 		start := time.Now()
-		if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: []string{s.Workspace}, Progress: s.Progress}); err != nil {
+		workspaces, err := s.workspaces()
+		if err != nil {
+			return "", err
+		}
+		if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Progress: s.Progress}); err != nil {
 			return "", fmt.Errorf("creating sandbox %s: %w", s.Name, err)
 		}
 		s.created = true
@@ -142,10 +160,38 @@ func (s *Session) Close(ctx context.Context) error {
 			err = s.Client.Rm(ctx, s.Name)
 		}
 		if err == nil || errors.Is(err, ErrMissing) {
+			if s.ReadOnly && s.Teardown == TeardownRemove {
+				if dir, err := s.scratch(); err == nil {
+					os.RemoveAll(dir) // ours: made for this sandbox only
+				}
+			}
 			return nil
 		}
 	}
 	return fmt.Errorf("tearing down sandbox %s: %w", s.Name, err)
+}
+
+// workspaces returns the mounts of a new sandbox: the workspace as primary, or in
+// read-only mode a scratch primary and the workspace read-only.
+func (s *Session) workspaces() ([]string, error) {
+	if !s.ReadOnly {
+		return []string{s.Workspace}, nil
+	}
+	scratch, err := s.scratch()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return nil, fmt.Errorf("making the scratch workspace: %w", err)
+	}
+	return []string{scratch, s.Workspace + ":ro"}, nil
+}
+
+func (s *Session) scratch() (string, error) {
+	if s.Home == "" || !filepath.IsAbs(s.Home) {
+		return "", errors.New("DOCKER_SANDBOX_WORKSPACE_RO needs HOME for its scratch workspace")
+	}
+	return filepath.Join(s.Home, ".sbx-prime-"+s.Name), nil
 }
 
 func (s *Session) logf(format string, args ...any) {
