@@ -10,21 +10,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // gigabyte prints 1 GiB of 101-byte lines.
 const gigabyte = `yes 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789 | head -c 1073741824`
 
 // BenchmarkBash1GB runs a command printing 1 GiB through the bash tool and reports its
-// throughput and the growth of peak RSS, next to two references measured in the same
-// run: the command writing to /dev/null (what the producer can do at all) and the
-// same command's pipe drained into io.Discard (the ceiling for any pipe reader).
+// throughput and the growth of peak RSS, next to references measured in the same run:
+// the command writing to /dev/null (what the producer can do at all), the command piped
+// into `cat > /dev/null` (a plain pipe reader), and the command's output drained from a
+// pipe like the tool's (1 MiB) into io.Discard (the tool's reading path without
+// counting, tail or file).
 //
 //	go test -run '^$' -bench Bash1GB -benchtime 1x ./shell
 func BenchmarkBash1GB(b *testing.B) {
 	const size = 1 << 30
 	tmp := b.TempDir()
 	ref := throughput(b, size, func() { runTo(b, gigabyte+" > /dev/null", nil) })
+	cat := throughput(b, size, func() { runTo(b, gigabyte+" | cat > /dev/null", nil) })
 	drain := throughput(b, size, func() { runTo(b, gigabyte, io.Discard) })
 
 	resetPeakRSS(b)
@@ -54,6 +59,7 @@ func BenchmarkBash1GB(b *testing.B) {
 	mbps := float64(size) * float64(b.N) / elapsed.Seconds() / 1e6
 	b.ReportMetric(mbps, "MB/s")
 	b.ReportMetric(ref, "ref-devnull-MB/s")
+	b.ReportMetric(cat, "ref-cat-MB/s")
 	b.ReportMetric(drain, "ref-pipe-MB/s")
 	b.ReportMetric(growth, "peak-RSS-growth-MB")
 	if growth >= 64 {
@@ -68,22 +74,29 @@ func throughput(b *testing.B, size int, f func()) float64 {
 	return float64(size) / time.Since(start).Seconds() / 1e6
 }
 
-// runTo runs command with bash -c, its stdout copied to w (nil: inherited /dev/null).
+// runTo runs command with bash -c, its stdout drained from a pipe sized like the
+// tool's into w (nil: stdout is /dev/null).
 func runTo(b *testing.B, command string, w io.Writer) {
 	cmd := exec.Command("/bin/bash", "-c", command)
+	var pr *os.File
 	if w != nil {
-		out, err := cmd.StdoutPipe()
+		r, pw, err := os.Pipe()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.CopyBuffer(w, out, make([]byte, readChunk)); err != nil {
-			b.Fatal(err)
-		}
-	} else if err := cmd.Start(); err != nil {
+		_, _ = unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, pipeSize)
+		cmd.Stdout, pr = pw, r
+		defer pr.Close()
+		defer pw.Close()
+	}
+	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
+	}
+	if pr != nil {
+		cmd.Stdout.(*os.File).Close()
+		if _, err := io.CopyBuffer(w, pr, make([]byte, readChunk)); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := cmd.Wait(); err != nil {
 		b.Fatal(err)
