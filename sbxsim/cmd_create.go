@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,7 @@ type createOpts struct {
 	cpus       string
 	memory     int64
 	template   string
+	hide       []string
 }
 
 func (c *cli) create(ctx context.Context, args []string) error {
@@ -84,6 +86,14 @@ func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpt
 		return o, err
 	}
 	o.workspaces = ws
+	if v, _ := c.env.LookupEnv("SBXSIM_HIDE"); v != "" {
+		for _, d := range filepath.SplitList(v) {
+			if !filepath.IsAbs(d) {
+				return o, fmt.Errorf("SBXSIM_HIDE: %q is not an absolute path", d)
+			}
+			o.hide = append(o.hide, filepath.Clean(d))
+		}
+	}
 	return o, nil
 }
 
@@ -124,7 +134,7 @@ func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error)
 	}
 	defer l.Unlock()
 	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
-		Template: o.template, Docker: c.docker(), Created: time.Now().UTC()}
+		Template: o.template, Docker: c.docker(), Hide: o.hide, Created: time.Now().UTC()}
 	if err := c.m.Store.Save(sb); err != nil {
 		_ = c.m.Store.discard(name)
 		return nil, err

@@ -105,7 +105,7 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 
 // initConfigFor describes the sandbox's file system view and daemon to its init.
 func (m *Manager) initConfigFor(sb *Sandbox) (initConfig, error) {
-	cfg := initConfig{Name: sb.Name, Hide: m.hiddenDirs()}
+	cfg := initConfig{Name: sb.Name, Hide: append(m.hiddenDirs(), sb.Hide...)}
 	for _, w := range sb.Workspaces {
 		// Bind at the real path: a symlinked component may live in a hidden directory.
 		real, err := filepath.EvalSymlinks(w.Path)

@@ -23,6 +23,7 @@ type Sandbox struct {
 	Memory     int64       `json:"memory,omitempty"`
 	Template   string      `json:"template,omitempty"`
 	Docker     bool        `json:"docker"`
+	Hide       []string    `json:"hide,omitempty"` // extra host directories hidden (SBXSIM_HIDE)
 	Created    time.Time   `json:"created"`
 	Init       *Proc       `json:"init,omitempty"`
 	Net        *NetSlot    `json:"net,omitempty"`

@@ -141,3 +141,34 @@ func TestLsAndRun(t *testing.T) {
 		t.Errorf("stop of a missing sandbox: %s", r)
 	}
 }
+
+// TestExtraHiddenDirs: SBXSIM_HIDE hides more of the host, and a workspace inside a
+// hidden directory is still mounted at its path.
+func TestExtraHiddenDirs(t *testing.T) {
+	s := newSim(t, false)
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	secret := filepath.Join(parent, "secret")
+	for _, d := range []string{ws, secret} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name := s.name("hide")
+	if r := s.runWith([]string{"SBXSIM_HIDE=" + parent}, "", "create", "--name", name, "shell", ws); r.code != 0 {
+		t.Fatalf("create: %s", r)
+	}
+	if got := s.must("exec", name, "ls", "-A", parent); got != "ws\n" {
+		t.Errorf("hidden %s shows %q inside; want only the workspace", parent, got)
+	}
+	s.must("exec", name, "touch", "written")
+	if _, err := os.Stat(filepath.Join(ws, "written")); err != nil {
+		t.Errorf("workspace inside a hidden directory is not shared: %v", err)
+	}
+	if r := s.runWith([]string{"SBXSIM_HIDE=relative"}, "", "create", "shell", ws); r.code != 1 || !strings.Contains(r.stderr, "not an absolute path") {
+		t.Errorf("relative SBXSIM_HIDE: %s", r)
+	}
+}
