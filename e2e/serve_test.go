@@ -337,3 +337,18 @@ func TestServeReadOnlyWorkspace(t *testing.T) {
 	require.NoError(t, ignoreExit(cmd.Wait()))
 	assert.Empty(t, w.sandboxes())
 }
+
+func TestServeWithoutSbxFailsClosed(t *testing.T) {
+	w := newWorld(t)
+	missing := filepath.Join(t.TempDir(), "no-such-sbx")
+	cs, _, _ := w.serve(nil, nil, "PI_SBX_BIN="+missing)
+	list, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Len(t, list.Tools, 7, "tools are listed without any sandbox")
+	marker := filepath.Join(w.ws, "ran-on-the-host")
+	res := call(t, cs, "bash", `{"command":"touch `+marker+`"}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "sandbox error: ")
+	assert.Contains(t, text(res), missing)
+	assert.NoFileExists(t, marker, "nothing ran on the host")
+}
