@@ -45,6 +45,7 @@ func TestBashResults(t *testing.T) {
 		{"exit code without output", "exit 7", "(no output)\n\nCommand exited with code 7", true},
 		{"signal death is 128+n", "kill -TERM $$", "(no output)\n\nCommand exited with code 143", true},
 		{"stderr interleaved in order", "echo a; echo b >&2; echo c; echo d >&2", "a\nb\nc\nd\n", false},
+		{"stdout and stderr are one pipe", "[ /proc/$$/fd/1 -ef /proc/$$/fd/2 ] && echo one-pipe", "one-pipe\n", false},
 		{"stdin is /dev/null", "cat; readlink /proc/self/fd/0", "/dev/null\n", false},
 		{"not a terminal", "test -t 0 || test -t 1 || echo none", "none\n", false},
 		{"own process group", `test "$(cut -d' ' -f5 /proc/$$/stat)" = "$$" && echo leader`, "leader\n", false},
