@@ -11,8 +11,9 @@
 //
 // It is a test double, not a security boundary: the sandbox shares the host's kernel
 // and, apart from the hidden directories, its root file system, and runs as root.
-// Other known differences from sbx: commands run as root rather than the `agent` user;
-// there is no outbound network (the veth reaches only the host) and no auto-stop after
-// create; ports forward TCP only; --cpus, --memory, --template and --kit are validated
-// and recorded but not applied.
+// Other known differences from sbx: commands run as root rather than the `agent` user
+// (HOME=/root, also the workdir of a mountless sandbox); the veth reaches only the host
+// (no outbound network, but the host's own services on 10.213.x.1 are reachable); no
+// auto-stop after create; ports forward TCP only; --cpus, --memory, --template and
+// --kit are validated and recorded but not applied.
 package sbxsim
