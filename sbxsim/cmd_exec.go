@@ -193,7 +193,8 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 		return c.execPty(ctx, nsenter, argv, env, r.interactive)
 	}
 	// One process hop: this process becomes nsenter, which forks the command into the
-	// sandbox's PID namespace and exits with its status.
+	// sandbox's PID namespace and exits with its status. The command therefore gets this
+	// process's own file descriptors 0-2, not Env's streams.
 	if !r.interactive {
 		null, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
 		if err != nil {
