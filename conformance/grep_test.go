@@ -157,6 +157,8 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "hidden", args: n("hidden needle")},
 		{name: "dotfile ignore case", args: n("needle=", "ignoreCase", true)},
 		{name: "nested repo", args: n("nested"), unordered: true},
+		{name: "parent gitignore applies below", args: n("z log", "path", "sub/deeper")},
+		{name: "parent exclude applies below", args: n("needle", "path", "sub"), unordered: true},
 		{name: "exclude file", args: n("needle excluded")},
 		{name: "escaped hash ignore", args: n("needle hash")},
 		{name: "anchored ignore", args: n("root only|not anchored")},
