@@ -77,6 +77,12 @@ func inGitDir(line string) bool {
 	return line == ".git/" || strings.HasPrefix(line, ".git/") || strings.Contains(line, "/.git/") || strings.HasSuffix(line, "/.git/")
 }
 
+// Known, intended differences from pi's find (fd 8.6 underneath):
+//   - .git directories are never listed or entered (fd under pi lists their contents).
+//   - Outside a git repository pi passes --no-require-git, which Debian 12's fd 8.6
+//     rejects, so pi's find fails there; we do what pi asks fd for: honour .gitignore.
+//   - Which entries a limit keeps: fd stops at limit+1 results of a parallel walk, so
+//     pi's choice varies; ours are the first in sorted path order.
 func TestFindMatchesPi(t *testing.T) {
 	extra := map[string]string{}
 	for i := 0; i < 60; i++ {
@@ -86,6 +92,8 @@ func TestFindMatchesPi(t *testing.T) {
 		extra[fmt.Sprintf("wide/%03d-%s", i, strings.Repeat("w", 240))] = ""
 	}
 	root := makeSearchTree(t, nil)
+	plain := t.TempDir() // not a git repository
+	writeTree(t, plain, map[string]string{".gitignore": "*.log\n", "a.log": "", "b.txt": ""})
 	// The limit and 50KB cases get their own repository, so "*" in the main tree stays
 	// under the cap.
 	bulk := t.TempDir()
@@ -180,6 +188,11 @@ func TestFindMatchesPi(t *testing.T) {
 		{name: "file path", args: map[string]any{"pattern": "*", "path": "space name.txt"}},
 		{name: "bad glob", args: map[string]any{"pattern": "a["}},
 		{name: "unclosed alternation", args: map[string]any{"pattern": "*.{go"}},
+		{name: "outside git", args: map[string]any{"pattern": "*", "path": plain}, check: func(t *testing.T, pi, ours result.Result) {
+			assert.True(t, pi.IsError, "pi's fd 8.6 rejects --no-require-git: %s", onlyText(t, pi))
+			assert.False(t, ours.IsError)
+			assert.Equal(t, ".gitignore\nb.txt", onlyText(t, ours))
+		}},
 	}
 	for i := range cases {
 		cases[i].tool, cases[i].cwd = "find", root

@@ -22,6 +22,8 @@ import (
 //     Character-class set operations ([a-z&&[^x]]) and (?x) are rejected only by us.
 //     \d \w \s are given Rust's Unicode meaning, but \b and bracketed \W \S stay ASCII.
 //   - ripgrep's global gitignore (core.excludesFile) is not read.
+//   - A file or directory that cannot be read is skipped. ripgrep reports it and exits
+//     with code 2, which makes pi fail the whole call with ripgrep's message.
 
 func TestGrepMatchesPi(t *testing.T) {
 	ctxLines := []string{"needle 1", "needle 2", "needle 3", "x", "x", "x", "x", "x", "x", "needle 10", "needle 11", "x", "x", "x", "x", "x", "x", "x", "x", "needle 20", "x", "x"}
