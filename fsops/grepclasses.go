@@ -117,4 +117,3 @@ func escapeLen(s string) int {
 	_, n := utf8.DecodeRuneInString(s[1:])
 	return 1 + n
 }
-

@@ -135,4 +135,3 @@ func stripNewlines(t *syntax.Regexp) error {
 	}
 	return nil
 }
-
