@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 //	go test ./fsops -run '^$' -bench 'Grep|Find' -benchtime 5x
 //
 // ns/op covers both tools; ours-ns/op is ours alone, rg-ns/op or fd-ns/op the
-// reference, and x-rg / x-fd is ours divided by the reference.
+// reference, x-rg / x-fd is ours divided by the reference (wall time), and
+// x-rg-cpu / x-fd-cpu the same for CPU time.
 
 const benchTreeVersion = "v1"
 
@@ -102,19 +104,23 @@ func generateBenchTree(root string) error {
 	return nil
 }
 
-// benchVsTool runs ours and the reference command alternately and reports both times.
+// benchVsTool runs ours and the reference command alternately and reports both wall
+// times and both CPU times (user+system): on a shared machine the CPU ratio is the
+// steadier figure.
 func benchVsTool(b *testing.B, unit string, ours func() error, ref *exec.Cmd) {
 	if _, err := exec.LookPath(ref.Path); err != nil && !filepath.IsAbs(ref.Path) {
 		b.Skipf("%s not installed", ref.Path)
 	}
-	var oursTotal, refTotal time.Duration
+	var oursWall, refWall, oursCPU, refCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		c0 := selfCPU()
 		t0 := time.Now()
 		if err := ours(); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
+		oursCPU += selfCPU() - c0
 		cmd := exec.Command(ref.Path, ref.Args[1:]...)
 		cmd.Dir = ref.Dir
 		if out, err := cmd.Output(); err != nil && len(out) == 0 {
@@ -122,13 +128,25 @@ func benchVsTool(b *testing.B, unit string, ours func() error, ref *exec.Cmd) {
 				b.Fatalf("%s: %v", ref.Path, err)
 			}
 		}
-		refTotal += time.Since(t1)
-		oursTotal += t1.Sub(t0)
+		refWall += time.Since(t1)
+		oursWall += t1.Sub(t0)
+		refCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(oursTotal.Nanoseconds())/float64(b.N), "ours-ns/op")
-	b.ReportMetric(float64(refTotal.Nanoseconds())/float64(b.N), unit+"-ns/op")
-	b.ReportMetric(float64(oursTotal)/float64(refTotal), "x-"+unit)
+	n := float64(b.N)
+	b.ReportMetric(float64(oursWall.Nanoseconds())/n, "ours-ns/op")
+	b.ReportMetric(float64(refWall.Nanoseconds())/n, unit+"-ns/op")
+	b.ReportMetric(float64(oursWall)/float64(refWall), "x-"+unit)
+	b.ReportMetric(float64(oursCPU)/float64(refCPU), "x-"+unit+"-cpu")
+}
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkGrep(b *testing.B) {
