@@ -33,20 +33,20 @@ func mkdirAll(dir string) error {
 	return nil
 }
 
-// replaceFile writes content to abs as fs.writeFile(abs, content) would — following a
+// replaceFile writes the concatenated content to abs as fs.writeFile(abs, content) would — following a
 // symlink to its target, keeping an existing file's mode and owner — but atomically: the
 // bytes go to a temporary file in the same directory, which is synced and renamed over
 // the target, so a crash leaves the old file or the new one, never half of one. Targets
 // that cannot be replaced that way without changing what pi's write means (devices and
 // FIFOs, files with several hard links, which must all see the new content, a file we
 // may write in a directory we may not) are written in place, as pi does.
-func replaceFile(abs string, content []byte) error {
+func replaceFile(abs string, content ...string) error {
 	target := abs
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		target = real
 	} else if fi, lerr := os.Lstat(abs); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
 		// A dangling symlink: let open(2) create its target.
-		return writeInPlace(abs, content)
+		return writeInPlace(abs, content...)
 	}
 	st, err := os.Stat(target)
 	exists := err == nil
@@ -54,7 +54,7 @@ func replaceFile(abs string, content []byte) error {
 	case exists && st.IsDir():
 		return &NodeError{Code: "EISDIR", Syscall: "open", Path: abs, Err: syscall.EISDIR}
 	case exists && (!st.Mode().IsRegular() || hardLinked(st)):
-		return writeInPlace(abs, content)
+		return writeInPlace(abs, content...)
 	case exists:
 		if err := unix.Access(target, unix.W_OK); err != nil {
 			return nodeErr(err, "open", abs)
@@ -66,7 +66,7 @@ func replaceFile(abs string, content []byte) error {
 	tmp, err := createTemp(filepath.Dir(target), filepath.Base(target))
 	if err != nil {
 		if exists && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
-			return writeInPlace(abs, content)
+			return writeInPlace(abs, content...)
 		}
 		return nodeErr(err, "open", abs)
 	}
@@ -99,10 +99,10 @@ func createTemp(dir, base string) (*os.File, error) {
 }
 
 // fillTemp writes and syncs the temporary file and gives it the old file's mode and owner.
-func fillTemp(tmp *os.File, content []byte, old os.FileInfo, exists bool) error {
+func fillTemp(tmp *os.File, content []string, old os.FileInfo, exists bool) error {
 	defer tmp.Close()
-	if _, err := tmp.Write(content); err != nil {
-		return nodeErr(err, "write", "")
+	if err := writeAll(tmp, content); err != nil {
+		return err
 	}
 	if exists {
 		if err := tmp.Chmod(old.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)); err != nil {
@@ -120,14 +120,14 @@ func fillTemp(tmp *os.File, content []byte, old os.FileInfo, exists bool) error 
 }
 
 // writeInPlace is plain fs.writeFile: truncate and write.
-func writeInPlace(abs string, content []byte) error {
+func writeInPlace(abs string, content ...string) error {
 	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return nodeErr(err, "open", abs)
 	}
-	if _, err := f.Write(content); err != nil {
+	if err := writeAll(f, content); err != nil {
 		f.Close()
-		return nodeErr(err, "write", "")
+		return err
 	}
 	if err := f.Close(); err != nil {
 		return nodeErr(err, "close", "")
@@ -139,4 +139,14 @@ func writeInPlace(abs string, content []byte) error {
 func hardLinked(st os.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	return ok && sys.Nlink > 1
+}
+
+// writeAll writes the pieces in order; WriteString does not copy them.
+func writeAll(f *os.File, pieces []string) error {
+	for _, p := range pieces {
+		if _, err := f.WriteString(p); err != nil {
+			return nodeErr(err, "write", "")
+		}
+	}
+	return nil
 }

@@ -125,7 +125,7 @@ func Edit(ctx context.Context, cwd string, a EditArgs) (result.Result, error) {
 		if text != normalized {
 			final = applyToOriginal(text, reps)
 		}
-		return replaceFile(abs, []byte(bom+final))
+		return replaceFile(abs, bom, final)
 	})
 	if err != nil {
 		return result.Result{}, err

@@ -3,6 +3,7 @@ package fsops
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -206,5 +207,29 @@ func TestPrepareEditArgs(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
+	}
+}
+
+// TestTrimLineEnds compares the single-pass trim with pi's split/trimEnd/join.
+func TestTrimLineEnds(t *testing.T) {
+	naive := func(s string) string {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimRightFunc(l, isJSSpace)
+		}
+		return strings.Join(lines, "\n")
+	}
+	pieces := []string{"a", " ", "\t", "\n", "\r", "\u00A0", "\uFEFF", "\u0085", "é", "\u3000", "x y"}
+	rng := rand.New(rand.NewSource(5))
+	inputs := []string{"", "\n", " \n ", "a  \nb\t\n\nc \u3000", "no trailing"}
+	for i := 0; i < 2000; i++ {
+		var b strings.Builder
+		for j := rng.Intn(12); j > 0; j-- {
+			b.WriteString(pieces[rng.Intn(len(pieces))])
+		}
+		inputs = append(inputs, b.String())
+	}
+	for _, in := range inputs {
+		require.Equal(t, naive(in), trimLineEnds(in), "%q", in)
 	}
 }

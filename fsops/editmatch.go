@@ -37,14 +37,58 @@ var fuzzyReplacer = strings.NewReplacer(
 )
 
 // normalizeForFuzzyMatch is pi's: NFKC, trailing whitespace cut from every line, and
-// typographic quotes, dashes and spaces made ASCII.
+// typographic quotes, dashes and spaces made ASCII. Each step returns its input unchanged
+// (without copying) when there is nothing to do, which is the common case for source files.
 func normalizeForFuzzyMatch(s string) string {
 	s = norm.NFKC.String(s)
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRightFunc(l, isJSSpace)
+	s = trimLineEnds(s)
+	if hasFuzzyChars(s) {
+		s = fuzzyReplacer.Replace(s)
 	}
-	return fuzzyReplacer.Replace(strings.Join(lines, "\n"))
+	return s
+}
+
+// hasFuzzyChars reports whether s holds a character fuzzyReplacer rewrites. They all
+// begin with byte 0xC2, 0xE2 or 0xE3 in UTF-8, which IndexByte finds quickly; the exact
+// check runs only when one of those bytes is present.
+func hasFuzzyChars(s string) bool {
+	if strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xC2) < 0 && strings.IndexByte(s, 0xE3) < 0 {
+		return false
+	}
+	return strings.ContainsAny(s, fuzzyChars)
+}
+
+// fuzzyChars are the characters fuzzyReplacer rewrites.
+const fuzzyChars = "\u2018\u2019\u201A\u201B\u201C\u201D\u201E\u201F\u2010\u2011\u2012\u2013\u2014\u2015\u2212" +
+	"\u00A0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u202F\u205F\u3000"
+
+// trimLineEnds removes trailing JavaScript whitespace from every "\n"-separated line, as
+// text.split("\n").map(l => l.trimEnd()).join("\n") does.
+func trimLineEnds(s string) string {
+	var b strings.Builder
+	copied := 0 // s[:copied] is already in b
+	for start := 0; start <= len(s); {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		line := s[start:end]
+		if trimmed := strings.TrimRightFunc(line, isJSSpace); len(trimmed) != len(line) {
+			if b.Len() == 0 && copied == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[copied : start+len(trimmed)])
+			copied = end
+		}
+		start = end + 1
+	}
+	if copied == 0 {
+		return s
+	}
+	b.WriteString(s[copied:])
+	return b.String()
 }
 
 // isJSSpace is JavaScript's WhiteSpace or LineTerminator, what String.prototype.trimEnd
@@ -65,27 +109,53 @@ type match struct {
 	isFuzzy bool
 }
 
-// fuzzyFindText finds oldText exactly, else in fuzzy-normalized space (offsets then refer
-// to the normalized content).
-func fuzzyFindText(content, oldText string) match {
-	if i := strings.Index(content, oldText); i >= 0 {
+// fuzzyText is a text with its fuzzy-normalized form computed at most once: pi
+// normalizes the whole file again for every edit and every occurrence count, which costs
+// several copies of a large file each time.
+type fuzzyText struct {
+	text  string
+	fuzzy *string
+}
+
+func (f *fuzzyText) normalized() string {
+	if f.fuzzy == nil {
+		n := normalizeForFuzzyMatch(f.text)
+		f.fuzzy = &n
+	}
+	return *f.fuzzy
+}
+
+// find is pi's fuzzyFindText: oldText found exactly, else in fuzzy-normalized space
+// (offsets then refer to the normalized text).
+func (f *fuzzyText) find(oldText string) match {
+	if i := strings.Index(f.text, oldText); i >= 0 {
 		return match{found: true, index: i, length: len(oldText)}
 	}
-	fc, fo := normalizeForFuzzyMatch(content), normalizeForFuzzyMatch(oldText)
-	if i := strings.Index(fc, fo); i >= 0 {
+	fo := normalizeForFuzzyMatch(oldText)
+	if i := strings.Index(f.normalized(), fo); i >= 0 {
 		return match{found: true, index: i, length: len(fo), isFuzzy: true}
 	}
 	return match{}
 }
 
-// countOccurrences counts oldText in fuzzy space as JavaScript's
+// count is pi's countOccurrences: oldText counted in fuzzy space as JavaScript's
 // content.split(oldText).length - 1 does; an empty needle splits between UTF-16 units.
-func countOccurrences(content, oldText string) int {
-	fc, fo := normalizeForFuzzyMatch(content), normalizeForFuzzyMatch(oldText)
+func (f *fuzzyText) count(oldText string) int {
+	fc, fo := f.normalized(), normalizeForFuzzyMatch(oldText)
 	if fo == "" {
 		return utf16Len(fc) - 1
 	}
 	return strings.Count(fc, fo)
+}
+
+// fuzzyFindText is find on a one-off text.
+func fuzzyFindText(content, oldText string) match {
+	return (&fuzzyText{text: content}).find(oldText)
+}
+
+// countOccurrences is count on a one-off text.
+func countOccurrences(content, oldText string) int {
+	return (&fuzzyText{text: content}).count(oldText)
 }
 
 func utf16Len(s string) int {
@@ -119,26 +189,27 @@ func applyEdits(content string, edits []Replacement, path string) (newContent st
 				fmt.Sprintf("edits[%d].oldText must not be empty in %s.", i, path))
 		}
 	}
+	orig := &fuzzyText{text: content}
 	usedFuzzy := false
 	for _, e := range norm {
-		if fuzzyFindText(content, e.OldText).isFuzzy {
+		if orig.find(e.OldText).isFuzzy {
 			usedFuzzy = true
 			break
 		}
 	}
-	base := content
+	base := orig
 	if usedFuzzy {
-		base = normalizeForFuzzyMatch(content)
+		base = &fuzzyText{text: orig.normalized()}
 	}
 	matched := make([]replacement, 0, n)
 	for i, e := range norm {
-		m := fuzzyFindText(base, e.OldText)
+		m := base.find(e.OldText)
 		if !m.found {
 			return "", nil, editError(n,
 				fmt.Sprintf("Could not find the exact text in %s. The old text must match exactly including all whitespace and newlines.", path),
 				fmt.Sprintf("Could not find edits[%d] in %s. The oldText must match exactly including all whitespace and newlines.", i, path))
 		}
-		if c := countOccurrences(base, e.OldText); c > 1 {
+		if c := base.count(e.OldText); c > 1 {
 			return "", nil, editError(n,
 				fmt.Sprintf("Found %d occurrences of the text in %s. The text must be unique. Please provide more context to make it unique.", c, path),
 				fmt.Sprintf("Found %d occurrences of edits[%d] in %s. Each oldText must be unique. Please provide more context to make it unique.", c, i, path))
@@ -154,7 +225,7 @@ func applyEdits(content string, edits []Replacement, path string) (newContent st
 	}
 	reps = matched
 	if usedFuzzy {
-		if reps, err = widenToLines(content, base, matched); err != nil {
+		if reps, err = widenToLines(content, base.text, matched); err != nil {
 			return "", nil, err
 		}
 	}
@@ -170,7 +241,12 @@ func applyEdits(content string, edits []Replacement, path string) (newContent st
 // applyReplacements splices sorted, disjoint replacements into s, whose offset 0 is at
 // offset in the text they were matched in.
 func applyReplacements(s string, reps []replacement, offset int) string {
+	size := len(s)
+	for _, r := range reps {
+		size += len(r.newText) - r.length
+	}
 	var b strings.Builder
+	b.Grow(size)
 	pos := 0
 	for _, r := range reps {
 		b.WriteString(s[pos : r.index-offset])

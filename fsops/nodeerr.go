@@ -1,9 +1,9 @@
 package fsops
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -127,12 +127,17 @@ func readFileNode(abs string) ([]byte, error) {
 		return nil, nodeErr(err, "open", abs)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > maxReadFileSize {
-		return nil, errFileTooLarge(st.Size())
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		if st.Size() > maxReadFileSize {
+			return nil, errFileTooLarge(st.Size())
+		}
+		size = st.Size()
 	}
-	b, err := io.ReadAll(f)
-	if err != nil {
+	// Sized up front, so a large file is not copied through a doubling buffer.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, nodeErr(err, "read", "")
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }

@@ -27,7 +27,7 @@ func Write(ctx context.Context, cwd string, a WriteArgs) (result.Result, error) 
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		return replaceFile(abs, []byte(a.Content))
+		return replaceFile(abs, a.Content)
 	})
 	if err != nil {
 		return result.Result{}, err
