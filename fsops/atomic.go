@@ -33,10 +33,11 @@ func mkdirAll(dir string) error {
 	return nil
 }
 
-// replaceFile writes the concatenated content to abs as fs.writeFile(abs, content) would — following a
-// symlink to its target, keeping an existing file's mode and owner — but atomically: the
-// bytes go to a temporary file in the same directory, which is synced and renamed over
-// the target, so a crash leaves the old file or the new one, never half of one. Targets
+// replaceFile writes the concatenated content to abs as fs.writeFile(abs, content) would
+// — following a symlink to its target, keeping an existing file's mode and owner — but
+// atomically: the bytes go to a temporary file in the same directory, which is synced and
+// renamed over the target, so a crash leaves the old file or the new one, never half of
+// one. Targets
 // that cannot be replaced that way without changing what pi's write means (devices and
 // FIFOs, files with several hard links, which must all see the new content, a file we
 // may write in a directory we may not) are written in place, as pi does.
