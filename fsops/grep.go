@@ -123,12 +123,16 @@ func grepOverride(glob string) (func(rel string, isDir bool) ignoreMatch, error)
 	}, nil
 }
 
-// grepJob is one file to search; done closes when lines is set.
-type grepJob struct {
-	entry walkEntry
-	lines []grepLine
+// grepBatch is a run of consecutive files searched by one worker; done closes when
+// every lines slice is set. Batching keeps goroutine hand-offs (and the scheduler's
+// spinning that comes with them) to one per batch instead of one per file.
+type grepBatch struct {
+	files []walkEntry
+	lines [][]grepLine
 	done  chan struct{}
 }
+
+const grepBatchSize = 16
 
 // searchTree walks root and searches its files in parallel, feeding the collector in
 // walk order until it has what pi would show.
@@ -136,21 +140,25 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	workers := 2 * runtime.GOMAXPROCS(0)
-	work := make(chan *grepJob, 256)
-	ordered := make(chan *grepJob, 4096)
+	work := make(chan *grepBatch, 64)
+	ordered := make(chan *grepBatch, 256)
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
-			for j := range work {
-				if ctx.Err() == nil {
+			for b := range work {
+				b.lines = make([][]grepLine, len(b.files))
+				for k, e := range b.files {
+					if ctx.Err() != nil {
+						break
+					}
 					// A file that cannot be read is skipped (ripgrep reports it on
 					// stderr and carries on).
-					j.lines, buf, _ = searchFile(j.entry.abs, true, pat, ctxLines, perFile, buf)
+					b.lines[k], buf, _ = searchFile(e.abs, true, pat, ctxLines, perFile, buf)
 				}
-				close(j.done)
+				close(b.done)
 			}
 		}()
 	}
@@ -158,35 +166,47 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 	go func() {
 		defer close(ordered)
 		defer close(work)
-		walkErr <- walkTree(ctx, root, opt, func(e walkEntry) bool {
+		batch := &grepBatch{done: make(chan struct{})}
+		send := func() bool {
+			select {
+			case ordered <- batch:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case work <- batch:
+			case <-ctx.Done():
+				return false
+			}
+			batch = &grepBatch{done: make(chan struct{})}
+			return true
+		}
+		err := walkTree(ctx, root, opt, func(e walkEntry) bool {
 			if !e.typ.IsRegular() {
 				return true // directories are walked, links and devices are not searched
 			}
-			j := &grepJob{entry: e, done: make(chan struct{})}
-			select {
-			case ordered <- j:
-			case <-ctx.Done():
-				return false
-			}
-			select {
-			case work <- j:
-			case <-ctx.Done():
-				return false
-			}
-			return true
+			batch.files = append(batch.files, e)
+			return len(batch.files) < grepBatchSize || send()
 		})
+		if err == nil && len(batch.files) > 0 {
+			send()
+		}
+		walkErr <- err
 	}()
-	for j := range ordered {
+collect:
+	for b := range ordered {
 		select {
-		case <-j.done:
-		case <-ctx.Done(): // j may never reach a worker once the walk is cancelled
+		case <-b.done:
+		case <-ctx.Done(): // b may never reach a worker once the walk is cancelled
 		}
 		if ctx.Err() != nil {
 			break
 		}
-		if !c.add(j.entry.rel, j.lines) {
-			cancel()
-			break
+		for k, e := range b.files {
+			if !c.add(e.rel, b.lines[k]) {
+				cancel()
+				break collect
+			}
 		}
 	}
 	cancel()
