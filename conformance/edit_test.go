@@ -101,6 +101,7 @@ func TestEditMatchesPi(t *testing.T) {
 		},
 	}
 	cases = append(cases, randomEdits(rand.New(rand.NewSource(2)), 120)...)
+	cases = append(cases, spreadEdits(rand.New(rand.NewSource(4)), 40)...)
 	runFileCases(t, f, cases)
 	// The invalid UTF-8 file is the one intended difference in the files left behind.
 	os.Remove(filepath.Join(f.oracleRoot, "work", "latin1.txt"))
@@ -167,6 +168,9 @@ func buildEditTree(root string) {
 	must(os.Truncate(huge, 2<<30))
 	for i := 0; i < 120; i++ {
 		s(fmt.Sprintf("rand/%03d.txt", i), randomText(rand.New(rand.NewSource(int64(1000+i)))))
+	}
+	for i := 0; i < 40; i++ {
+		s(fmt.Sprintf("spread/%02d.txt", i), spreadText(i))
 	}
 }
 
@@ -244,4 +248,45 @@ func TestEditConcurrentProcesses(t *testing.T) {
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, strings.ReplaceAll(b.String(), "todo", "done"), string(got), "no edit lost")
+}
+
+// spreadText is a 300-line file of mostly repeated lines with a unique anchor every few
+// lines, for edits at distances around pi's 32-line diff window margin.
+func spreadText(seed int) string {
+	rng := rand.New(rand.NewSource(int64(seed)))
+	var b strings.Builder
+	for i := 0; i < 300; i++ {
+		if i%3 == 0 {
+			fmt.Fprintf(&b, "anchor %d\n", i)
+		} else {
+			b.WriteString([]string{"same\n", "other\n", "\n", "  same\n"}[rng.Intn(4)])
+		}
+	}
+	return b.String()
+}
+
+// spreadEdits edit two to five anchors of a spread file each, with replacements that add,
+// remove or repeat lines, so diff windows sometimes merge and sometimes do not.
+func spreadEdits(rng *rand.Rand, n int) []fileCase {
+	var out []fileCase
+	for i := 0; i < n; i++ {
+		k := 2 + rng.Intn(4)
+		var edits []any
+		used := map[int]bool{}
+		for j := 0; j < k; j++ {
+			a := 3 * rng.Intn(100)
+			if used[a] || used[a-3] || used[a+3] {
+				continue
+			}
+			used[a] = true
+			var nt strings.Builder
+			for l := rng.Intn(6); l > 0; l-- {
+				nt.WriteString([]string{"same\n", "new\n", "\n", "other\n"}[rng.Intn(4)])
+			}
+			edits = append(edits, map[string]any{"oldText": fmt.Sprintf("anchor %d\n", a), "newText": nt.String()})
+		}
+		out = append(out, fileCase{name: fmt.Sprintf("spread %02d", i), tool: "edit",
+			args: map[string]any{"path": fmt.Sprintf("spread/%02d.txt", i), "edits": edits}})
+	}
+	return out
 }
