@@ -30,6 +30,7 @@ type Error struct {
 	Err      error  // one of the sentinels above, or a start error
 }
 
+// Error says which sbx call failed, how, and what sbx printed.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("sbx ")
@@ -47,6 +48,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the sentinel (or start error), for errors.Is.
 func (e *Error) Unwrap() error { return e.Err }
 
 var (
