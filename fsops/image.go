@@ -19,13 +19,17 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
-// pi's inline image limits (src/utils/image-resize-core.ts): at most 2000x2000 pixels and
-// 4.5 MB of base64, JPEG quality 80 first.
-const (
-	maxImageWidth    = 2000
-	maxImageHeight   = 2000
-	maxImageB64Bytes = 4.5 * 1024 * 1024
-)
+// imageLimits are what an attached image must fit: pi's ResizeOptions.
+type imageLimits struct {
+	width, height int
+	b64Bytes      float64 // the base64 text must be smaller than this
+}
+
+// inlineImageLimits are pi's defaults (src/utils/image-resize-core.ts): at most
+// 2000x2000 pixels and 4.5 MB of base64, below Anthropic's 5 MB.
+func inlineImageLimits() imageLimits {
+	return imageLimits{width: 2000, height: 2000, b64Bytes: 4.5 * 1024 * 1024}
+}
 
 // jpegQualities are tried in pi's order: the configured 80, then 85, 70, 55, 40.
 var jpegQualities = []int{80, 85, 70, 55, 40}
@@ -81,7 +85,7 @@ func processImage(ctx context.Context, data []byte, mime string) (processedImage
 		}
 		data, convertedFrom, mime = buf.Bytes(), mime, "image/png"
 	}
-	r, ok, err := resizeImage(ctx, data, mime)
+	r, ok, err := resizeImage(ctx, data, mime, inlineImageLimits())
 	if err != nil {
 		return processedImage{}, err
 	}
@@ -111,7 +115,7 @@ type resizedImage struct {
 // limits, else scaled to fit 2000x2000 and encoded as the smaller of PNG and JPEG 80, then
 // lower JPEG qualities, then ever smaller (x0.75) until it fits. ok is false when nothing
 // fits or the image cannot be decoded.
-func resizeImage(ctx context.Context, data []byte, mime string) (resizedImage, bool, error) {
+func resizeImage(ctx context.Context, data []byte, mime string, lim imageLimits) (resizedImage, bool, error) {
 	img, err := decodeImage(data, mime)
 	if err != nil {
 		return resizedImage{}, false, nil
@@ -120,24 +124,24 @@ func resizeImage(ctx context.Context, data []byte, mime string) (resizedImage, b
 	b := img.Bounds()
 	ow, oh := b.Dx(), b.Dy()
 	inputB64 := math.Ceil(float64(len(data))/3) * 4
-	if ow <= maxImageWidth && oh <= maxImageHeight && inputB64 < maxImageB64Bytes {
+	if ow <= lim.width && oh <= lim.height && inputB64 < lim.b64Bytes {
 		return resizedImage{data: base64.StdEncoding.EncodeToString(data), mimeType: mime,
 			origW: ow, origH: oh, w: ow, h: oh}, true, nil
 	}
 	tw, th := ow, oh
-	if tw > maxImageWidth {
-		th = int(math.Round(float64(th) * maxImageWidth / float64(tw)))
-		tw = maxImageWidth
+	if tw > lim.width {
+		th = int(math.Round(float64(th) * float64(lim.width) / float64(tw)))
+		tw = lim.width
 	}
-	if th > maxImageHeight {
-		tw = int(math.Round(float64(tw) * maxImageHeight / float64(th)))
-		th = maxImageHeight
+	if th > lim.height {
+		tw = int(math.Round(float64(tw) * float64(lim.height) / float64(th)))
+		th = lim.height
 	}
 	for {
 		if ctx.Err() != nil {
 			return resizedImage{}, false, errAborted
 		}
-		if data, mt, ok := encodeFitting(scaleImage(img, tw, th)); ok {
+		if data, mt, ok := encodeFitting(scaleImage(img, tw, th), lim.b64Bytes); ok {
 			return resizedImage{data: data, mimeType: mt, origW: ow, origH: oh, w: tw, h: th, wasResized: true}, true, nil
 		}
 		if tw == 1 && th == 1 {
@@ -160,7 +164,7 @@ func shrink(n int) int {
 
 // encodeFitting tries pi's candidates in pi's order and returns the first whose base64
 // is under the limit. Lower JPEG qualities are only encoded when needed.
-func encodeFitting(img image.Image) (string, string, bool) {
+func encodeFitting(img image.Image, maxB64 float64) (string, string, bool) {
 	encode := func(q int) string {
 		var buf bytes.Buffer
 		var err error
@@ -174,7 +178,7 @@ func encodeFitting(img image.Image) (string, string, bool) {
 		}
 		return base64.StdEncoding.EncodeToString(buf.Bytes())
 	}
-	fits := func(s string) bool { return s != "" && len(s) < maxImageB64Bytes }
+	fits := func(s string) bool { return s != "" && float64(len(s)) < maxB64 }
 	pngData, jpegData := encode(0), encode(jpegQualities[0])
 	first, firstType, second, secondType := pngData, "image/png", jpegData, "image/jpeg"
 	if jpegData != "" && len(jpegData) < len(pngData) {
