@@ -12,6 +12,7 @@ type fakeRunner struct {
 	mu     sync.Mutex
 	calls  []Cmd
 	bins   []string
+	ctxs   []context.Context
 	answer func(ctx context.Context, c Cmd) (code int, stdout, stderr string)
 }
 
@@ -19,6 +20,7 @@ func (f *fakeRunner) Start(ctx context.Context, bin string, c Cmd) (Process, err
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
 	f.bins = append(f.bins, bin)
+	f.ctxs = append(f.ctxs, ctx)
 	f.mu.Unlock()
 	code, out, errs := f.answer(ctx, c)
 	if c.Stdout != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -387,4 +388,34 @@ func TestSessionReadOnlyWorkspace(t *testing.T) {
 	require.NoError(t, s.Close(context.Background()))
 	assert.Equal(t, []string{"ls --json", "create --name " + s.Name + " shell " + scratch + " /ws:ro", "rm --force " + s.Name}, f.argvs())
 	assert.NoDirExists(t, scratch, "the scratch primary goes with its sandbox")
+}
+
+func TestFailedTeardownLeavesTheWatchdogArmed(t *testing.T) {
+	for _, rmFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rm fails %v", rmFails), func(t *testing.T) {
+			f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+				switch {
+				case c.Args[0] == "ls":
+					return 0, `{"sandboxes":[]}`, ""
+				case c.Args[0] == "rm" && rmFails:
+					return 1, "", "ERROR: daemon busy"
+				}
+				return 0, "", ""
+			}}
+			s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 77, "/ws", nil)
+			require.NoError(t, err)
+			_, err = s.Ensure(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, "/bin/sh", f.bins[2])
+			watchdog := f.ctxs[2]
+			err = s.Close(context.Background())
+			if rmFails {
+				assert.ErrorIs(t, err, ErrFailed)
+				assert.NoError(t, watchdog.Err(), "the watchdog will try again after this process exits")
+			} else {
+				assert.NoError(t, err)
+				assert.Error(t, watchdog.Err(), "the watchdog is stopped after a clean teardown")
+			}
+		})
+	}
 }

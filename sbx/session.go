@@ -139,20 +139,14 @@ func (s *Session) Close(ctx context.Context) error {
 	created, w := s.created, s.watchdog
 	s.watchdog = nil
 	s.mu.Unlock()
-	if w != nil {
-		w.Stop() // this is the orderly path: do it here, not twice
-	}
 	if !created || s.Teardown == TeardownNone {
 		return nil
 	}
 	var err error
 	for try := 0; try < 3; try++ {
-		if try > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("tearing down sandbox %s: %w", s.Name, errors.Join(err, ctx.Err()))
-			case <-time.After(time.Second):
-			}
+		if try > 0 && !pause(ctx, time.Second) {
+			err = errors.Join(err, ctx.Err())
+			break
 		}
 		if s.Teardown == TeardownStop {
 			err = s.Client.Stop(ctx, s.Name)
@@ -160,6 +154,9 @@ func (s *Session) Close(ctx context.Context) error {
 			err = s.Client.Rm(ctx, s.Name)
 		}
 		if err == nil || errors.Is(err, ErrMissing) {
+			if w != nil {
+				w.Stop() // done here; it need not try again when this process exits
+			}
 			if s.ReadOnly && s.Teardown == TeardownRemove {
 				if dir, err := s.scratch(); err == nil {
 					os.RemoveAll(dir) // ours: made for this sandbox only
@@ -168,6 +165,7 @@ func (s *Session) Close(ctx context.Context) error {
 			return nil
 		}
 	}
+	// The watchdog stays armed: it tries again once this process is gone.
 	return fmt.Errorf("tearing down sandbox %s: %w", s.Name, err)
 }
 
@@ -197,5 +195,17 @@ func (s *Session) scratch() (string, error) {
 func (s *Session) logf(format string, args ...any) {
 	if s.Progress != nil {
 		fmt.Fprintf(s.Progress, format, args...)
+	}
+}
+
+// pause waits d, or less if ctx ends first (then it returns false).
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
