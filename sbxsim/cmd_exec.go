@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"path"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 var execFlags = []flagSpec{
@@ -192,20 +191,14 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	if r.tty {
 		return c.execPty(ctx, nsenter, argv, env, r.interactive)
 	}
-	// One process hop: this process becomes nsenter, which forks the command into the
-	// sandbox's PID namespace and exits with its status. The command therefore gets this
-	// process's own file descriptors 0-2, not Env's streams.
-	if !r.interactive {
-		null, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
-		if err != nil {
-			return err
-		}
-		if err := unix.Dup2(null, 0); err != nil {
-			return err
-		}
-	}
-	if err := unix.Exec(nsenter, argv, env); err != nil {
-		return fmt.Errorf("executing nsenter: %w", err)
-	}
-	return nil
+	// nsenter forks the command into the sandbox's PID namespace and passes its status
+	// on, but dies of the command's signal: waiting for it here (one clone, well under a
+	// millisecond) turns that into docker's 128+n instead of a killed sbx client.
+	cmd := exec.CommandContext(ctx, nsenter, argv[1:]...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = c.env.Stdout, c.env.Stderr
+	if r.interactive && c.env.Stdin != nil {
+		cmd.Stdin = c.env.Stdin
+	} // else /dev/null: without -i the command gets no input, as with docker exec
+	return exitStatus(cmd.Run())
 }

@@ -57,14 +57,21 @@ func (c *cli) execPty(ctx context.Context, nsenter string, argv, env []string, i
 		close(done)
 	}()
 	err = cmd.Wait()
-	// A background process may keep the terminal open after the command is gone: read
-	// what is left, but do not wait for it (docker exec -t returns here too).
+	// A background process may keep the terminal open after the command is gone: what
+	// the command wrote is read at once, but the rest is not waited for indefinitely
+	// (docker exec -t returns too). The bound is generous for a loaded machine.
 	select {
 	case <-done:
-	case <-time.After(250 * time.Millisecond):
+	case <-time.After(2 * time.Second):
 		master.Close()
 		<-done
 	}
+	return exitStatus(err)
+}
+
+// exitStatus turns nsenter's end into sbxsim's: its exit status, or 128+n when it died
+// of signal n (as the command did).
+func exitStatus(err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

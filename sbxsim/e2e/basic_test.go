@@ -122,6 +122,8 @@ func TestExecExitCodesAndErrors(t *testing.T) {
 		{"exit 1", []string{"exec", name, "sh", "-c", "exit 1"}, 1, ""},
 		{"exit 42", []string{"exec", name, "--", "sh", "-c", "exit 42"}, 42, ""},
 		{"not found", []string{"exec", name, "no-such-command-xyz"}, 127, ""},
+		{"killed by a signal", []string{"exec", name, "sh", "-c", "kill -9 $$"}, 128 + 9, ""},
+		{"terminated in a tty", []string{"exec", "-t", name, "sh", "-c", "kill -15 $$"}, 128 + 15, ""},
 		{"missing sandbox", []string{"exec", s.name("none"), "true"}, 1, "ERROR: no sandbox named '" + s.name("none") + "'"},
 		{"detach", []string{"exec", "-d", name, "true"}, 1, "--detach is not supported for exec; omit -d to run the command in the foreground"},
 		{"no command", []string{"exec", name}, 1, "requires at least 2 arguments"},
