@@ -55,6 +55,7 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 		names:      ignoreFileNames{custom: ".fdignore"},
 		requireGit: insideGitRepo(root), // pi passes --no-require-git outside repositories
 		skipGitDir: true,
+		global:     loadGlobalGitignore(),
 	}
 	var found []string
 	limitReached := false

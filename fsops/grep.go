@@ -75,7 +75,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 		c.add(filepath.Base(root), lines)
 		return c.result(), nil
 	}
-	opt := walkOptions{names: ignoreFileNames{custom: ".rgignore"}, requireGit: true}
+	opt := walkOptions{names: ignoreFileNames{custom: ".rgignore"}, requireGit: true, global: loadGlobalGitignore()}
 	if a.Glob != "" {
 		if opt.override, err = grepOverride(a.Glob); err != nil {
 			return result.Result{}, err

@@ -222,9 +222,9 @@ func loadParentIgnores(root string, n ignoreFileNames) *dirIgnore {
 // decided by the nearest directory with a matching rule, .gitignore and
 // .git/info/exclude only count inside a repository and stop at its root, and the kinds
 // rank custom > .ignore > .gitignore > exclude.
-func (d *dirIgnore) ignored(abs string, isDir, requireGit bool) bool {
+func (d *dirIgnore) ignored(abs string, isDir bool, s ignoreScope) bool {
 	var custom, ign, git, excl ignoreMatch
-	anyGit := d.anyGit || !requireGit
+	anyGit := d.anyGit || !s.requireGit
 	sawGit := false
 	for c := d; c != nil; c = c.parent {
 		if c.custom == nil && c.ignore == nil && c.git == nil && c.exclude == nil {
@@ -253,7 +253,67 @@ func (d *dirIgnore) ignored(abs string, isDir, requireGit bool) bool {
 			return m == matchIgnore
 		}
 	}
+	if anyGit && s.global != nil {
+		return s.global.match(relUnder(s.root, abs), isDir) == matchIgnore
+	}
 	return false
+}
+
+// ignoreScope is what applies to a whole walk besides the per-directory files.
+type ignoreScope struct {
+	requireGit bool         // .gitignore counts only inside a git repository
+	global     *ignoreRules // the user's global gitignore, lowest in rank
+	root       string       // where the global rules are rooted: the search directory
+}
+
+// loadGlobalGitignore reads the global gitignore ripgrep and fd honour: git's
+// core.excludesFile from ~/.gitconfig or $XDG_CONFIG_HOME/git/config, else
+// $XDG_CONFIG_HOME/git/ignore (default ~/.config/git/ignore). Nil if there is none.
+func loadGlobalGitignore() *ignoreRules {
+	home, _ := os.UserHomeDir()
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	// ~/.gitconfig takes precedence over the XDG config, as in git.
+	path := ""
+	if home != "" {
+		path = gitconfigExcludesFile(filepath.Join(home, ".gitconfig"), home)
+	}
+	if path == "" && xdg != "" {
+		path = gitconfigExcludesFile(filepath.Join(xdg, "git", "config"), home)
+	}
+	if path == "" && xdg != "" {
+		path = filepath.Join(xdg, "git", "ignore")
+	}
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return parseIgnore(data, false)
+}
+
+// excludesFileLine matches core.excludesFile in a git config file, as the ignore crate
+// reads it (a line match, not a full config parser).
+var excludesFileLine = regexp.MustCompile(`(?im)^\s*excludesfile\s*=\s*"?\s*(\S+?)\s*"?\s*$`)
+
+func gitconfigExcludesFile(cfg, home string) string {
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		return ""
+	}
+	m := excludesFileLine.FindSubmatch(data)
+	if m == nil {
+		return ""
+	}
+	p := string(m[1])
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		p = filepath.Join(home, p[1:])
+	}
+	return p
 }
 
 // relUnder returns abs relative to dir, slash-separated (both are clean absolute paths).

@@ -97,7 +97,7 @@ func TestIgnoreChain(t *testing.T) {
 		{plain, "plain/a.bak", true, true},                // .ignore always counts
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, c.d.ignored(filepath.Join(root, c.rel), false, c.requireGit), c.rel)
+		assert.Equal(t, c.want, c.d.ignored(filepath.Join(root, c.rel), false, ignoreScope{requireGit: c.requireGit}), c.rel)
 	}
 }
 

@@ -22,8 +22,9 @@ func (e walkEntry) isDir() bool { return e.typ.IsDir() }
 // walkOptions select the filters of one walk.
 type walkOptions struct {
 	names      ignoreFileNames
-	requireGit bool // .gitignore counts only inside a git repository (ripgrep's default)
-	skipGitDir bool // never list nor enter ".git" directories (our find)
+	requireGit bool         // .gitignore counts only inside a git repository (ripgrep's default)
+	global     *ignoreRules // the user's global gitignore (loadGlobalGitignore)
+	skipGitDir bool         // never list nor enter ".git" directories (our find)
 	// override, when set, is ripgrep's --glob: a whitelist verdict keeps an entry even
 	// if an ignore file excludes it, an ignore verdict drops it.
 	override func(rel string, isDir bool) ignoreMatch
@@ -44,6 +45,7 @@ type walkNode struct {
 // needs next are read first.
 type walker struct {
 	opt     walkOptions
+	scope   ignoreScope
 	mu      sync.Mutex
 	cond    *sync.Cond
 	stack   []*walkNode
@@ -54,7 +56,7 @@ type walker struct {
 // each directory's entries sorted by name, skipping ignored entries. visit returning
 // false ends the walk. Unreadable directories are skipped.
 func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walkEntry) bool) error {
-	w := &walker{opt: opt}
+	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.requireGit, global: opt.global, root: root}}
 	w.cond = sync.NewCond(&w.mu)
 	top := &walkNode{abs: root, ign: loadParentIgnores(root, opt.names), done: make(chan struct{})}
 	w.stack = append(w.stack, top)
@@ -189,7 +191,7 @@ func (w *walker) read(n *walkNode) {
 		if w.opt.override != nil {
 			verdict = w.opt.override(e.rel, dir)
 		}
-		if verdict == matchIgnore || (verdict == matchNone && n.ign.ignored(e.abs, dir, w.opt.requireGit)) {
+		if verdict == matchIgnore || (verdict == matchNone && n.ign.ignored(e.abs, dir, w.scope)) {
 			continue
 		}
 		n.entries = append(n.entries, e)
