@@ -21,7 +21,6 @@ import (
 //     differs: ours says "regex parse error", names the construct and that grep uses RE2.
 //     Character-class set operations ([a-z&&[^x]]) and (?x) are rejected only by us.
 //     \d \w \s are given Rust's Unicode meaning, but \b and bracketed \W \S stay ASCII.
-//   - ripgrep's global gitignore (core.excludesFile) is not read.
 //   - A file or directory that cannot be read is skipped. ripgrep reports it and exits
 //     with code 2, which makes pi fail the whole call with ripgrep's message.
 
