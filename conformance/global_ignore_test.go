@@ -7,7 +7,7 @@ import (
 
 // TestGlobalGitignoreMatchesPi: ripgrep and fd also honour the user's global gitignore
 // (core.excludesFile, default ~/.config/git/ignore), below every per-directory file and
-// only inside a git repository. HOME and XDG_CONFIG_HOME point both pi's tools and ours
+// only inside a git repository; fd also reads ~/.config/fd/ignore. HOME and XDG_CONFIG_HOME point both pi's tools and ours
 // at a fixture home.
 func TestGlobalGitignoreMatchesPi(t *testing.T) {
 	home := t.TempDir()
@@ -15,6 +15,7 @@ func TestGlobalGitignoreMatchesPi(t *testing.T) {
 		".gitconfig":         "[core]\n\texcludesFile = ~/global-ignore\n",
 		"global-ignore":      "*.globalign\nscratch/\n",
 		".config/git/ignore": "*.unused\n", // ignored: .gitconfig names another file
+		".config/fd/ignore":  "*.fdonly\n", // fd's own global ignore file, for find
 	})
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
@@ -40,5 +41,6 @@ func TestGlobalGitignoreMatchesPi(t *testing.T) {
 		{name: "grep subdir", tool: "grep", cwd: repo, args: map[string]any{"pattern": "needle", "path": "src"}, unordered: true},
 		{name: "grep outside git", tool: "grep", cwd: plain, args: map[string]any{"pattern": "needle"}, unordered: true},
 		{name: "find", tool: "find", cwd: repo, args: map[string]any{"pattern": "*"}, unordered: true, adjust: noGit},
+		{name: "find in subdir", tool: "find", cwd: repo, args: map[string]any{"pattern": "*", "path": "src"}, unordered: true},
 	})
 }

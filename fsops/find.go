@@ -56,6 +56,7 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 		requireGit: insideGitRepo(root), // pi passes --no-require-git outside repositories
 		skipGitDir: true,
 		global:     loadGlobalGitignore(),
+		explicit:   loadFdGlobalIgnore(),
 	}
 	var found []string
 	limitReached := false

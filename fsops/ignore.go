@@ -254,7 +254,12 @@ func (d *dirIgnore) ignored(abs string, isDir bool, s ignoreScope) bool {
 		}
 	}
 	if anyGit && s.global != nil {
-		return s.global.match(relUnder(s.root, abs), isDir) == matchIgnore
+		if m := s.global.match(relUnder(s.root, abs), isDir); m != matchNone {
+			return m == matchIgnore
+		}
+	}
+	if s.explicit != nil {
+		return s.explicit.match(relUnder(s.root, abs), isDir) == matchIgnore
 	}
 	return false
 }
@@ -262,8 +267,27 @@ func (d *dirIgnore) ignored(abs string, isDir bool, s ignoreScope) bool {
 // ignoreScope is what applies to a whole walk besides the per-directory files.
 type ignoreScope struct {
 	requireGit bool         // .gitignore counts only inside a git repository
-	global     *ignoreRules // the user's global gitignore, lowest in rank
-	root       string       // where the global rules are rooted: the search directory
+	global     *ignoreRules // the user's global gitignore, below the per-directory files
+	explicit   *ignoreRules // fd's own global ignore file, lowest in rank, git or not
+	root       string       // where those rules are rooted: the search directory
+}
+
+// loadFdGlobalIgnore reads fd's global ignore file, $XDG_CONFIG_HOME/fd/ignore (default
+// ~/.config/fd/ignore). Nil if there is none.
+func loadFdGlobalIgnore() *ignoreRules {
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil
+		}
+		xdg = filepath.Join(home, ".config")
+	}
+	data, err := os.ReadFile(filepath.Join(xdg, "fd", "ignore"))
+	if err != nil {
+		return nil
+	}
+	return parseIgnore(data, false)
 }
 
 // loadGlobalGitignore reads the global gitignore ripgrep and fd honour: git's

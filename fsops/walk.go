@@ -24,6 +24,7 @@ type walkOptions struct {
 	names      ignoreFileNames
 	requireGit bool         // .gitignore counts only inside a git repository (ripgrep's default)
 	global     *ignoreRules // the user's global gitignore (loadGlobalGitignore)
+	explicit   *ignoreRules // fd's global ignore file (loadFdGlobalIgnore)
 	skipGitDir bool         // never list nor enter ".git" directories (our find)
 	// override, when set, is ripgrep's --glob: a whitelist verdict keeps an entry even
 	// if an ignore file excludes it, an ignore verdict drops it.
@@ -56,7 +57,7 @@ type walker struct {
 // each directory's entries sorted by name, skipping ignored entries. visit returning
 // false ends the walk. Unreadable directories are skipped.
 func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walkEntry) bool) error {
-	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.requireGit, global: opt.global, root: root}}
+	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.requireGit, global: opt.global, explicit: opt.explicit, root: root}}
 	w.cond = sync.NewCond(&w.mu)
 	top := &walkNode{abs: root, ign: loadParentIgnores(root, opt.names), done: make(chan struct{})}
 	w.stack = append(w.stack, top)
