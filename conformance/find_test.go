@@ -56,6 +56,8 @@ func searchTreeFiles() map[string]string {
 		"deep/a/b/c/d/e/needle.txt":  "needle deep\n",
 		"deep/a/b/other/needle.txt":  "needle other\n",
 		"deep/a/needle-dir/file.txt": "needle in dir\n",
+		"blanks/trailing \t":         "needle trailing blanks\n",
+		"blanks/ leading":            "needle leading blank\n",
 		"badname/x\xe2\x82y.txt":     "needle in a file whose name is not UTF-8\n",
 	}
 }
@@ -169,6 +171,7 @@ func TestFindMatchesPi(t *testing.T) {
 		{name: "links", args: map[string]any{"pattern": "link*"}, unordered: true},
 		{name: "broken link", args: map[string]any{"pattern": "broken"}},
 		{name: "name not UTF-8", args: map[string]any{"pattern": "*", "path": "badname"}},
+		{name: "blank-edged names", args: map[string]any{"pattern": "*", "path": "blanks"}, unordered: true},
 		{name: "directory name", args: map[string]any{"pattern": "util"}},
 		{name: "directory and file names", args: map[string]any{"pattern": "needle*"}, unordered: true},
 		{name: "empty dir", args: map[string]any{"pattern": "empty-*"}},

@@ -74,6 +74,9 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 		}
 		if e.isDir() {
 			rel += "/"
+		} else {
+			// pi trims each line fd prints, so a name's trailing blanks are lost.
+			rel = strings.TrimRightFunc(rel, isJSWhitespace)
 		}
 		found = append(found, rel)
 		return true
@@ -158,4 +161,13 @@ func insideGitRepo(dir string) bool {
 			return false
 		}
 	}
+}
+
+// isJSWhitespace reports whether String.prototype.trim removes r.
+func isJSWhitespace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
 }
