@@ -23,23 +23,6 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
-func TestNewOutput(t *testing.T) {
-	tests := []struct{ prev, next, want string }{
-		{"", "", ""},
-		{"", "abc", "abc"},
-		{"abc", "abcdef", "def"},
-		{"abc", "abc", ""},
-		{"line1\nline2\n", "line2\nline3\n", "line3\n"}, // window moved by one line
-		{"aaaa", "aaab", "b"},
-		{"xyz", "123", "123"}, // no overlap: everything is new
-		{"abcabc", "abcabcd", "d"},
-		{"ab", "bab", "ab"},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, newOutput(tc.prev, tc.next), "newOutput(%q, %q)", tc.prev, tc.next)
-	}
-}
-
 func TestResultMapping(t *testing.T) {
 	img := result.ImageBlock("iVBORw0KGgo=", "image/png")
 	tests := []struct {

@@ -12,12 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -101,20 +99,10 @@ type Local struct {
 func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error) {
 	env := tools.Env{Vars: l.Vars}
 	if progress != nil {
-		var mu sync.Mutex
-		var last string
-		var total int
-		env.OnUpdate = func(r result.Result) {
-			mu.Lock()
-			defer mu.Unlock()
-			text := snapshotText(r)
-			delta := newOutput(last, text)
-			last = text
-			if delta == "" {
-				return
+		env.OnProgress = func(text string, total int) {
+			if text != "" {
+				progress(text, float64(total))
 			}
-			total += len(delta)
-			progress(delta, float64(total))
 		}
 	}
 	r, err := l.Registry.Call(ctx, l.Cwd, name, args, env)

@@ -162,9 +162,16 @@ func TestServeStreamsBashProgress(t *testing.T) {
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(context.Background(), params)
 	require.NoError(t, err)
+	out := text(res)
+	// Notifications are delivered concurrently with the result: the last one may land
+	// just after CallTool returns.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(totals) > 0 && totals[len(totals)-1] == float64(len(out))
+	}, 5*time.Second, 10*time.Millisecond, "the last progress total is the output's length")
 	mu.Lock()
 	defer mu.Unlock()
-	out := text(res)
 	assert.Equal(t, "step 1\nstep 2\nstep 3\n", out)
 	require.GreaterOrEqual(t, len(pieces), 2)
 	assert.Equal(t, "step 1\n", pieces[0])

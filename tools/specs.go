@@ -120,7 +120,11 @@ func Bash() *Tool {
 			if err != nil {
 				return result.Result{}, err
 			}
-			return shell.Bash(ctx, cwd, args, shell.BashOptions{Env: env.Vars, OnUpdate: env.OnUpdate})
+			opts := shell.BashOptions{Env: env.Vars, OnUpdate: env.OnUpdate}
+			if env.OnProgress != nil {
+				opts.OnProgress = func(p shell.Progress) { env.OnProgress(p.Text, p.Bytes) }
+			}
+			return shell.Bash(ctx, cwd, args, opts)
 		},
 	}
 }

@@ -29,6 +29,9 @@ type Env struct {
 	Vars []string
 	// OnUpdate receives partial results while a call runs (bash output); may be nil.
 	OnUpdate func(result.Result)
+	// OnProgress receives, at the same throttled moments, the output that arrived since
+	// the previous call and the total raw bytes so far (bash); may be nil.
+	OnProgress func(text string, totalBytes int)
 }
 
 // Tool is one registered tool.
