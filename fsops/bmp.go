@@ -89,12 +89,13 @@ func decodeBMPBitfields(b []byte) (image.Image, error) {
 	return img, nil
 }
 
-// scaleMasked extracts the field mask selects from v and scales it to 0..255.
+// scaleMasked extracts the field mask selects from v and scales it to 0..255, rounded
+// to nearest as the Rust image crate's BMP decoder (Photon's) does.
 func scaleMasked(v, mask uint32) uint8 {
 	if mask == 0 {
 		return 0
 	}
 	shift := bits.TrailingZeros32(mask)
-	max := mask >> shift
-	return uint8(uint64((v&mask)>>shift) * 255 / uint64(max))
+	max := uint64(mask >> shift)
+	return uint8((uint64((v&mask)>>shift)*255 + max/2) / max)
 }
