@@ -133,10 +133,21 @@ func (l *localSbx) agent(ctx context.Context, c sbx.Cmd, argv, env []string) (sb
 	return waitChan(done), nil
 }
 
-// tool runs `AGENT tool --local --cwd DIR NAME JSON` in-process, printing what the CLI prints.
+// tool runs `AGENT tool --local --cwd DIR NAME JSON|-` in-process, printing what the
+// CLI prints.
 func (l *localSbx) tool(ctx context.Context, c sbx.Cmd, argv []string) (sbx.Process, error) {
-	cwd, name, raw := argv[4], argv[5], argv[6]
-	res, err := tools.Default().Call(ctx, cwd, name, []byte(raw), tools.Env{})
+	cwd, name, raw := argv[4], argv[5], []byte(argv[6])
+	if argv[6] == "-" {
+		if l.dropStdin || c.Stdin == nil {
+			raw = nil
+		} else {
+			var err error
+			if raw, err = io.ReadAll(c.Stdin); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res, err := tools.Default().Call(ctx, cwd, name, raw, tools.Env{})
 	if errors.Is(err, tools.ErrUsage) {
 		fmt.Fprintln(c.Stderr, err)
 		return exited(2), nil
@@ -166,8 +177,6 @@ func (e exited) Wait() (int, error) { return int(e), nil }
 type waitChan chan int
 
 func (w waitChan) Wait() (int, error) { return <-w, nil }
-
-var _ io.Writer = (*os.File)(nil)
 
 func joined(argvs [][]string) string {
 	var b strings.Builder

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,8 +15,8 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
-// PerCall runs every call as its own `sbx exec SANDBOX -- AGENT tool --local --cwd DIR
-// NAME JSON`, for hosts where a persistent stdin channel is unreliable. It does not
+// PerCall runs every call as its own `sbx exec -i SANDBOX -- AGENT tool --local --cwd DIR
+// NAME -` with the JSON arguments on stdin, for hosts where a persistent stdin channel is unreliable. It does not
 // stream, and cancelling kills the sbx client only.
 type PerCall struct {
 	Target
@@ -27,8 +28,12 @@ func (p *PerCall) CallTool(ctx context.Context, name string, args json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{agentPath, "tool", "--local", "--cwd", p.Cwd, name, string(args)}
-	res, err := p.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{Env: p.Env, MaxOutput: MaxReply, Timeout: -1})
+	// Arguments travel on stdin: argv is limited (~128 KB per string) and a write's
+	// content can be any size.
+	argv := []string{agentPath, "tool", "--local", "--cwd", p.Cwd, name, "-"}
+	res, err := p.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{
+		Interactive: true, Stdin: bytes.NewReader(args), Env: p.Env, MaxOutput: MaxReply, Timeout: -1,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -359,3 +359,18 @@ func TestServeWithoutSbxFailsClosed(t *testing.T) {
 	assert.Contains(t, text(res), missing)
 	assert.NoFileExists(t, marker, "nothing ran on the host")
 }
+
+// TestPerCallCarriesLargeArguments writes a file far larger than one argv string may be
+// (~128 KB): per-call passes the arguments on stdin.
+func TestPerCallCarriesLargeArguments(t *testing.T) {
+	w := newWorld(t)
+	cs, _, _ := w.serve(nil, []string{"--transport", "per-call"})
+	content := strings.Repeat("0123456789abcdef\n", 64<<10) // 1 MiB
+	args, err := json.Marshal(map[string]string{"path": "big.txt", "content": content})
+	require.NoError(t, err)
+	res := call(t, cs, "write", string(args))
+	require.False(t, res.IsError, text(res))
+	got, err := os.ReadFile(filepath.Join(w.ws, "big.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, content, string(got))
+}

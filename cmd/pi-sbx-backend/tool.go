@@ -13,12 +13,12 @@ import (
 )
 
 // runTool: pi-sbx-backend tool (--local | --sandbox NAME) [--cwd DIR] NAME 'JSON-ARGS'.
-// It prints one JSON object {"content","details","isError"} and exits 0 whenever a
-// result exists (a tool's own failure is isError:true); exit 2 means the call itself was
+// JSON-ARGS "-" reads the arguments from stdin (no argv size limit). It prints one JSON
+// object {"content","details","isError"} and exits 0 whenever a result exists (a tool's own failure is isError:true); exit 2 means the call itself was
 // malformed and nothing was run.
-func runTool(ctx context.Context, io stdio, args []string) error {
+func runTool(ctx context.Context, std stdio, args []string) error {
 	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs.SetOutput(std.err)
 	localFlag := fs.Bool("local", false, "run the tool on this machine")
 	sandbox := fs.String("sandbox", "", "run the tool in the named sandbox, through the agent")
 	cwd := fs.String("cwd", "", "working directory (default: the current directory)")
@@ -40,13 +40,26 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 		dir = wd
 	}
 	name, raw := fs.Arg(0), []byte(fs.Arg(1))
-	if *sandbox != "" {
-		return runToolSandbox(ctx, io, *sandbox, dir, name, raw)
+	if fs.Arg(1) == "-" {
+		var err error
+		if raw, err = io.ReadAll(io.LimitReader(std.in, maxStdinArgs+1)); err != nil {
+			return fmt.Errorf("reading arguments from stdin: %w", err)
+		}
+		if len(raw) > maxStdinArgs {
+			return usagef("arguments on stdin exceed %d bytes", maxStdinArgs)
+		}
 	}
-	return printResult(io.out, func() (any, error) {
+	if *sandbox != "" {
+		return runToolSandbox(ctx, std, *sandbox, dir, name, raw)
+	}
+	return printResult(std.out, func() (any, error) {
 		return tools.Default().Call(ctx, dir, name, raw, tools.Env{})
 	})
 }
+
+// maxStdinArgs bounds JSON arguments read from stdin: a write of a large file fits, a
+// runaway producer does not exhaust memory.
+const maxStdinArgs = 256 << 20
 
 // printResult runs call and writes its result as one JSON line.
 func printResult(w io.Writer, call func() (any, error)) error {
