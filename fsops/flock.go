@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFileInode takes an exclusive flock(2) on the file abs names, so that edits made by
-// separate processes (the per-call `tool --local` transport runs one process per call)
-// take turns like those inside one process do. The lock belongs to the inode, and a
+// lockFileInode takes an exclusive flock(2) on the file abs names, so that edits and
+// writes made by separate processes (the per-call `tool --local` transport runs one
+// process per call) take turns like those inside one process do. The lock belongs to the inode, and a
 // finished edit renames a new inode into place; so after locking, the path is checked to
 // still name the locked inode, and the lock is taken again if it does not.
 //

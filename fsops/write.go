@@ -27,6 +27,8 @@ func Write(ctx context.Context, cwd string, a WriteArgs) (result.Result, error) 
 		if ctx.Err() != nil {
 			return errAborted
 		}
+		// Wait for an edit of the file by another process (see lockFileInode).
+		defer lockFileInode(abs)()
 		return replaceFile(abs, a.Content)
 	})
 	if err != nil {
