@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -277,10 +278,39 @@ func TestGuardSkipsOverlongLines(t *testing.T) {
 	var replies strings.Builder
 	long := strings.Repeat("x", 5000)
 	in := "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n" + long + "\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n"
-	g := &guard{r: bufio.NewReaderSize(strings.NewReader(in), 16), w: &replies, max: 100}
+	g := &guard{ctx: context.Background(), calls: newInflight(), r: bufio.NewReaderSize(strings.NewReader(in), 16), w: &replies, max: 100}
 	passed, err := io.ReadAll(g)
 	require.NoError(t, err)
 	assert.Equal(t, "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n", string(passed))
 	assert.Contains(t, replies.String(), `"code":-32600`)
 	assert.Contains(t, replies.String(), "longer than 100 bytes")
+}
+
+// TestServeAnswersEveryRequestBeforeEOF: input that ends while calls still run (a script
+// piping requests in) still gets every reply; a cancelled call releases the wait.
+func TestServeAnswersEveryRequestBeforeEOF(t *testing.T) {
+	dir := t.TempDir()
+	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{})
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.3; echo slow done"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	require.NoError(t, Serve(context.Background(), srv, strings.NewReader(in), &out))
+	ids := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		ids[string(m.ID)] = string(m.Result)
+	}
+	assert.Contains(t, ids, "1")
+	assert.Contains(t, ids, "4")
+	assert.Contains(t, ids[`"slow"`], "slow done")
 }

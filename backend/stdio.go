@@ -17,32 +17,41 @@ import (
 // with an error and skipped without being held in memory.
 const MaxRequestLine = 32 << 20
 
-// Serve runs srv over newline-delimited JSON on in/out until in ends or ctx is done.
-// Unlike the SDK's stdio transport, which ends the session at the first undecodable line,
-// it answers garbage, oversized lines and batches with JSON-RPC errors and keeps serving.
+// Serve runs srv over newline-delimited JSON on in/out until in ends (and every request
+// read has been answered) or ctx is done. Unlike the SDK's stdio transport, which ends
+// the session at the first undecodable line, it answers garbage, oversized lines and
+// batches with JSON-RPC errors and keeps serving.
 func Serve(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer) error {
-	w := &lineWriter{w: out}
-	g := &guard{r: bufio.NewReaderSize(in, 64<<10), w: w, max: MaxRequestLine}
+	calls := newInflight()
+	w := &lineWriter{w: out, calls: calls}
+	g := &guard{ctx: ctx, r: bufio.NewReaderSize(in, 64<<10), w: w, max: MaxRequestLine, calls: calls}
 	return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(g), Writer: w, MaxLineLength: -1})
 }
 
 // lineWriter serialises whole-message writes: the SDK writes each message with one
 // Write call, and the guard writes its error replies through the same lock.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	calls *inflight
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	if l.calls != nil {
+		l.calls.response(p)
+	}
+	return n, err
 }
 
 func (l *lineWriter) Close() error { return nil }
 
 // guard yields only lines that decode as one JSON-RPC message.
 type guard struct {
+	ctx     context.Context
+	calls   *inflight
 	r       *bufio.Reader
 	w       io.Writer
 	max     int
@@ -53,6 +62,9 @@ type guard struct {
 func (g *guard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
 		if g.err != nil {
+			// The end of input ends the session only once every request read has been
+			// answered; the SDK would otherwise drop the calls still running.
+			g.calls.wait(g.ctx)
 			return 0, g.err
 		}
 		line, tooLong, err := g.readLine()
@@ -66,6 +78,7 @@ func (g *guard) Read(p []byte) (int, error) {
 				g.reject(id, code, reason)
 				continue
 			}
+			g.calls.request(msg)
 			g.pending = append(msg, '\n')
 		}
 	}
