@@ -46,6 +46,8 @@ func TestGrepMatchesPi(t *testing.T) {
 		"enc/utf16.txt":        utf16le("\ufeffneedle in utf16\nsecond line\n"),
 		"enc/nul-in-line.txt":  "needle\x00here\n",
 		"re/re.txt":            "a.b\naxb\nfoo(bar)\nTODO: x\ntodo: y\nword_1 w2\n",
+		"..dots/x.txt":         "needle dots\n",
+		"..top.txt":            "needle top dots\n",
 		"re/unicode.txt":       "café ٣ digits\n\u00a0nbsp\nαβγ\n",
 	})
 	// Big files get their own repository, so whole-tree searches stay under the limits.
@@ -154,6 +156,7 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "unicode path", args: n("café", "path", "Ünïcödé")},
 		{name: "unicode pattern", args: n("naïve", "ignoreCase", true), unordered: true},
 		{name: "spaces in name", args: n("spaces")},
+		{name: "names starting with dots", args: n("dots"), unordered: true},
 		{name: "name not UTF-8", args: n("whose name")},
 		{name: "hidden", args: n("hidden needle")},
 		{name: "dotfile ignore case", args: n("needle=", "ignoreCase", true)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -72,7 +73,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 		if err != nil {
 			return result.Result{}, newError("rg: " + err.Error())
 		}
-		c.add(filepath.Base(root), lines)
+		c.add(root, filepath.Base(root), lines)
 		return c.result(), nil
 	}
 	opt := walkOptions{names: ignoreFileNames{custom: ".rgignore"}, requireGit: true, global: loadGlobalGitignore()}
@@ -203,7 +204,7 @@ collect:
 			break
 		}
 		for k, e := range b.files {
-			if !c.add(e.rel, b.lines[k]) {
+			if !c.add(e.rel, grepDisplayPath(e.rel), b.lines[k]) {
 				cancel()
 				break collect
 			}
@@ -218,6 +219,16 @@ collect:
 		return errOperationAborted
 	}
 	return nil
+}
+
+// grepDisplayPath is how pi shows a file found below the search directory: the
+// relative path, except that pi takes a relative path starting with ".." for one
+// outside the directory and shows only its base name ("..x/a.txt" becomes "a.txt").
+func grepDisplayPath(rel string) string {
+	if strings.HasPrefix(rel, "..") {
+		return path.Base(rel)
+	}
+	return rel
 }
 
 // grepCollector applies pi's handling of ripgrep's events to files in order: the match
@@ -237,11 +248,12 @@ type grepCollector struct {
 	stopped            bool
 }
 
-// add feeds one file's lines; it returns false once pi would stop reading.
-func (c *grepCollector) add(file string, lines []grepLine) bool {
+// add feeds the lines of file (shown as display); it returns false once pi would stop
+// reading.
+func (c *grepCollector) add(file, display string, lines []grepLine) bool {
 	for _, l := range lines {
 		if !c.limitHit {
-			c.push(file, l.number, l.text, l.match)
+			c.push(file, display, l.number, l.text, l.match)
 			if !l.match {
 				continue
 			}
@@ -254,7 +266,7 @@ func (c *grepCollector) add(file string, lines []grepLine) bool {
 		}
 		inWindow := file == c.lastFile && l.number <= c.trailingEnd
 		if inWindow {
-			c.push(file, l.number, l.text, false)
+			c.push(file, display, l.number, l.text, false)
 		}
 		if l.match {
 			c.matchLimitReached = true
@@ -267,10 +279,10 @@ func (c *grepCollector) add(file string, lines []grepLine) bool {
 	return true
 }
 
-func (c *grepCollector) push(file string, number int, raw []byte, match bool) {
+func (c *grepCollector) push(file, display string, number int, raw []byte, match bool) {
 	c.lastFile = file
-	if !utf8.ValidString(file) {
-		file = decodeLossy([]byte(file)) // ripgrep sends such paths as bytes; pi decodes them
+	if !utf8.ValidString(display) {
+		display = decodeLossy([]byte(display)) // ripgrep sends such paths as bytes; pi decodes them
 	}
 	text := decodeLossy(raw)
 	text = strings.TrimSuffix(text, "\r")
@@ -282,7 +294,7 @@ func (c *grepCollector) push(file string, number int, raw []byte, match bool) {
 	if match {
 		sep = ":"
 	}
-	line := file + sep + strconv.Itoa(number) + sep + " " + text
+	line := display + sep + strconv.Itoa(number) + sep + " " + text
 	if c.outBytes-1 <= truncate.DefaultMaxBytes {
 		c.out = append(c.out, line)
 	}
