@@ -105,7 +105,7 @@ func Edit(ctx context.Context, cwd string, a EditArgs) (result.Result, error) {
 		if !utf8.Valid(raw) {
 			// pi would decode with U+FFFD and write that back, destroying the bytes it
 			// could not decode; refuse instead and leave the file as it is.
-			return fmt.Errorf("Could not edit file: %s. The file is not valid UTF-8 text; editing it would corrupt the bytes that are not.", a.Path)
+			return fmt.Errorf("Could not edit file: %s. It is not valid UTF-8 text, and editing it would replace its undecodable bytes with U+FFFD.", a.Path)
 		}
 		text := string(raw)
 		bom := ""

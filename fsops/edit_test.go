@@ -127,7 +127,7 @@ func TestEditErrors(t *testing.T) {
 		{"duplicate", EditArgs{Path: "a.txt", Edits: []Replacement{{"two", "2"}}},
 			"Found 2 occurrences of the text in a.txt. The text must be unique. Please provide more context to make it unique.", "a.txt", "one\ntwo\ntwo\n"},
 		{"not UTF-8", EditArgs{Path: "latin1.txt", Edits: []Replacement{{"caf", "CAF"}}},
-			"Could not edit file: latin1.txt. The file is not valid UTF-8 text; editing it would corrupt the bytes that are not.", "latin1.txt", "caf\xe9\n"},
+			"Could not edit file: latin1.txt. It is not valid UTF-8 text, and editing it would replace its undecodable bytes with U+FFFD.", "latin1.txt", "caf\xe9\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
