@@ -38,8 +38,15 @@ func (s *Sandbox) Primary() string {
 	return s.Workspaces[0].Path
 }
 
-// Running reports whether the sandbox's init process is alive.
-func (s *Sandbox) Running() bool { return s.Init != nil && s.Init.Alive() }
+// Running reports whether the sandbox's init process is alive and still holds the
+// sandbox's namespaces (an init being killed drops them before it is a zombie).
+func (s *Sandbox) Running() bool {
+	if s.Init == nil || !s.Init.Alive() {
+		return false
+	}
+	_, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", s.Init.Pid))
+	return err == nil
+}
 
 // Status is "running" or "stopped", the two values sbx ls reports.
 func (s *Sandbox) Status() string {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestConcurrentCreates races several creates for the same default name: each gets its
@@ -63,6 +64,17 @@ func TestCrashedAndStuckInit(t *testing.T) {
 	st := s.stateOf(name)
 	if err := syscall.Kill(st.Init.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	// The crash is complete once the init is gone (or a zombie); an exec racing with
+	// the kill itself could still enter the dying namespaces and be killed with them.
+	for i := 0; ; i++ {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", st.Init.Pid)); err != nil || strings.Contains(string(b), ") Z ") {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("init %d still alive 10 s after SIGKILL", st.Init.Pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if got := s.must("exec", name, "echo", "back"); got != "back\n" {
 		t.Errorf("exec after init was killed = %q", got)
