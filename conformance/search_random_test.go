@@ -1,0 +1,84 @@
+package conformance
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRandomGlobsAndIgnoresMatchPi compares find and grep with pi on generated globs
+// and generated ignore files (fixed seeds, so a failure reproduces): a net for glob and
+// ignore-rule corners the hand-written cases miss.
+func TestRandomGlobsAndIgnoresMatchPi(t *testing.T) {
+	seed := int64(42)
+	if s := os.Getenv("PI_SBX_SEARCH_SEED"); s != "" {
+		fmt.Sscan(s, &seed) // explore other seeds by hand
+	}
+	rng := rand.New(rand.NewSource(seed))
+	parts := []string{"*", "**", "?", "src", "sub", "*.go", "*.t?t", "[a-m]*", "[!a-m]*", "{a,b}*", "deep", "needle*", "*e*", "*.TS", "util", "*.{go,md}", "D*", "*/", "a", "b", "c"}
+	glob := func() string {
+		n := 1 + rng.Intn(3)
+		var comps []string
+		for i := 0; i < n; i++ {
+			comps = append(comps, parts[rng.Intn(len(parts))])
+		}
+		g := strings.Join(comps, "/")
+		if rng.Intn(5) == 0 {
+			g = "./" + g
+		}
+		return strings.ReplaceAll(g, "//", "/")
+	}
+	root := makeSearchTree(t, nil)
+	noGit := dropLines(inGitDir)
+	var cases []searchCase
+	for i := 0; i < 60; i++ {
+		g := glob()
+		cases = append(cases, searchCase{name: "find " + g, tool: "find", cwd: root, args: map[string]any{"pattern": g}, unordered: true, adjust: noGit})
+	}
+	for i := 0; i < 60; i++ {
+		g := glob()
+		if rng.Intn(3) == 0 {
+			g = "!" + g
+		}
+		cases = append(cases, searchCase{name: "grep glob " + g, tool: "grep", cwd: root, args: map[string]any{"pattern": "needle", "glob": g, "limit": 1000}, unordered: true})
+	}
+
+	// Repositories with generated ignore files.
+	lines := []string{"*.txt", "!keep*", "deep/", "/src", "a/**/b", "**/c", "sub/*.tmp", "!sub/important.tmp", "*.go", "!main.go", "#x", "needle*", "[a-d]*", "!*/", "*", "!*.md", "docs", "/docs/", "x/**", "!deep/a", "*.log", "b/"}
+	ignoreFile := func() string {
+		var b strings.Builder
+		for i := rng.Intn(4); i >= 0; i-- {
+			b.WriteString(lines[rng.Intn(len(lines))] + "\n")
+		}
+		return b.String()
+	}
+	files := []string{"a.txt", "keep.txt", "main.go", "x.go", "docs/a.md", "docs/b.txt", "src/a/b", "src/c", "sub/a.tmp", "sub/important.tmp", "deep/a/b/c.txt", "deep/a/x", "x/y/z.log", "b/c/d.go", "c", "needle.txt", "readme.md"}
+	for r := 0; r < 8; r++ {
+		dir := t.TempDir()
+		gitInit(t, dir)
+		tree := map[string]string{}
+		for _, f := range files {
+			tree[f] = "needle " + f + "\n"
+		}
+		tree[".gitignore"] = ignoreFile()
+		for _, sub := range []string{"src", "sub", "deep/a", "docs"} {
+			if rng.Intn(2) == 0 {
+				tree[sub+"/.gitignore"] = ignoreFile()
+			}
+		}
+		if rng.Intn(2) == 0 {
+			tree[".ignore"] = ignoreFile()
+		}
+		writeTree(t, dir, tree)
+		desc := strings.ReplaceAll(fmt.Sprintf("%q", tree[".gitignore"]), "/", "∕")
+		cases = append(cases,
+			searchCase{name: fmt.Sprintf("repo %d find %s", r, desc), tool: "find", cwd: dir, args: map[string]any{"pattern": "*"}, unordered: true, adjust: noGit},
+			searchCase{name: fmt.Sprintf("repo %d grep %s", r, desc), tool: "grep", cwd: dir, args: map[string]any{"pattern": "needle"}, unordered: true},
+			searchCase{name: fmt.Sprintf("repo %d grep sub", r), tool: "grep", cwd: dir, args: map[string]any{"pattern": "needle", "path": filepath.Join(dir, "deep")}, unordered: true},
+		)
+	}
+	runSearchCases(t, cases)
+}
