@@ -82,3 +82,30 @@ func TestRandomGlobsAndIgnoresMatchPi(t *testing.T) {
 	}
 	runSearchCases(t, cases)
 }
+
+// TestRandomNamesLsMatchesPi compares ls's order with pi's on generated names from a
+// pool of letters in both cases, digits, punctuation, accented and other scripts. Names
+// equal after lowercasing are avoided: pi keeps such ties in readdir order.
+func TestRandomNamesLsMatchesPi(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	pool := []rune("aAbBzZ019_-.,;:!'()[]{}@#$%&+=~^` éÉèçÇñÑøØåÅæßüÜ日本語中文한글😀αΩжЖ")
+	dir := t.TempDir()
+	seen := map[string]bool{}
+	files := map[string]string{}
+	for len(files) < 200 {
+		n := 1 + rng.Intn(6)
+		r := make([]rune, n)
+		for i := range r {
+			r[i] = pool[rng.Intn(len(pool))]
+		}
+		name := strings.TrimSpace(string(r))
+		key := strings.ToLower(name)
+		if name == "" || name == "." || name == ".." || seen[key] {
+			continue
+		}
+		seen[key] = true
+		files[name] = "x"
+	}
+	writeTree(t, dir, files)
+	runSearchCases(t, []searchCase{{name: "random names", tool: "ls", cwd: dir, args: map[string]any{}}})
+}
