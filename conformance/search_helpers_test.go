@@ -138,3 +138,28 @@ func gitInit(t *testing.T, dir string) {
 
 // lineOf repeats s n times, each followed by "\n".
 func linesOf(s string, n int) string { return strings.Repeat(s+"\n", n) }
+
+// compareOrderFree compares results where pi's output may depend on its walkers' order:
+// when pi hit its limit or the 50KB cap, only the notices, the number of match lines
+// and the limit details are compared; otherwise the output as a set, and the details.
+func compareOrderFree(t *testing.T, pi, ours result.Result) {
+	t.Helper()
+	assert.Equal(t, pi.IsError, ours.IsError, "isError")
+	piText, ourText := onlyText(t, pi), onlyText(t, ours)
+	pd, _ := detailsValue(t, pi).(map[string]any)
+	if pd == nil || (pd["matchLimitReached"] == nil && pd["resultLimitReached"] == nil && pd["truncation"] == nil) {
+		assert.Equal(t, sortedBody(piText), sortedBody(ourText), "text")
+		assert.Equal(t, detailsValue(t, pi), detailsValue(t, ours), "details")
+		return
+	}
+	piBody, piNotice, _ := strings.Cut(piText, "\n\n[")
+	ourBody, ourNotice, _ := strings.Cut(ourText, "\n\n[")
+	assert.Equal(t, piNotice, ourNotice, "notice")
+	od, _ := detailsValue(t, ours).(map[string]any)
+	for _, k := range []string{"matchLimitReached", "resultLimitReached"} {
+		assert.Equal(t, pd[k], od[k], k)
+	}
+	if pd["truncation"] == nil {
+		assert.Equal(t, countMatchLines(piBody), countMatchLines(ourBody), "match lines")
+	}
+}

@@ -13,11 +13,7 @@ import (
 // and generated ignore files (fixed seeds, so a failure reproduces): a net for glob and
 // ignore-rule corners the hand-written cases miss.
 func TestRandomGlobsAndIgnoresMatchPi(t *testing.T) {
-	seed := int64(42)
-	if s := os.Getenv("PI_SBX_SEARCH_SEED"); s != "" {
-		fmt.Sscan(s, &seed) // explore other seeds by hand
-	}
-	rng := rand.New(rand.NewSource(seed))
+	rng := rand.New(rand.NewSource(testSeed(42)))
 	parts := []string{"*", "**", "?", "src", "sub", "*.go", "*.t?t", "[a-m]*", "[!a-m]*", "{a,b}*", "deep", "needle*", "*e*", "*.TS", "util", "*.{go,md}", "D*", "*/", "a", "b", "c"}
 	glob := func() string {
 		n := 1 + rng.Intn(3)
@@ -87,7 +83,7 @@ func TestRandomGlobsAndIgnoresMatchPi(t *testing.T) {
 // pool of letters in both cases, digits, punctuation, accented and other scripts. Names
 // equal after lowercasing are avoided: pi keeps such ties in readdir order.
 func TestRandomNamesLsMatchesPi(t *testing.T) {
-	rng := rand.New(rand.NewSource(7))
+	rng := rand.New(rand.NewSource(testSeed(7)))
 	pool := []rune("aAbBzZ019_-.,;:!'()[]{}@#$%&+=~^` éÉèçÇñÑøØåÅæßüÜ日本語中文한글😀αΩжЖ")
 	dir := t.TempDir()
 	seen := map[string]bool{}
@@ -108,4 +104,50 @@ func TestRandomNamesLsMatchesPi(t *testing.T) {
 	}
 	writeTree(t, dir, files)
 	runSearchCases(t, []searchCase{{name: "random names", tool: "ls", cwd: dir, args: map[string]any{}}})
+}
+
+// TestRandomPatternsGrepMatchesPi compares grep with pi on generated patterns — regex
+// atoms, classes, alternations and anchors, with ignoreCase and literal at random — to
+// check the regex dialect and our literal and byte-set prefilters, which must never
+// drop a line ripgrep matches.
+func TestRandomPatternsGrepMatchesPi(t *testing.T) {
+	rng := rand.New(rand.NewSource(testSeed(11)))
+	atoms := []string{"needle", "tmp", "e", "n", "é", "ï", "Needle", "NEEDLE", "[a-z]", "[^ ]", `\d`, `\w`, `\s`, ".", "(needle|deep)", "(x|y|z)", "[A-Z]", "_", "log", "deep", "café", `\.`, "[0-9]"}
+	quants := []string{"", "", "", "+", "*", "?", "{2}", "{1,3}"}
+	pattern := func() string {
+		var b strings.Builder
+		if rng.Intn(6) == 0 {
+			b.WriteString("^")
+		}
+		for i := rng.Intn(3); i >= 0; i-- {
+			b.WriteString(atoms[rng.Intn(len(atoms))])
+			b.WriteString(quants[rng.Intn(len(quants))])
+		}
+		if rng.Intn(6) == 0 {
+			b.WriteString("$")
+		}
+		return b.String()
+	}
+	root := makeSearchTree(t, nil)
+	var cases []searchCase
+	for i := 0; i < 80; i++ {
+		p := pattern()
+		args := map[string]any{"pattern": p, "limit": 2000}
+		if rng.Intn(3) == 0 {
+			args["ignoreCase"] = true
+		}
+		if rng.Intn(5) == 0 {
+			args["literal"] = true
+		}
+		cases = append(cases, searchCase{name: fmt.Sprintf("%d %s %v %v", i, p, args["ignoreCase"], args["literal"]), tool: "grep", cwd: root, args: args, check: compareOrderFree})
+	}
+	runSearchCases(t, cases)
+}
+
+// testSeed is def, or PI_SBX_SEARCH_SEED when set, to explore other seeds by hand.
+func testSeed(def int64) int64 {
+	if s := os.Getenv("PI_SBX_SEARCH_SEED"); s != "" {
+		fmt.Sscan(s, &def)
+	}
+	return def
 }
