@@ -151,3 +151,30 @@ func testSeed(def int64) int64 {
 	}
 	return def
 }
+
+// TestRandomContextAndLimitMatchesPi compares grep with pi on one file with matches at
+// random lines, for many context and limit combinations: pi's handling of the trailing
+// context after the limit-th match and of the limit notice.
+func TestRandomContextAndLimitMatchesPi(t *testing.T) {
+	rng := rand.New(rand.NewSource(testSeed(5)))
+	dir := t.TempDir()
+	gitInit(t, dir)
+	var b strings.Builder
+	for i := 1; i <= 80; i++ {
+		if rng.Intn(4) == 0 {
+			fmt.Fprintf(&b, "needle %d\n", i)
+		} else {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	writeTree(t, dir, map[string]string{"f.txt": b.String()})
+	var cases []searchCase
+	for i := 0; i < 50; i++ {
+		ctx, limit := rng.Intn(6), 1+rng.Intn(12)
+		cases = append(cases, searchCase{
+			name: fmt.Sprintf("context %d limit %d", ctx, limit), tool: "grep", cwd: dir,
+			args: map[string]any{"pattern": "needle", "path": "f.txt", "context": ctx, "limit": limit},
+		})
+	}
+	runSearchCases(t, cases)
+}
