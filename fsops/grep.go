@@ -69,7 +69,10 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	// its trailing context, and one more as proof.
 	perFile := limit + 1 + min(ctxLines, math.MaxInt32-limit-1)
 	if !st.IsDir() {
-		lines, _, err := searchFile(root, false, pat, ctxLines, perFile, nil)
+		lines, _, err := searchFile(ctx, root, false, pat, ctxLines, perFile, nil)
+		if ctx.Err() != nil {
+			return result.Result{}, errOperationAborted
+		}
 		if err != nil {
 			return result.Result{}, newError("rg: " + err.Error())
 		}
@@ -157,7 +160,7 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 					}
 					// A file that cannot be read is skipped (ripgrep reports it on
 					// stderr and carries on).
-					b.lines[k], buf, _ = searchFile(e.abs, true, pat, ctxLines, perFile, buf)
+					b.lines[k], buf, _ = searchFile(ctx, e.abs, true, pat, ctxLines, perFile, buf)
 				}
 				close(b.done)
 			}

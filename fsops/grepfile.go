@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -91,7 +92,7 @@ const mmapThreshold = 8 << 20
 // get its binary-file detection (a file named explicitly is searched whole, as ripgrep
 // does). It returns the lines (copied out of the file's memory) and the read buffer
 // for reuse.
-func searchFile(path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
+func searchFile(ctx context.Context, path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
 	data, unmap, buf, err := loadFile(path, buf)
 	if err != nil {
 		return nil, buf, err
@@ -110,7 +111,7 @@ func searchFile(path string, walked bool, p *grepPattern, ctxLines, maxMatches i
 	if walked {
 		text = text[:searchableEnd(text)]
 	}
-	lines = fileSearch(p, text, ctxLines, maxMatches)
+	lines = fileSearch(ctx, p, text, ctxLines, maxMatches)
 	for i := range lines { // the buffer is reused and the mapping released: keep copies
 		lines[i].text = append([]byte(nil), lines[i].text...)
 	}
@@ -175,9 +176,10 @@ func openRead(path string) (int, error) {
 // fileSearch finds the lines ripgrep would print for one file with --context ctxLines:
 // every matching line and the union of the context windows around them. It stops
 // collecting once maxMatches matches are found and the context after them is complete.
-func fileSearch(p *grepPattern, data []byte, ctxLines, maxMatches int) []grepLine {
+// A cancelled ctx ends the search early (the caller discards the result).
+func fileSearch(ctx context.Context, p *grepPattern, data []byte, ctxLines, maxMatches int) []grepLine {
 	var out []grepLine
-	cands := newCandidates(p)
+	cands := newCandidates(ctx, p)
 	lineNo := 1  // line number at offset pos
 	pos := 0     // scanning position, always at a line start
 	emitted := 0 // highest line number already in out
@@ -230,10 +232,12 @@ func fileSearch(p *grepPattern, data []byte, ctxLines, maxMatches int) []grepLin
 type candidates struct {
 	finds []*litFinder
 	next  []int
+	ctx   context.Context // checked now and then, so a huge file does not delay an abort
+	steps int
 }
 
-func newCandidates(p *grepPattern) *candidates {
-	c := &candidates{finds: p.finds, next: make([]int, len(p.finds))}
+func newCandidates(ctx context.Context, p *grepPattern) *candidates {
+	c := &candidates{finds: p.finds, next: make([]int, len(p.finds)), ctx: ctx}
 	for i := range c.next {
 		c.next[i] = -2
 	}
@@ -261,6 +265,9 @@ func (c *candidates) at(data []byte, pos int) int {
 // nextMatchLine returns the start of the first line at or after pos that matches.
 func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bool) {
 	for pos <= len(data) {
+		if c.steps++; c.steps%4096 == 0 && c.ctx.Err() != nil {
+			return 0, false
+		}
 		if pos == len(data) && (pos == 0 || data[pos-1] == '\n') {
 			return 0, false // no line starts here: the file ended with its terminator
 		}

@@ -60,12 +60,12 @@ func TestFileSearchContext(t *testing.T) {
 		return strings.Join(out, "|")
 	}
 	data := []byte(b.String())
-	assert.Equal(t, "3:hit 3|5:hit 5|11:hit 11", render(fileSearch(p, data, 0, 100)))
+	assert.Equal(t, "3:hit 3|5:hit 5|11:hit 11", render(fileSearch(context.Background(), p, data, 0, 100)))
 	// Overlapping windows merge; each line appears once.
 	assert.Equal(t, "1-line 1|2-line 2|3:hit 3|4-line 4|5:hit 5|6-line 6|7-line 7|9-line 9|10-line 10|11:hit 11|12-line 12",
-		render(fileSearch(p, data, 2, 100)))
+		render(fileSearch(context.Background(), p, data, 2, 100)))
 	// Collection stops after maxMatches, with that match's trailing context.
-	assert.Equal(t, "2-line 2|3:hit 3|4-line 4", render(fileSearch(p, data, 1, 1)))
+	assert.Equal(t, "2-line 2|3:hit 3|4-line 4", render(fileSearch(context.Background(), p, data, 1, 1)))
 }
 
 func TestCompileGrepPattern(t *testing.T) {
@@ -111,7 +111,7 @@ func TestCompileGrepPattern(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err, c.pattern)
-		got := len(fileSearch(p, []byte(c.line), 0, 10)) > 0
+		got := len(fileSearch(context.Background(), p, []byte(c.line), 0, 10)) > 0
 		assert.Equal(t, c.want, got, "%q on %q", c.pattern, c.line)
 	}
 }
