@@ -256,7 +256,7 @@ type grepCollector struct {
 func (c *grepCollector) add(file, display string, lines []grepLine) bool {
 	for _, l := range lines {
 		if !c.limitHit {
-			c.push(file, display, l.number, l.text, l.match)
+			c.push(file, display, l, l.match)
 			if !l.match {
 				continue
 			}
@@ -269,7 +269,7 @@ func (c *grepCollector) add(file, display string, lines []grepLine) bool {
 		}
 		inWindow := file == c.lastFile && l.number <= c.trailingEnd
 		if inWindow {
-			c.push(file, display, l.number, l.text, false)
+			c.push(file, display, l, false)
 		}
 		if l.match {
 			c.matchLimitReached = true
@@ -282,13 +282,15 @@ func (c *grepCollector) add(file, display string, lines []grepLine) bool {
 	return true
 }
 
-func (c *grepCollector) push(file, display string, number int, raw []byte, match bool) {
+func (c *grepCollector) push(file, display string, l grepLine, match bool) {
 	c.lastFile = file
 	if !utf8.ValidString(display) {
 		display = decodeLossy([]byte(display)) // ripgrep sends such paths as bytes; pi decodes them
 	}
-	text := decodeLossy(raw)
-	text = strings.TrimSuffix(text, "\r")
+	text := decodeLossy(l.text)
+	if !l.cut {
+		text = strings.TrimSuffix(text, "\r")
+	}
 	text, cut := truncate.Line(text, truncate.GrepMaxLineLength)
 	if cut {
 		c.linesTruncated = true
@@ -297,7 +299,7 @@ func (c *grepCollector) push(file, display string, number int, raw []byte, match
 	if match {
 		sep = ":"
 	}
-	line := display + sep + strconv.Itoa(number) + sep + " " + text
+	line := display + sep + strconv.Itoa(l.number) + sep + " " + text
 	if c.outBytes-1 <= truncate.DefaultMaxBytes {
 		c.out = append(c.out, line)
 	}

@@ -15,8 +15,14 @@ import (
 type grepLine struct {
 	number int
 	match  bool
-	text   []byte // without the line terminator
+	text   []byte // without the line terminator; only a prefix when cut
+	cut    bool   // text is the first keptLineBytes bytes of a longer line
 }
+
+// keptLineBytes is how much of a line grep keeps. pi shows at most 500 UTF-16 units of
+// a line; one unit takes at most 3 bytes of UTF-8 (or of an invalid sequence), so any
+// longer line is cut by pi anyway and its first 500 units lie within these bytes.
+const keptLineBytes = 2048
 
 // rgBufferSize is ripgrep's initial read buffer; binary detection works per buffer fill.
 const rgBufferSize = 64 * 1024
@@ -113,7 +119,11 @@ func searchFile(ctx context.Context, path string, walked bool, p *grepPattern, c
 	}
 	lines = fileSearch(ctx, p, text, ctxLines, maxMatches)
 	for i := range lines { // the buffer is reused and the mapping released: keep copies
-		lines[i].text = append([]byte(nil), lines[i].text...)
+		t := lines[i].text
+		if len(t) > keptLineBytes {
+			t, lines[i].cut = t[:keptLineBytes], true
+		}
+		lines[i].text = append([]byte(nil), t...)
 	}
 	if cap(buf) > 4<<20 {
 		buf = nil // do not pin a big buffer for the rest of the walk
@@ -276,11 +286,7 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 			if i < 0 {
 				return 0, false
 			}
-			s := bytes.LastIndexByte(data[:i], '\n') + 1
-			if s < pos {
-				s = pos
-			}
-			e := lineEnd(data, i)
+			s, e := lineStart(data, pos, i), lineEnd(data, i)
 			if p.whole || p.re.Match(data[s:e]) {
 				return s, true
 			}
@@ -297,11 +303,7 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 				return 0, false // every match needs one of these bytes
 			}
 		}
-		s := bytes.LastIndexByte(data[:i], '\n') + 1
-		if s < pos {
-			s = pos
-		}
-		e := lineEnd(data, i)
+		s, e := lineStart(data, pos, i), lineEnd(data, i)
 		if p.re.Match(data[s:e]) {
 			return s, true
 		}
@@ -326,6 +328,26 @@ func (p *grepPattern) lineMatches(line []byte) bool {
 		return p.finds[0].index(line) >= 0
 	}
 	return p.re.Match(line)
+}
+
+// lineStart returns the start of the line containing i, given that a line starts at
+// pos <= i. It looks back a little first (lines are short), then forward from pos with
+// the vectorized IndexByte, since bytes.LastIndexByte is a plain loop and a line can be
+// gigabytes long.
+func lineStart(data []byte, pos, i int) int {
+	from := max(pos, i-4096)
+	if j := bytes.LastIndexByte(data[from:i], '\n'); j >= 0 {
+		return from + j + 1
+	}
+	s := pos
+	for s < from {
+		j := bytes.IndexByte(data[s:from], '\n')
+		if j < 0 {
+			break
+		}
+		s += j + 1
+	}
+	return s
 }
 
 // lineEnd returns the offset of the '\n' ending the line that contains i, or len(data).
