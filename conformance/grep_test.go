@@ -38,17 +38,21 @@ func TestGrepMatchesPi(t *testing.T) {
 		"ctx/no-final-newline": "first needle\nsecond\nthird needle",
 		"ctx/empty-lines.txt":  "a\n\nb\n\n\nc\n",
 		"long/long.txt":        long + "\nshort needle\n" + emojiCut + "\n",
-		"bin/bin.dat":          "needle before\x00needle after\n",
-		"bin/text.txt":         "needle text\n",
-		"enc/crlf.txt":         "crlf needle\r\nsecond crlf\r\nlone\rcr needle\r\n",
-		"enc/latin1.txt":       "caf\xe9 needle \xe2\x82A\n",
-		"enc/bom8.txt":         "\xef\xbb\xbfneedle after bom\n",
-		"enc/utf16.txt":        utf16le("\ufeffneedle in utf16\nsecond line\n"),
-		"enc/nul-in-line.txt":  "needle\x00here\n",
-		"re/re.txt":            "a.b\naxb\nfoo(bar)\nTODO: x\ntodo: y\nword_1 w2\n",
-		"..dots/x.txt":         "needle dots\n",
-		"..top.txt":            "needle top dots\n",
-		"re/unicode.txt":       "café ٣ digits\n\u00a0nbsp\nαβγ\n",
+		"long2/edges.txt": "needle" + strings.Repeat("a", 494) + "\r\n" + // 500 units once the CR goes
+			"needle" + strings.Repeat("é", 1500) + "\r\n" + // 3000 bytes: past what we keep of a line
+			"needle" + strings.Repeat("\xe9", 2500) + "\n" + // invalid bytes: one U+FFFD each
+			"needle" + strings.Repeat("😀", 700) + "\n",
+		"bin/bin.dat":         "needle before\x00needle after\n",
+		"bin/text.txt":        "needle text\n",
+		"enc/crlf.txt":        "crlf needle\r\nsecond crlf\r\nlone\rcr needle\r\n",
+		"enc/latin1.txt":      "caf\xe9 needle \xe2\x82A\n",
+		"enc/bom8.txt":        "\xef\xbb\xbfneedle after bom\n",
+		"enc/utf16.txt":       utf16le("\ufeffneedle in utf16\nsecond line\n"),
+		"enc/nul-in-line.txt": "needle\x00here\n",
+		"re/re.txt":           "a.b\naxb\nfoo(bar)\nTODO: x\ntodo: y\nword_1 w2\n",
+		"..dots/x.txt":        "needle dots\n",
+		"..top.txt":           "needle top dots\n",
+		"re/unicode.txt":      "café ٣ digits\n\u00a0nbsp\nαβγ\n",
 	})
 	// Big files get their own repository, so whole-tree searches stay under the limits.
 	bulk := t.TempDir()
@@ -143,6 +147,7 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "limit across files", args: n("needle", "limit", 7), check: orderFree},
 		{name: "long lines", args: n("needle", "path", "long")},
 		{name: "long line context", args: n("short", "path", "long", "context", 1)},
+		{name: "long line edges", args: n("needle", "path", "long2")},
 		{name: "50KB", args: n("needle", "path", "big", "limit", 5000)},
 		{name: "50KB and limit", args: n("needle", "path", "big", "limit", 1500)},
 		{name: "default limit", args: n("needle", "path", "big")},
