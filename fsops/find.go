@@ -31,9 +31,11 @@ const findDefaultLimit = 1000
 // Find is pi's find tool, which runs `fd --hidden --glob`: files, directories (with a
 // trailing "/") and links below the search directory whose name — or, for a pattern
 // containing "/", whose path relative to the search directory — matches the glob, with
-// fd's smart case, .gitignore/.ignore/.fdignore honoured. Unlike fd under pi, ".git"
-// directories are never listed or entered (pi's own remote-backend contract ignores
-// them too). Results come in sorted path order.
+// fd's smart case, and .gitignore, .ignore, .fdignore, the global gitignore and fd's
+// global ignore file honoured. Unlike fd under pi, ".git" directories are never listed
+// or entered (pi's own remote-backend contract ignores them too), and outside a git
+// repository .gitignore counts, as pi asks of fd (Debian's fd 8.6 refuses the flag).
+// Results come in sorted path order.
 func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 	if ctx.Err() != nil {
 		return result.Result{}, errOperationAborted

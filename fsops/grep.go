@@ -40,8 +40,10 @@ const grepDefaultLimit = 100
 // file path) matching pattern, with context lines, in ripgrep's JSON-event order as pi
 // formats it. Like `rg --hidden` it searches dotfiles, skips binary files (a NUL byte)
 // and symbolic links, and honours .gitignore (inside a git repository), .ignore,
-// .rgignore and .git/info/exclude; glob is ripgrep's --glob. Files come in sorted path
-// order, where ripgrep's order varies from run to run.
+// .rgignore, .git/info/exclude and the user's global gitignore; glob is ripgrep's
+// --glob. Files come in sorted path order, where ripgrep's order varies from run to run.
+// Unlike ripgrep under pi, an unreadable file or directory is skipped instead of
+// failing the whole call.
 func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	if ctx.Err() != nil {
 		return result.Result{}, errOperationAborted
