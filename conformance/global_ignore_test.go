@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestGlobalGitignoreMatchesPi: ripgrep and fd also honour the user's global gitignore
@@ -42,5 +45,28 @@ func TestGlobalGitignoreMatchesPi(t *testing.T) {
 		{name: "grep outside git", tool: "grep", cwd: plain, args: map[string]any{"pattern": "needle"}, unordered: true},
 		{name: "find", tool: "find", cwd: repo, args: map[string]any{"pattern": "*"}, unordered: true, adjust: noGit},
 		{name: "find in subdir", tool: "find", cwd: repo, args: map[string]any{"pattern": "*", "path": "src"}, unordered: true},
+	})
+}
+
+// TestWorktreeExcludeMatchesPi: in a git worktree, .git is a file pointing into the
+// main repository, whose info/exclude still applies (ripgrep and fd resolve it).
+func TestWorktreeExcludeMatchesPi(t *testing.T) {
+	base := t.TempDir()
+	main, wt := filepath.Join(base, "main"), filepath.Join(base, "wt")
+	gitInit(t, main)
+	writeTree(t, main, map[string]string{"tracked.txt": "needle tracked\n"})
+	for _, args := range [][]string{
+		{"add", "tracked.txt"},
+		{"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"},
+		{"worktree", "add", "-q", wt},
+	} {
+		out, err := exec.Command("git", append([]string{"-C", main}, args...)...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	writeTree(t, main, map[string]string{".git/info/exclude": "*.secret\n"})
+	writeTree(t, wt, map[string]string{"a.secret": "needle secret\n", "b.txt": "needle b\n"})
+	runSearchCases(t, []searchCase{
+		{name: "grep", tool: "grep", cwd: wt, args: map[string]any{"pattern": "needle"}, unordered: true},
+		{name: "find", tool: "find", cwd: wt, args: map[string]any{"pattern": "*"}, unordered: true},
 	})
 }

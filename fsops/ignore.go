@@ -183,7 +183,7 @@ func loadDirIgnore(parent *dirIgnore, dir string, has func(string) bool, n ignor
 	d.git = read(".gitignore")
 	if has(".git") {
 		d.hasGit = true
-		if data, err := os.ReadFile(filepath.Join(dir, ".git", "info", "exclude")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(gitCommonDir(dir), "info", "exclude")); err == nil {
 			d.exclude = parseIgnore(data, false)
 		}
 	}
@@ -192,6 +192,33 @@ func loadDirIgnore(parent *dirIgnore, dir string, has func(string) bool, n ignor
 		return parent // nothing of its own: share the parent's chain
 	}
 	return d
+}
+
+// gitCommonDir is the git directory holding info/exclude for the repository rooted at
+// dir: dir/.git, or for a worktree or submodule (a .git file saying "gitdir: X") the
+// directory X, or X's "commondir" when it names one — as ripgrep resolves it.
+func gitCommonDir(dir string) string {
+	gitPath := filepath.Join(dir, ".git")
+	data, err := os.ReadFile(gitPath)
+	if err != nil {
+		return gitPath // a directory (or unreadable): use it as it is
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return gitPath
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	if common, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(common))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitdir, c)
+		}
+		return c
+	}
+	return gitdir
 }
 
 // loadParentIgnores builds the chain for the ancestors of root (which ripgrep and fd
