@@ -1,0 +1,73 @@
+package fsops
+
+import (
+	"bytes"
+	"context"
+	"testing"
+)
+
+// FuzzGrepPrefilter checks that the literal and byte-set prefilters never change what
+// matches: fileSearch must report exactly the lines the compiled regexp matches one by
+// one. Its seed corpus runs with the ordinary tests.
+func FuzzGrepPrefilter(f *testing.F) {
+	seeds := []struct {
+		pattern, text string
+		fold          bool
+	}{
+		{"needle", "a needle\nno\nNEEDLE\n", false},
+		{"needle", "a needle\nno\nNEEDLE\n", true},
+		{"kelvin", "\u212aelvin\nkelvin\n", true},
+		{"(foo|bar)[0-9]", "foo1\nbar\nxbar9\n", false},
+		{`[A-Z][a-z]+\d{2}`, "Abc12\nabc12\n", false},
+		{"^$", "\n\nx\n", false},
+		{"a|", "x\ny", false},
+		{`\w+é`, "café\n", true},
+	}
+	for _, s := range seeds {
+		f.Add(s.pattern, s.text, s.fold)
+	}
+	f.Fuzz(func(t *testing.T, pattern, text string, fold bool) {
+		p, err := compileGrepPattern(pattern, false, fold)
+		if err != nil {
+			return
+		}
+		data := []byte(text)
+		var want []int
+		lines := bytes.Split(data, []byte("\n"))
+		if len(data) > 0 && data[len(data)-1] == '\n' {
+			lines = lines[:len(lines)-1]
+		}
+		if len(data) == 0 {
+			lines = nil
+		}
+		for i, l := range lines {
+			if p.re.Match(l) {
+				want = append(want, i+1)
+			}
+		}
+		var got []int
+		for _, l := range fileSearch(context.Background(), p, data, 0, 1<<30) {
+			got = append(got, l.number)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("pattern %q fold %v on %q: lines %v, want %v", pattern, fold, text, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("pattern %q fold %v on %q: lines %v, want %v", pattern, fold, text, got, want)
+			}
+		}
+	})
+}
+
+// FuzzGlobCompile checks that no glob or ignore line makes the compilers panic.
+func FuzzGlobCompile(f *testing.F) {
+	for _, s := range []string{"*.go", "src/**/x", "{a,b", "[!a-", `a\`, "**/", "!/a/", "a/**", "[]]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, glob string) {
+		_, _ = compileGlob(glob, false)
+		_, _, _ = parseIgnoreLine(glob, true)
+		_, _ = grepOverride(glob)
+	})
+}
