@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/pi-sbx/pi-sbx-backend/jsnum"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/truncate"
 )
@@ -72,7 +73,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 	}
 	total := float64(sel.totalFileLines)
 	if startLine >= total {
-		return result.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", jsNumber(derefOr(a.Offset, 0)), sel.totalFileLines)
+		return result.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", jsnum.String(derefOr(a.Offset, 0)), sel.totalFileLines)
 	}
 	tr := sel.trunc
 	var text string
@@ -84,8 +85,8 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 			return result.Result{}, errors.New(`The "string" argument must be of type string or an instance of Buffer or ArrayBuffer. Received undefined`)
 		}
 		text = fmt.Sprintf("[Line %s is %s, exceeds %s limit. Use bash: sed -n '%sp' %s | head -c %d]",
-			jsNumber(startDisplay), truncate.FormatSize(int(sel.firstLineBytes)), truncate.FormatSize(truncate.DefaultMaxBytes),
-			jsNumber(startDisplay), a.Path, truncate.DefaultMaxBytes)
+			jsnum.String(startDisplay), truncate.FormatSize(int(sel.firstLineBytes)), truncate.FormatSize(truncate.DefaultMaxBytes),
+			jsnum.String(startDisplay), a.Path, truncate.DefaultMaxBytes)
 		details = ReadDetails{Truncation: &tr}
 	case tr.Truncated:
 		endDisplay := startDisplay + float64(tr.OutputLines) - 1
@@ -94,7 +95,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 			limitNote = fmt.Sprintf(" (%s limit)", truncate.FormatSize(truncate.DefaultMaxBytes))
 		}
 		text = fmt.Sprintf("%s\n\n[Showing lines %s-%s of %d%s. Use offset=%s to continue.]",
-			tr.Content, jsNumber(startDisplay), jsNumber(endDisplay), sel.totalFileLines, limitNote, jsNumber(endDisplay+1))
+			tr.Content, jsnum.String(startDisplay), jsnum.String(endDisplay), sel.totalFileLines, limitNote, jsnum.String(endDisplay+1))
 		details = ReadDetails{Truncation: &tr}
 	default:
 		text = tr.Content
@@ -103,7 +104,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 			if startLine+userLimited < total {
 				remaining := total - (startLine + userLimited)
 				text = fmt.Sprintf("%s\n\n[%s more lines in file. Use offset=%s to continue.]",
-					tr.Content, jsNumber(remaining), jsNumber(startLine+userLimited+1))
+					tr.Content, jsnum.String(remaining), jsnum.String(startLine+userLimited+1))
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pi-sbx/pi-sbx-backend/jsnum"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/truncate"
 )
@@ -134,7 +135,7 @@ func resolveTimeout(t *float64) (time.Duration, error) {
 	}
 	ms := *t * 1000
 	if ms > maxTimeoutMs {
-		return 0, fmt.Errorf("Invalid timeout: maximum is %s seconds", jsNumber(maxTimeoutMs/1000.0))
+		return 0, fmt.Errorf("Invalid timeout: maximum is %s seconds", jsnum.String(maxTimeoutMs/1000.0))
 	}
 	// Node's setTimeout runs delays under 1 ms after 1 ms.
 	return max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond), nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/pi-sbx/pi-sbx-backend/jsnum"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/truncate"
 )
@@ -37,11 +38,11 @@ func format(snap snapshot, lastLineBytes int, end ending, timeout *float64) (res
 	case end.aborted:
 		return result.Result{}, errors.New(withStatus(text, "Command aborted"))
 	case end.timedOut:
-		status := fmt.Sprintf("Command timed out after %s seconds", jsNumber(*timeout))
+		status := fmt.Sprintf("Command timed out after %s seconds", jsnum.String(*timeout))
 		if end.shellExited {
 			secs := math.Floor(end.exitedAfter.Seconds()*10+0.5) / 10 // Math.round(ms / 100) / 10
 			status += fmt.Sprintf(". The shell exited with code %d after %s seconds, but background processes it started kept writing output until the timeout.",
-				end.code, jsNumber(secs))
+				end.code, jsnum.String(secs))
 		}
 		return result.Result{}, errors.New(withStatus(text, status))
 	}

@@ -1,4 +1,6 @@
-package fsops
+// Package jsnum formats numbers exactly as JavaScript does, because pi interpolates the
+// model's numbers (offsets, limits, timeouts, scale factors) into its messages verbatim.
+package jsnum
 
 import (
 	"math"
@@ -7,9 +9,9 @@ import (
 	"strings"
 )
 
-// jsNumber formats f as JavaScript's Number.prototype.toString does, since pi interpolates
-// numbers such as offset and limit into its messages verbatim.
-func jsNumber(f float64) string {
+// String formats f as JavaScript's String(f) / Number.prototype.toString: 5 → "5",
+// 0.5 → "0.5", 1e-7 → "1e-7", 1e21 → "1e+21".
+func String(f float64) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"
@@ -20,13 +22,14 @@ func jsNumber(f float64) string {
 	case f == 0:
 		return "0"
 	case f < 0:
-		return "-" + jsNumber(-f)
+		return "-" + String(-f)
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // "d.ddde+XX"
+	// Shortest round-tripping digits, as ECMAScript requires: d.ddde±x.
+	e := strconv.FormatFloat(f, 'e', -1, 64)
 	mant, exp, _ := strings.Cut(e, "e")
 	digits := strings.Replace(mant, ".", "", 1)
 	x, _ := strconv.Atoi(exp)
-	k, n := len(digits), x+1
+	k, n := len(digits), x+1 // value = digits × 10^(n-k)
 	switch {
 	case k <= n && n <= 21:
 		return digits + strings.Repeat("0", n-k)
@@ -53,12 +56,12 @@ func absInt(n int) int {
 	return n
 }
 
-// jsToFixed formats f as JavaScript's toFixed(digits) for 0 <= f < 1e21: the exact binary
+// ToFixed formats f as JavaScript's f.toFixed(digits) for |f| < 1e21: the exact binary
 // value rounded to the nearest, ties away from zero. Go's %.*f breaks exact ties to even
 // (1.25 → "1.2" where JavaScript prints "1.3").
-func jsToFixed(f float64, digits int) string {
+func ToFixed(f float64, digits int) string {
 	if f < 0 {
-		return "-" + jsToFixed(-f, digits)
+		return "-" + ToFixed(-f, digits)
 	}
 	r := new(big.Rat).SetFloat64(f)
 	if r == nil {
