@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	goio "io"
+	"io"
 	"log/slog"
 
 	"github.com/pi-sbx/pi-sbx-backend/backend"
@@ -14,9 +14,9 @@ import (
 // runAgent: pi-sbx-backend agent [--cwd DIR] [--log-level LEVEL]. The MCP server with the
 // seven tools that serve starts inside the VM (`sbx exec -i SANDBOX -- AGENT agent`); it
 // runs them here, next to the files, and ends when its stdin does.
-func runAgent(ctx context.Context, io stdio, args []string) error {
+func runAgent(ctx context.Context, std stdio, args []string) error {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs.SetOutput(std.err)
 	cwd := fs.String("cwd", "", "working directory of tool calls (default: the current directory)")
 	logLevel := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -25,7 +25,7 @@ func runAgent(ctx context.Context, io stdio, args []string) error {
 	if fs.NArg() != 0 {
 		return usagef("unexpected arguments %q", fs.Args())
 	}
-	logger, err := newLogger(io.err, *logLevel)
+	logger, err := newLogger(std.err, *logLevel)
 	if err != nil {
 		return err
 	}
@@ -35,8 +35,8 @@ func runAgent(ctx context.Context, io stdio, args []string) error {
 	}
 	srv := backend.NewServer(tools.Default(), &backend.Local{Registry: tools.Default(), Cwd: dir},
 		backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger})
-	err = backend.Serve(ctx, srv, io.in, io.out)
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, goio.EOF) {
+	err = backend.Serve(ctx, srv, std.in, std.out)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	slog.Debug("agent ended", "error", err)

@@ -41,7 +41,7 @@ type stdio struct {
 
 type command struct {
 	name, summary string
-	run           func(ctx context.Context, io stdio, args []string) error
+	run           func(ctx context.Context, std stdio, args []string) error
 }
 
 func commands() []command {
@@ -50,8 +50,8 @@ func commands() []command {
 		{"agent", "MCP server with the seven tools, run inside the sandbox by serve", runAgent},
 		{"tool", "run one tool call and print its JSON result", runTool},
 		{"exec", "run a command through shell/ on this machine ([-it] for a terminal)", runExec},
-		{"version", "print the version", func(_ context.Context, io stdio, _ []string) error {
-			fmt.Fprintln(io.out, "pi-sbx-backend", version)
+		{"version", "print the version", func(_ context.Context, std stdio, _ []string) error {
+			fmt.Fprintln(std.out, "pi-sbx-backend", version)
 			return nil
 		}},
 	}
@@ -63,9 +63,9 @@ func main() {
 	os.Exit(run(ctx, stdio{os.Stdin, os.Stdout, os.Stderr}, os.Args[1:]))
 }
 
-func run(ctx context.Context, io stdio, args []string) int {
+func run(ctx context.Context, std stdio, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(io.err)
+		usage(std.err)
 		if len(args) == 0 {
 			return 2
 		}
@@ -75,7 +75,7 @@ func run(ctx context.Context, io stdio, args []string) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, io, args[1:])
+		err := c.run(ctx, std, args[1:])
 		var ue usageError
 		var ee exitError
 		switch {
@@ -84,14 +84,14 @@ func run(ctx context.Context, io stdio, args []string) int {
 		case errors.As(err, &ee):
 			return ee.code
 		case errors.As(err, &ue):
-			fmt.Fprintf(io.err, "pi-sbx-backend %s: %s\n", c.name, ue.msg)
+			fmt.Fprintf(std.err, "pi-sbx-backend %s: %s\n", c.name, ue.msg)
 			return 2
 		default:
-			fmt.Fprintf(io.err, "pi-sbx-backend %s: %v\n", c.name, err)
+			fmt.Fprintf(std.err, "pi-sbx-backend %s: %v\n", c.name, err)
 			return 1
 		}
 	}
-	fmt.Fprintf(io.err, "pi-sbx-backend: unknown command %q (run pi-sbx-backend help)\n", args[0])
+	fmt.Fprintf(std.err, "pi-sbx-backend: unknown command %q (run pi-sbx-backend help)\n", args[0])
 	return 2
 }
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	goio "io"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,9 +21,9 @@ import (
 // persistent|per-call] [--log-level LEVEL]. An MCP server on stdio whose seven tools run
 // in the session's sandbox; stdout carries the protocol only, everything else goes to
 // stderr.
-func runServe(ctx context.Context, io stdio, args []string) error {
+func runServe(ctx context.Context, std stdio, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs.SetOutput(std.err)
 	workspace := fs.String("workspace", "", "primary workspace of the sandbox (default: the current directory)")
 	cwd := fs.String("cwd", "", "working directory of tool calls (default: the workspace)")
 	transport := fs.String("transport", "persistent", "how calls reach the sandbox: persistent (one agent channel) or per-call")
@@ -34,7 +34,7 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	if fs.NArg() != 0 {
 		return usagef("unexpected arguments %q", fs.Args())
 	}
-	logger, err := newLogger(io.err, *logLevel)
+	logger, err := newLogger(std.err, *logLevel)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	}
 	environ := os.Environ()
 	client := sbx.NewClient(environ, sbx.ExecRunner{})
-	session, err := sbx.NewSession(client, environ, os.Getpid(), ws, io.err)
+	session, err := sbx.NewSession(client, environ, os.Getpid(), ws, std.err)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	closeCaller := func() error { return nil }
 	switch *transport {
 	case "persistent":
-		ch := &agent.Channel{Target: target, Version: version, Logger: logger, Stderr: io.err}
+		ch := &agent.Channel{Target: target, Version: version, Logger: logger, Stderr: std.err}
 		caller, closeCaller = ch, ch.Close
 	case "per-call":
 		caller = &agent.PerCall{Target: target}
@@ -74,7 +74,7 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	}
 	logger.Info("serving", "workspace", ws, "cwd", dir, "sandbox", session.Name, "transport", *transport)
 	srv := backend.NewServer(tools.Default(), caller, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
-	serveErr := backend.Serve(ctx, srv, io.in, io.out)
+	serveErr := backend.Serve(ctx, srv, std.in, std.out)
 
 	// Orderly shutdown: stop the agent, then tear down a sandbox this session created.
 	down, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -85,13 +85,13 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	if err := session.Close(down); err != nil {
 		logger.Error("teardown", "error", err)
 	}
-	if serveErr == nil || errors.Is(serveErr, context.Canceled) || errors.Is(serveErr, goio.EOF) {
+	if serveErr == nil || errors.Is(serveErr, context.Canceled) || errors.Is(serveErr, io.EOF) {
 		return nil
 	}
 	return fmt.Errorf("serving MCP on stdio: %w", serveErr)
 }
 
-func newLogger(w goio.Writer, level string) (*slog.Logger, error) {
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("--log-level %q: want debug, info, warn or error", level)

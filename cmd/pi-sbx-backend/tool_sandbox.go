@@ -15,7 +15,7 @@ import (
 // runToolSandbox runs one call in the named (existing) sandbox through the agent and
 // prints the same JSON result `tool --local` prints. A malformed call is a usage error
 // found on the host, before anything reaches the sandbox.
-func runToolSandbox(ctx context.Context, io stdio, sandbox, cwd, name string, raw []byte) error {
+func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, raw []byte) error {
 	if err := sbx.ValidateName(sandbox); err != nil {
 		return usageError{err.Error()}
 	}
@@ -40,11 +40,11 @@ func runToolSandbox(ctx context.Context, io stdio, sandbox, cwd, name string, ra
 			Cwd:       cwd,
 		},
 		Version:    version,
-		Stderr:     io.err,
+		Stderr:     std.err,
 		StartTries: 1,
 	}
 	defer ch.Close()
-	return printResult(io.out, func() (any, error) {
+	return printResult(std.out, func() (any, error) {
 		res, err := ch.CallTool(ctx, name, json.RawMessage(args), nil)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox %s: %w", sandbox, err)
