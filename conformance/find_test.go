@@ -170,6 +170,7 @@ func TestFindMatchesPi(t *testing.T) {
 		{name: "dotfile", args: map[string]any{"pattern": ".env"}},
 		{name: "links", args: map[string]any{"pattern": "link*"}, unordered: true},
 		{name: "broken link", args: map[string]any{"pattern": "broken"}},
+		{name: "path is a link to a directory", args: map[string]any{"pattern": "*", "path": "link-to-src"}, unordered: true},
 		{name: "name not UTF-8", args: map[string]any{"pattern": "*", "path": "badname"}},
 		{name: "blank-edged names", args: map[string]any{"pattern": "*", "path": "blanks"}, unordered: true},
 		{name: "directory name", args: map[string]any{"pattern": "util"}},

@@ -172,6 +172,7 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "escaped hash ignore", args: n("needle hash")},
 		{name: "anchored ignore", args: n("root only|not anchored")},
 		{name: "links not followed", args: n("println")},
+		{name: "path is a link to a directory", args: n("needle", "path", "link-to-src"), unordered: true},
 		{name: "file path", args: n("needle", "path", "src/main.go")},
 		{name: "at path", args: n("needle", "path", "@src/util")},
 		{name: "absolute path", args: n("Needle", "path", filepath.Join(root, "src"))},

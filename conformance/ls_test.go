@@ -62,6 +62,8 @@ func TestLsMatchesPi(t *testing.T) {
 		{name: "tricky names", args: map[string]any{"path": "tricky"}},
 		{name: "cwd default", args: map[string]any{}},
 		{name: "links", args: map[string]any{"path": "links"}},
+		{name: "path is a link to a directory", args: map[string]any{"path": "links/to-dir"}},
+		{name: "path is a broken link", args: map[string]any{"path": "links/broken"}},
 		{name: "empty", args: map[string]any{"path": "empty"}},
 		{name: "only broken link", args: map[string]any{"path": "only-broken"}},
 		{name: "spaces", args: map[string]any{"path": "spaced dir"}},
