@@ -77,6 +77,9 @@ type conn struct {
 	done   chan struct{} // closed when the exec ended
 	err    error         // why, valid after done
 	cancel context.CancelFunc
+	// closing is set by Close: the agent is then given time to exit by itself, and its
+	// end is no news worth a warning.
+	closing atomic.Bool
 }
 
 func (c *conn) alive() bool {
@@ -227,12 +230,18 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		// A session that broke while the process lives (an oversized or undecodable
 		// reply) is as dead as the process: end it, so the next call starts afresh.
 		cs.Wait()
-		cancel()
+		if !c.closing.Load() {
+			cancel()
+		}
 	}()
 	go func() {
 		<-c.done
 		cs.Close()
 		cancel()
+		if c.closing.Load() {
+			ch.logger().Debug("agent channel closed", "sandbox", sandbox, "reason", c.err)
+			return
+		}
 		ch.logger().Warn("agent channel ended", "sandbox", sandbox, "reason", c.err)
 	}()
 	return c, nil
@@ -258,6 +267,7 @@ func (ch *Channel) Close() error {
 	if c == nil {
 		return nil
 	}
+	c.closing.Store(true)
 	err := c.cs.Close()
 	select {
 	case <-c.done:
