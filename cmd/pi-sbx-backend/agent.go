@@ -18,12 +18,9 @@ func runAgent(ctx context.Context, std stdio, args []string) error {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(std.err)
 	cwd := fs.String("cwd", "", "working directory of tool calls (default: the current directory)")
-	logLevel := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
-	}
-	if fs.NArg() != 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+	logLevel := logLevelFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	logger, err := newLogger(std.err, *logLevel)
 	if err != nil {

@@ -27,12 +27,9 @@ func runServe(ctx context.Context, std stdio, args []string) error {
 	workspace := fs.String("workspace", "", "primary workspace of the sandbox (default: the current directory)")
 	cwd := fs.String("cwd", "", "working directory of tool calls (default: the workspace)")
 	transport := fs.String("transport", "persistent", "how calls reach the sandbox: persistent (one agent channel) or per-call")
-	logLevel := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
-	}
-	if fs.NArg() != 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+	logLevel := logLevelFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	logger, err := newLogger(std.err, *logLevel)
 	if err != nil {
@@ -89,6 +86,22 @@ func runServe(ctx context.Context, std stdio, args []string) error {
 		return nil
 	}
 	return fmt.Errorf("serving MCP on stdio: %w", serveErr)
+}
+
+// logLevelFlag defines the --log-level flag of the long-running commands.
+func logLevelFlag(fs *flag.FlagSet) *string {
+	return fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
+}
+
+// parseFlags parses a command's flags and rejects positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	if fs.NArg() != 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
