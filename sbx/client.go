@@ -62,6 +62,7 @@ type call struct {
 	stdout      io.Writer // nil: captured (capped at maxOut)
 	stderr      io.Writer // copy of stderr, besides the captured tail
 	maxOut      int
+	foreground  bool
 }
 
 // result of a finished call.
@@ -134,7 +135,7 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 	fail := func(code int, err error) *Error {
 		return &Error{Op: cl.op, Sandbox: cl.sandbox, ExitCode: code, Stderr: tail.String(), Err: err}
 	}
-	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: cl.args, Env: c.Env, Stdin: cl.stdin, Stdout: stdout, Stderr: stderr})
+	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: cl.args, Env: c.Env, Stdin: cl.stdin, Stdout: stdout, Stderr: stderr, Foreground: cl.foreground})
 	if err != nil {
 		return result{code: -1}, fail(-1, fmt.Errorf("starting %s: %w", c.Bin, err))
 	}
@@ -176,6 +177,9 @@ type ExecOpts struct {
 	Timeout time.Duration
 	// MaxOutput caps captured stdout (DefaultMaxOutput when zero).
 	MaxOutput int
+	// Foreground runs sbx in the caller's process group, for a terminal attached as
+	// stdin (see Cmd.Foreground).
+	Foreground bool
 }
 
 // ExecResult is a finished exec: the command's own exit status and output.
@@ -216,7 +220,7 @@ func (c *Client) Exec(ctx context.Context, name string, argv []string, o ExecOpt
 	}
 	res, err := c.run(ctx, call{
 		op: "exec", sandbox: name, args: ExecArgs(name, argv, o), timeout: o.Timeout,
-		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, maxOut: o.MaxOutput,
+		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, maxOut: o.MaxOutput, foreground: o.Foreground,
 	})
 	return ExecResult{ExitCode: res.code, Stdout: res.stdout, Stderr: res.stderr}, err
 }

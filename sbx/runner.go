@@ -15,6 +15,10 @@ type Cmd struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Foreground keeps the child in the caller's process group, so that it can read
+	// from the terminal the user types into (an interactive shell); otherwise it gets a
+	// group of its own, which cancellation kills whole.
+	Foreground bool
 }
 
 // Process is a started sbx invocation.
@@ -42,7 +46,9 @@ func (ExecRunner) Start(ctx context.Context, bin string, c Cmd) (Process, error)
 		cmd.Env = []string{} // nil would mean "inherit everything"
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
-	setProcessGroup(cmd)
+	if !c.Foreground {
+		setProcessGroup(cmd)
+	}
 	// A non-file stdin is copied by a goroutine that may block on a reader nobody
 	// closes; bound the wait for it after the process is gone.
 	cmd.WaitDelay = 2 * time.Second

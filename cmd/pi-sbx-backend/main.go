@@ -3,6 +3,7 @@
 //	pi-sbx-backend serve                     MCP server on stdio; tools run in the sandbox
 //	pi-sbx-backend agent                     MCP server inside the VM (started by serve)
 //	pi-sbx-backend tool --local|--sandbox N  one tool call, one JSON result on stdout
+//	pi-sbx-backend shell [-- CMD…]           a shell (or CMD) in the session's sandbox
 //	pi-sbx-backend exec [-it] -- CMD…        run a command through shell/ (locally)
 //	pi-sbx-backend version
 package main
@@ -49,6 +50,7 @@ func commands() []command {
 		{"serve", "MCP server on stdio; every tool call runs in the session's sandbox", runServe},
 		{"agent", "MCP server with the seven tools, run inside the sandbox by serve", runAgent},
 		{"tool", "run one tool call and print its JSON result", runTool},
+		{"shell", "an interactive shell (or a command) in the session's sandbox", runShell},
 		{"exec", "run a command through shell/ on this machine ([-it] for a terminal)", runExec},
 		{"version", "print the version", func(_ context.Context, std stdio, _ []string) error {
 			fmt.Fprintln(std.out, "pi-sbx-backend", version)
