@@ -71,10 +71,14 @@ func (o Options) norm() Options {
 	return o
 }
 
-var (
+// Reasons for TruncatedBy.
+const (
 	byLines = "lines"
 	byBytes = "bytes"
 )
+
+// reason returns a fresh *string for TruncatedBy, so that no two results share one.
+func reason(by string) *string { return &by }
 
 // SplitLines splits content for counting as pi 1.6.0 does: "" has no lines and a
 // trailing "\n" does not start another line.
@@ -100,13 +104,13 @@ func Head(content string, o Options) Result {
 	}
 	r.Truncated = true
 	if len(lines) > 0 && len(lines[0]) > o.MaxBytes {
-		r.TruncatedBy = &byBytes
+		r.TruncatedBy = reason(byBytes)
 		r.FirstLineExceedsLimit = true
 		return r
 	}
 	var b strings.Builder
 	n, size := 0, 0
-	by := &byLines
+	by := byLines
 	for i, line := range lines {
 		if i >= o.MaxLines {
 			break
@@ -116,7 +120,7 @@ func Head(content string, o Options) Result {
 			add++
 		}
 		if size+add > o.MaxBytes {
-			by = &byBytes
+			by = byBytes
 			break
 		}
 		if i > 0 {
@@ -127,9 +131,9 @@ func Head(content string, o Options) Result {
 		n++
 	}
 	if n >= o.MaxLines && size <= o.MaxBytes {
-		by = &byLines // pi reports "lines" whenever the line limit was reached
+		by = byLines // pi reports "lines" whenever the line limit was reached
 	}
-	r.TruncatedBy = by
+	r.TruncatedBy = reason(by)
 	r.Content, r.OutputLines, r.OutputBytes = b.String(), n, size
 	return r
 }
@@ -146,7 +150,7 @@ func Tail(content string, o Options) Result {
 	}
 	r.Truncated = true
 	kept, size := 0, 0
-	by := &byLines
+	by := byLines
 	var partial string
 	for i := len(lines) - 1; i >= 0 && kept < o.MaxLines; i-- {
 		add := len(lines[i])
@@ -154,7 +158,7 @@ func Tail(content string, o Options) Result {
 			add++
 		}
 		if size+add > o.MaxBytes {
-			by = &byBytes
+			by = byBytes
 			if kept == 0 {
 				// The last line alone is too long: keep its end.
 				partial = lastBytes(lines[i], o.MaxBytes)
@@ -167,9 +171,9 @@ func Tail(content string, o Options) Result {
 		kept++
 	}
 	if kept >= o.MaxLines && size <= o.MaxBytes {
-		by = &byLines // pi reports "lines" whenever the line limit was reached
+		by = byLines // pi reports "lines" whenever the line limit was reached
 	}
-	r.TruncatedBy = by
+	r.TruncatedBy = reason(by)
 	if r.LastLinePartial {
 		r.Content = partial
 	} else {
