@@ -83,6 +83,7 @@ func handler(t *tools.Tool, caller Caller, logger *slog.Logger) mcp.ToolHandler 
 			logger.Warn("tool call failed", "tool", t.Name, "error", err)
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}}}, nil
 		}
+		res.Meta = nil // the agent's own metadata (its serverInfo) is no business of the client
 		return res, nil
 	}
 }
