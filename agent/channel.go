@@ -101,14 +101,23 @@ func (ch *Channel) CallTool(ctx context.Context, name string, args json.RawMessa
 		return nil, err
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	var stream *progressStream
 	if progress != nil {
 		tok := "p" + strconv.FormatUint(ch.nextTok.Add(1), 10)
-		ch.progress.Store(tok, progress)
+		stream = newProgressStream(progress)
+		ch.progress.Store(tok, stream)
 		defer ch.progress.Delete(tok)
 		params.SetProgressToken(tok)
 	}
 	res, err := c.cs.CallTool(ctx, params)
 	if err == nil {
+		if stream != nil {
+			// Relay the whole stream before the result (see backend.ProgressMeta).
+			if want, ok := res.Meta[backend.ProgressMeta].(float64); ok {
+				stream.wait(ctx, want, progressCatchUp)
+			}
+		}
+		res.Meta = nil // the agent's own metadata is no business of the client
 		return res, nil
 	}
 	if ctx.Err() != nil {
@@ -252,8 +261,55 @@ func (ch *Channel) onProgress(_ context.Context, req *mcp.ProgressNotificationCl
 	if !ok {
 		return
 	}
-	if p, ok := ch.progress.Load(tok); ok {
-		p.(backend.Progress)(req.Params.Message, req.Params.Progress)
+	if s, ok := ch.progress.Load(tok); ok {
+		s.(*progressStream).relay(req.Params.Message, req.Params.Progress)
+	}
+}
+
+// progressCatchUp bounds how long a finished call waits for its last progress
+// notifications; they are already on the wire, so this only matters for a lost one.
+const progressCatchUp = 2 * time.Second
+
+// progressStream relays one call's progress notifications and lets the call wait until
+// the agent's last one has been relayed.
+type progressStream struct {
+	forward backend.Progress
+	mu      sync.Mutex
+	total   float64
+	changed chan struct{} // closed and replaced on every relay
+}
+
+func newProgressStream(forward backend.Progress) *progressStream {
+	return &progressStream{forward: forward, changed: make(chan struct{})}
+}
+
+func (s *progressStream) relay(message string, total float64) {
+	s.forward(message, total)
+	s.mu.Lock()
+	s.total = total
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// wait returns once the relayed total reaches want, ctx ends or the timeout passes.
+func (s *progressStream) wait(ctx context.Context, want float64, timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		total, changed := s.total, s.changed
+		s.mu.Unlock()
+		if total >= want {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			return
+		}
 	}
 }
 

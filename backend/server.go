@@ -83,7 +83,6 @@ func handler(t *tools.Tool, caller Caller, logger *slog.Logger) mcp.ToolHandler 
 			logger.Warn("tool call failed", "tool", t.Name, "error", err)
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}}}, nil
 		}
-		res.Meta = nil // the agent's own metadata (its serverInfo) is no business of the client
 		return res, nil
 	}
 }
@@ -96,13 +95,21 @@ type Local struct {
 	Vars     []string // extra KEY=VALUE for commands
 }
 
+// ProgressMeta is the result _meta key under which Local reports the progress total of
+// the last notification it sent for the call. The SDK delivers notifications
+// concurrently with results, so a relaying client (the host's agent channel) waits for
+// that total before it forwards the result, and the stream arrives whole and first.
+const ProgressMeta = "pi-sbx-backend/progress"
+
 // CallTool implements Caller.
 func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error) {
 	env := tools.Env{Vars: l.Vars}
+	var sent int // the last total reported; OnProgress calls are sequential
 	if progress != nil {
 		env.OnProgress = func(text string, total int) {
 			if text != "" {
 				progress(text, float64(total))
+				sent = total
 			}
 		}
 	}
@@ -110,5 +117,9 @@ func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	return ToMCP(r)
+	res, err := ToMCP(r)
+	if err == nil && sent > 0 {
+		res.Meta = mcp.Meta{ProgressMeta: sent}
+	}
+	return res, err
 }
