@@ -147,7 +147,8 @@ func (t *Tool) Validate(raw []byte) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: %s arguments: %v", ErrUsage, t.Name, err)
 	}
 	if err := t.resolved.Validate(generic); err != nil {
-		return nil, fmt.Errorf("%w: %s arguments: %v", ErrUsage, t.Name, err)
+		// The validator's "validating root: " says nothing; the rest names the field.
+		return nil, fmt.Errorf("%w: %s arguments: %s", ErrUsage, t.Name, strings.TrimPrefix(err.Error(), "validating root: "))
 	}
 	return canon, nil
 }
