@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -83,6 +84,23 @@ func replaceFile(abs string, content ...string) error {
 	return nil
 }
 
+// Temporary files of an atomic replace are named "." + base + tempMark + 12 hex + ".tmp".
+const tempMark = ".pi-sbx-"
+
+// isOwnTemp reports whether name is the temporary file of an atomic replace in progress.
+// grep, find and ls skip these: pi writes in place, so its listings never show them.
+func isOwnTemp(name string) bool {
+	if len(name) < len(tempMark)+12+len(".tmp")+2 || name[0] != '.' || !strings.HasSuffix(name, ".tmp") {
+		return false
+	}
+	i := len(name) - len(".tmp") - 12 - len(tempMark)
+	if name[i:i+len(tempMark)] != tempMark {
+		return false
+	}
+	_, err := hex.DecodeString(name[i+len(tempMark) : len(name)-len(".tmp")])
+	return err == nil
+}
+
 // createTemp makes a new, exclusive file next to the target. open(2) applies the umask to
 // 0666, so a new file gets the mode fs.writeFile would give it.
 func createTemp(dir, base string) (*os.File, error) {
@@ -91,7 +109,7 @@ func createTemp(dir, base string) (*os.File, error) {
 		if _, err := rand.Read(rnd[:]); err != nil {
 			return nil, err
 		}
-		name := filepath.Join(dir, "."+base+".pi-sbx-"+hex.EncodeToString(rnd[:])+".tmp")
+		name := filepath.Join(dir, "."+base+tempMark+hex.EncodeToString(rnd[:])+".tmp")
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil || !errors.Is(err, os.ErrExist) || i == 10 {
 			return f, err

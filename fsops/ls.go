@@ -66,6 +66,9 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 	var out []string
 	limitReached := false
 	for _, name := range names {
+		if isOwnTemp(name) {
+			continue // an atomic replace in progress: pi, writing in place, never shows one
+		}
 		if len(out) >= limit {
 			limitReached = true
 			break

@@ -180,6 +180,9 @@ func (w *walker) read(n *walkNode) {
 	}
 	for _, d := range des {
 		name := d.Name()
+		if isOwnTemp(name) {
+			continue
+		}
 		e := walkEntry{abs: n.abs + "/" + name, rel: prefix + name, typ: d.Type(), name: name}
 		if n.abs == "/" {
 			e.abs = "/" + name

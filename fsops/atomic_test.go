@@ -1,0 +1,44 @@
+package fsops
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/result"
+)
+
+func TestIsOwnTemp(t *testing.T) {
+	for name, want := range map[string]bool{
+		".main.go.pi-sbx-b7988695b5e3.tmp": true,
+		".x.pi-sbx-000000000000.tmp":       true,
+		"main.go":                          false,
+		".main.go.pi-sbx-b7988695b5e.tmp":  false, // 11 hex digits
+		".main.go.pi-sbx-b7988695b5eZ.tmp": false,
+		"main.go.pi-sbx-b7988695b5e3.tmp":  false, // not hidden
+		".main.go.pi-sbx-b7988695b5e3.tm":  false,
+		".pi-sbx-b7988695b5e3.tmp":         false, // no base
+	} {
+		assert.Equal(t, want, isOwnTemp(name), name)
+	}
+}
+
+// TestListingsSkipOwnTemps: a write's temporary file, seen mid-replace, never shows up in
+// grep, find or ls (pi writes in place, so its listings never have one).
+func TestListingsSkipOwnTemps(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".a.txt.pi-sbx-0123456789ab.tmp"), []byte("needle\n"), 0o644))
+	ctx := context.Background()
+	text := func(r result.Result, err error) string {
+		require.NoError(t, err)
+		return r.Content[0].Text
+	}
+	assert.Equal(t, "a.txt:1: needle", text(Grep(ctx, dir, GrepArgs{Pattern: "needle"})))
+	assert.Equal(t, "a.txt", text(Find(ctx, dir, FindArgs{Pattern: "*"})))
+	assert.Equal(t, "a.txt", text(Ls(ctx, dir, LsArgs{})))
+}
