@@ -388,3 +388,18 @@ func TestServeDockerInsideTheSandbox(t *testing.T) {
 	assert.NotEmpty(t, lines[0], "the daemon's ID")
 	assert.Equal(t, "busybox", lines[1], "the sandbox's own image store")
 }
+
+// TestServeForwardsPiSessionVariables: pi's session variables (PI_SESSION_ID, PI_MODEL,
+// …) in serve's environment reach commands in the VM through both transports — pi tells
+// the model it can inspect them.
+func TestServeForwardsPiSessionVariables(t *testing.T) {
+	for _, transport := range []string{"persistent", "per-call"} {
+		t.Run(transport, func(t *testing.T) {
+			w := newWorld(t)
+			cs, _, _ := w.serve(nil, []string{"--transport", transport}, "PI_SESSION_ID=sess-42", "PI_MODEL=model-x")
+			res := call(t, cs, "bash", `{"command":"echo $PI_SESSION_ID $PI_MODEL"}`)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "sess-42 model-x\n", text(res))
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/pi-sbx/pi-sbx-backend/backend"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
@@ -30,7 +31,7 @@ func runAgent(ctx context.Context, std stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := backend.NewServer(tools.Default(), &backend.Local{Registry: tools.Default(), Cwd: dir},
+	srv := backend.NewServer(tools.Default(), &backend.Local{Registry: tools.Default(), Cwd: dir, Vars: piVars(os.Environ())},
 		backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger})
 	err = backend.Serve(ctx, srv, std.in, std.out)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
@@ -53,8 +54,21 @@ func runTool(ctx context.Context, std stdio, args []string) error {
 		return runToolSandbox(ctx, std, *sandbox, dir, name, raw)
 	}
 	return printResult(std.out, func() (any, error) {
-		return tools.Default().Call(ctx, dir, name, raw, tools.Env{})
+		return tools.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
 	})
+}
+
+// piVars returns the PI_* variables of environ. They are what pi gives its bash tool
+// (session id, model, …); in the VM they arrive as serve's explicit -e flags. The bash
+// tool takes pi's session variables only from here, never from its own environment.
+func piVars(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "PI_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // maxStdinArgs bounds JSON arguments read from stdin: a write of a large file fits, a
