@@ -31,7 +31,8 @@ func runAgent(ctx context.Context, std stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := backend.NewServer(tools.Default(), &backend.Local{Registry: tools.Default(), Cwd: dir, Vars: piVars(os.Environ())},
+	reg := tools.Default() // one registry: its per-file mutation queue must see every call
+	srv := backend.NewServer(reg, &backend.Local{Registry: reg, Cwd: dir, Vars: piVars(os.Environ())},
 		backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger})
 	err = backend.Serve(ctx, srv, std.in, std.out)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
