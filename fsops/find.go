@@ -98,13 +98,10 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 		d.ResultLimitReached = limit
 	}
 	if tr.Truncated {
-		notices = append(notices, truncate.FormatSize(truncate.DefaultMaxBytes)+" limit reached")
+		notices = append(notices, byteLimitNotice())
 		d.Truncation = &tr
 	}
-	if len(notices) == 0 {
-		return result.Text(text, nil), nil
-	}
-	return result.Text(text+"\n\n["+strings.Join(notices, ". ")+"]", d), nil
+	return withNotices(text, notices, d), nil
 }
 
 // findMatcher builds the entry test for pattern as pi hands it to fd: a leading "./"

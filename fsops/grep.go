@@ -324,15 +324,12 @@ func (c *grepCollector) result() result.Result {
 		d.MatchLimitReached = c.limit
 	}
 	if tr.Truncated {
-		notices = append(notices, truncate.FormatSize(truncate.DefaultMaxBytes)+" limit reached")
+		notices = append(notices, byteLimitNotice())
 		d.Truncation = &tr
 	}
 	if c.linesTruncated {
 		notices = append(notices, "Some lines truncated to "+strconv.Itoa(truncate.GrepMaxLineLength)+" chars. Use read tool to see full lines")
 		d.LinesTruncated = true
 	}
-	if len(notices) == 0 {
-		return result.Text(text, nil)
-	}
-	return result.Text(text+"\n\n["+strings.Join(notices, ". ")+"]", d)
+	return withNotices(text, notices, d)
 }

@@ -102,14 +102,10 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 		d.EntryLimitReached = limit
 	}
 	if tr.Truncated {
-		notices = append(notices, truncate.FormatSize(truncate.DefaultMaxBytes)+" limit reached")
+		notices = append(notices, byteLimitNotice())
 		d.Truncation = &tr
 	}
-	if len(notices) > 0 {
-		text += "\n\n[" + strings.Join(notices, ". ") + "]"
-		return result.Text(text, d), nil
-	}
-	return result.Text(text, nil), nil
+	return withNotices(text, notices, d), nil
 }
 
 // sortLikeJS sorts names as pi does: a.toLowerCase().localeCompare(b.toLowerCase()),
