@@ -37,7 +37,7 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range []string{"serve.go", "shell.go", "tool_sandbox.go"} {
+	for _, f := range []string{"serve.go", "session.go", "shell.go", "tool_sandbox.go"} {
 		src, err := os.ReadFile(filepath.Join("..", "cmd/pi-sbx-backend", f))
 		require.NoError(t, err)
 		assert.NotContains(t, string(src), "backend.Local", "%s must not run tools on the host", f)

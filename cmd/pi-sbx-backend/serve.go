@@ -9,11 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/agent"
 	"github.com/pi-sbx/pi-sbx-backend/backend"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -24,8 +22,7 @@ import (
 func runServe(ctx context.Context, std stdio, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(std.err)
-	workspace := fs.String("workspace", "", "primary workspace of the sandbox (default: the current directory)")
-	cwd := fs.String("cwd", "", "working directory of tool calls (default: the workspace)")
+	workspace, cwd := workspaceFlags(fs, "working directory of tool calls")
 	transport := fs.String("transport", "persistent", "how calls reach the sandbox: persistent (one agent channel) or per-call")
 	logLevel := logLevelFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -35,28 +32,16 @@ func runServe(ctx context.Context, std stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := absDir(*workspace)
-	if err != nil {
-		return err
-	}
-	dir := ws
-	if *cwd != "" {
-		if dir, err = absDir(*cwd); err != nil {
-			return err
-		}
-	}
-	environ := os.Environ()
-	client := sbx.NewClient(environ, sbx.ExecRunner{})
-	session, err := sbx.NewSession(client, environ, os.Getpid(), ws, std.err)
+	session, err := newSandboxSession(std, *workspace, *cwd)
 	if err != nil {
 		return err
 	}
 	target := agent.Target{
-		Sbx:       client,
+		Sbx:       session.client,
 		Sandbox:   session.Ensure,
-		Installer: &agent.Installer{Sbx: client, Version: version},
-		Env:       sbx.NewEnvPolicy(environ).VMEnv(environ),
-		Cwd:       dir,
+		Installer: &agent.Installer{Sbx: session.client, Version: version},
+		Env:       session.vmEnv,
+		Cwd:       session.cwd,
 	}
 	var caller backend.Caller
 	closeCaller := func() error { return nil }
@@ -69,17 +54,15 @@ func runServe(ctx context.Context, std stdio, args []string) error {
 	default:
 		return usagef("--transport %q: want persistent or per-call", *transport)
 	}
-	logger.Info("serving", "workspace", ws, "cwd", dir, "sandbox", session.Name, "transport", *transport)
+	logger.Info("serving", "workspace", session.workspace, "cwd", session.cwd, "sandbox", session.Name, "transport", *transport)
 	srv := backend.NewServer(tools.Default(), caller, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
 	serveErr := backend.Serve(ctx, srv, std.in, std.out)
 
 	// Orderly shutdown: stop the agent, then tear down a sandbox this session created.
-	down, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
 	if err := closeCaller(); err != nil {
 		logger.Debug("closing the agent channel", "error", err)
 	}
-	if err := session.Close(down); err != nil {
+	if err := session.teardown(ctx); err != nil {
 		logger.Error("teardown", "error", err)
 	}
 	if serveErr == nil || errors.Is(serveErr, context.Canceled) || errors.Is(serveErr, io.EOF) {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	"golang.org/x/term"
 
@@ -22,8 +21,7 @@ var loginShell = []string{"sh", "-c", "if command -v bash >/dev/null 2>&1; then 
 func runShell(ctx context.Context, std stdio, args []string) error {
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
 	fs.SetOutput(std.err)
-	workspace := fs.String("workspace", "", "primary workspace of the sandbox (default: the current directory)")
-	cwd := fs.String("cwd", "", "working directory in the sandbox (default: the workspace)")
+	workspace, cwd := workspaceFlags(fs, "working directory in the sandbox")
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
@@ -31,26 +29,12 @@ func runShell(ctx context.Context, std stdio, args []string) error {
 	if len(argv) == 0 {
 		argv = loginShell
 	}
-	ws, err := absDir(*workspace)
-	if err != nil {
-		return err
-	}
-	dir := ws
-	if *cwd != "" {
-		if dir, err = absDir(*cwd); err != nil {
-			return err
-		}
-	}
-	environ := os.Environ()
-	client := sbx.NewClient(environ, sbx.ExecRunner{})
-	session, err := sbx.NewSession(client, environ, os.Getpid(), ws, std.err)
+	session, err := newSandboxSession(std, *workspace, *cwd)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		down, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := session.Close(down); err != nil {
+		if err := session.teardown(ctx); err != nil {
 			fmt.Fprintf(std.err, "pi-sbx-backend shell: %v\n", err)
 		}
 	}()
@@ -59,9 +43,9 @@ func runShell(ctx context.Context, std stdio, args []string) error {
 		return err
 	}
 	tty := isTerminal(std.in) && isTerminal(std.out)
-	res, err := client.Exec(ctx, name, argv, sbx.ExecOpts{
+	res, err := session.client.Exec(ctx, name, argv, sbx.ExecOpts{
 		Interactive: true, TTY: tty, Foreground: tty,
-		Env: sbx.NewEnvPolicy(environ).VMEnv(environ), Workdir: dir,
+		Env: session.vmEnv, Workdir: session.cwd,
 		Stdin: std.in, Stdout: std.out, Stderr: std.err,
 		Timeout: -1, // a human's session ends when they end it
 	})
