@@ -171,7 +171,7 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 		return ending{}, fmt.Errorf("creating output pipe: %w", err)
 	}
 	defer pr.Close()
-	_, _ = unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, pipeSize) // best effort: only speed
+	growPipe(pw)
 	cmd := exec.Command(shellPath(), "-c", command)
 	cmd.Dir, cmd.Env = cwd, env
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: arrival order is exact
@@ -190,7 +190,6 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 		exited <- ps
 	}()
 	rd := startReader(pr)
-	defer rd.stop()
 
 	var (
 		end                ending
@@ -259,6 +258,10 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 				armGrace()
 			}
 		case <-grace:
+			if rd.pending() > 0 {
+				armGrace() // not quiet: output is waiting for the reader, which runs late
+				continue
+			}
 			pipeEnd = true // background processes hold the pipe; pi stops reading here
 		case <-deadline:
 			deadline = nil
@@ -271,6 +274,15 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 			done = nil
 			killGroup(pid)
 		}
+	}
+	// Whatever reached the pipe and was not read yet is output all the same.
+	rest, err := rd.drain()
+	if len(rest) > 0 {
+		r.out.append(rest)
+		r.dirty = r.onUpdate != nil || r.onProgress != nil
+	}
+	if err != nil {
+		return ending{}, err
 	}
 	end.aborted = ctx.Err() != nil
 	if state != nil {
