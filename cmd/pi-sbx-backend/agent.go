@@ -12,22 +12,37 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
-// runAgent: pi-sbx-backend agent [--cwd DIR] [--log-level LEVEL]. The MCP server with the
-// seven tools that serve starts inside the VM (`sbx exec -i SANDBOX -- AGENT agent`); it
-// runs them here, next to the files, and ends when its stdin does.
-func runAgent(ctx context.Context, std stdio, args []string) error {
-	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fs.SetOutput(std.err)
-	cwd := fs.String("cwd", "", "working directory of tool calls (default: the current directory)")
-	logLevel := logLevelFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+func agentCommand() command {
+	var cwd, logLevel string
+	return command{
+		name:     "agent",
+		synopsis: "[--cwd DIR] [--log-level LEVEL]",
+		summary:  "MCP server with the seven tools, run inside the sandbox by serve",
+		internal: true,
+		help: `The MCP server on stdio that serve starts inside the VM (sbx exec -i SANDBOX --
+AGENT agent). It runs the seven tools there, next to the files, and ends when its stdin
+does.`,
+		env: []envDoc{{"PI_*", "pi's session variables, given to bash commands"}},
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&cwd, "cwd", "", "working `DIR` of tool calls (default: the current directory)")
+			logLevelFlag(fs, &logLevel)
+		},
+		run: func(ctx context.Context, std stdio, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			return runAgent(ctx, std, cwd, logLevel)
+		},
 	}
-	logger, err := newLogger(std.err, *logLevel)
+}
+
+// runAgent serves the seven tools on stdio, running them in this machine (the VM).
+func runAgent(ctx context.Context, std stdio, cwd, logLevel string) error {
+	logger, err := newLogger(std.err, logLevel)
 	if err != nil {
 		return err
 	}
-	dir, err := absDir(*cwd)
+	dir, err := absDir(cwd)
 	if err != nil {
 		return err
 	}

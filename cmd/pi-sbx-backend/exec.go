@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,26 @@ type execFlags struct {
 	interactive, tty bool
 	cwd              string
 	argv             []string
+}
+
+func execCommand() command {
+	return command{
+		name:     "exec",
+		synopsis: "[-i] [-t] [--cwd DIR] [--] CMD [ARG...]",
+		summary:  "run a command through shell/ on this machine ([-it] for a terminal)",
+		help: `Runs CMD with its arguments (no shell) on this machine, the way the agent runs commands
+in the VM, and exits with its status (128+n after signal n). Without -i it reads nothing;
+-i gives it this stdin; -t runs it under a pseudo-terminal (raw mode on yours, window-size
+changes forwarded). A debugging aid: it never touches a sandbox.`,
+		run: runExec,
+	}
+}
+
+// execFlagDocs documents exec's own flags (it parses them like docker exec: -it).
+var execFlagDocs = [][2]string{
+	{"-i, --interactive", "keep stdin open: the command reads this process's stdin"},
+	{"-t, --tty", "run the command under a pseudo-terminal"},
+	{"--cwd DIR", "working directory (default: the current directory)"},
 }
 
 // runExec: pi-sbx-backend exec [-i] [-t] [--cwd DIR] -- CMD [ARG…]. It runs CMD on this
@@ -60,6 +81,12 @@ func parseExecFlags(args []string) (execFlags, error) {
 		case a == "--":
 			f.argv = args
 			args = nil
+		case a == "-h" || a == "-help" || a == "--help":
+			return f, flag.ErrHelp
+		case a == "--interactive":
+			f.interactive = true
+		case a == "--tty":
+			f.tty = true
 		case a == "--cwd" || a == "-cwd":
 			if len(args) == 0 {
 				return f, usagef("--cwd needs a directory")
@@ -71,14 +98,14 @@ func parseExecFlags(args []string) (execFlags, error) {
 			f.interactive = f.interactive || strings.Contains(a, "i")
 			f.tty = f.tty || strings.Contains(a, "t")
 		case strings.HasPrefix(a, "-"):
-			return f, usagef("unknown flag %s (usage: exec [-i] [-t] [--cwd DIR] -- CMD [ARG…])", a)
+			return f, usagef("unknown flag %s", a)
 		default:
 			f.argv = append([]string{a}, args...)
 			args = nil
 		}
 	}
 	if len(f.argv) == 0 {
-		return f, usagef("no command (usage: exec [-i] [-t] [--cwd DIR] -- CMD [ARG…])")
+		return f, usagef("no command to run")
 	}
 	return f, nil
 }

@@ -6,11 +6,15 @@
 //	pi-sbx-backend shell [-- CMD…]           a shell (or CMD) in the session's sandbox
 //	pi-sbx-backend exec [-it] -- CMD…        run a command through shell/ (locally)
 //	pi-sbx-backend version
+//	pi-sbx-backend help [COMMAND]          (or COMMAND --help) flags and environment
+//
+// cli.go is the framework: a command is a value in commands() with its flags, help and
+// environment; parsing, --help and error reporting are the same for all.
 package main
 
 import (
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,22 +44,23 @@ type stdio struct {
 	out, err io.Writer
 }
 
-type command struct {
-	name, summary string
-	run           func(ctx context.Context, std stdio, args []string) error
-}
-
+// commands are the subcommands, in the order help lists them.
 func commands() []command {
 	return []command{
-		{"serve", "MCP server on stdio; every tool call runs in the session's sandbox", runServe},
-		{"agent", "MCP server with the seven tools, run inside the sandbox by serve", runAgent},
-		{"tool", "run one tool call and print its JSON result", runTool},
-		{"shell", "an interactive shell (or a command) in the session's sandbox", runShell},
-		{"exec", "run a command through shell/ on this machine ([-it] for a terminal)", runExec},
-		{"version", "print the version", func(_ context.Context, std stdio, _ []string) error {
-			fmt.Fprintln(std.out, "pi-sbx-backend", version)
-			return nil
-		}},
+		serveCommand(),
+		shellCommand(),
+		toolCommand(),
+		execCommand(),
+		{name: "version", summary: "print the version", help: "Prints the version of this build.",
+			flags: func(*flag.FlagSet) {},
+			run: func(_ context.Context, std stdio, args []string) error {
+				if err := noArgs(args); err != nil {
+					return err
+				}
+				fmt.Fprintln(std.out, prog, version)
+				return nil
+			}},
+		agentCommand(),
 	}
 }
 
@@ -63,44 +68,4 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, stdio{os.Stdin, os.Stdout, os.Stderr}, os.Args[1:]))
-}
-
-func run(ctx context.Context, std stdio, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(std.err)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		err := c.run(ctx, std, args[1:])
-		var ue usageError
-		var ee exitError
-		switch {
-		case err == nil:
-			return 0
-		case errors.As(err, &ee):
-			return ee.code
-		case errors.As(err, &ue):
-			fmt.Fprintf(std.err, "pi-sbx-backend %s: %s\n", c.name, ue.msg)
-			return 2
-		default:
-			fmt.Fprintf(std.err, "pi-sbx-backend %s: %v\n", c.name, err)
-			return 1
-		}
-	}
-	fmt.Fprintf(std.err, "pi-sbx-backend: unknown command %q (run pi-sbx-backend help)\n", args[0])
-	return 2
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pi-sbx-backend COMMAND [flags]")
-	fmt.Fprintln(w, "\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
-	}
 }

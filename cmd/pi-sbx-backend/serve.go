@@ -15,24 +15,48 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
-// runServe: pi-sbx-backend serve [--workspace DIR] [--cwd DIR] [--transport
-// persistent|per-call] [--log-level LEVEL]. An MCP server on stdio whose seven tools run
-// in the session's sandbox; stdout carries the protocol only, everything else goes to
-// stderr.
-func runServe(ctx context.Context, std stdio, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(std.err)
-	workspace, cwd := workspaceFlags(fs, "working directory of tool calls")
-	transport := fs.String("transport", "persistent", "how calls reach the sandbox: persistent (one agent channel) or per-call")
-	logLevel := logLevelFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+// serveOptions are serve's flags.
+type serveOptions struct {
+	dirs      dirOptions
+	transport string
+	logLevel  string
+}
+
+func serveCommand() command {
+	var o serveOptions
+	return command{
+		name:     "serve",
+		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--log-level LEVEL]",
+		summary:  "MCP server on stdio; every tool call runs in the session's sandbox",
+		help: `An MCP server on stdio (stdout carries the protocol only; logs and sandbox-creation
+progress go to stderr). Its tools are pi's seven: bash read write edit grep find ls. The
+first call creates the session's sandbox pi-sbx-<pid>-<random> with the workspace mounted
+at its host path, installs the agent in the VM and runs every call there. When serve ends
+(stdin closed, SIGTERM), a sandbox it created is removed; after kill -9, a watchdog
+removes it. Nothing ever runs on the host when the sandbox fails.`,
+		env: sandboxEnv,
+		flags: func(fs *flag.FlagSet) {
+			o.dirs.define(fs, "working `DIR` of tool calls")
+			fs.StringVar(&o.transport, "transport", "persistent", "`MODE` of reaching the sandbox: persistent (one agent channel) or per-call")
+			logLevelFlag(fs, &o.logLevel)
+		},
+		run: func(ctx context.Context, std stdio, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			return runServe(ctx, std, o)
+		},
 	}
+}
+
+// runServe runs the MCP server whose seven tools run in the session's sandbox.
+func runServe(ctx context.Context, std stdio, o serveOptions) error {
+	logLevel, transport := &o.logLevel, &o.transport
 	logger, err := newLogger(std.err, *logLevel)
 	if err != nil {
 		return err
 	}
-	session, err := newSandboxSession(std, *workspace, *cwd)
+	session, err := newSandboxSession(std, o.dirs)
 	if err != nil {
 		return err
 	}
@@ -72,19 +96,8 @@ func runServe(ctx context.Context, std stdio, args []string) error {
 }
 
 // logLevelFlag defines the --log-level flag of the long-running commands.
-func logLevelFlag(fs *flag.FlagSet) *string {
-	return fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
-}
-
-// parseFlags parses a command's flags and rejects positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
-	}
-	if fs.NArg() != 0 {
-		return usagef("unexpected arguments %q", fs.Args())
-	}
-	return nil
+func logLevelFlag(fs *flag.FlagSet, level *string) {
+	fs.StringVar(level, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

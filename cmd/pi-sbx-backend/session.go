@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"time"
@@ -20,23 +21,41 @@ type sandboxSession struct {
 	vmEnv     []string // KEY=VALUE forwarded as -e (PI_*, the allowlist)
 }
 
-// workspaceFlags defines --workspace and --cwd.
-func workspaceFlags(fs *flag.FlagSet, cwdUsage string) (workspace, cwd *string) {
-	workspace = fs.String("workspace", "", "primary workspace of the sandbox (default: the current directory)")
-	cwd = fs.String("cwd", "", cwdUsage+" (default: the workspace)")
-	return workspace, cwd
+// dirOptions are the --workspace and --cwd flags of the sandbox commands.
+type dirOptions struct{ workspace, cwd string }
+
+func (d *dirOptions) define(fs *flag.FlagSet, cwdUsage string) {
+	fs.StringVar(&d.workspace, "workspace", "", "primary workspace of the sandbox: an existing `DIR` (default: the current directory)")
+	fs.StringVar(&d.cwd, "cwd", "", cwdUsage+" (default: the workspace)")
+}
+
+// sandboxEnv documents the variables of the commands that reach a sandbox.
+var sandboxEnv = []envDoc{
+	{"DOCKER_SANDBOX=NAME", "use this sandbox (created if missing); never removed"},
+	{"DOCKER_SANDBOX_TEARDOWN", "remove|stop|none: a session sandbox's fate at exit (default remove)"},
+	{"DOCKER_SANDBOX_WORKSPACE_RO=1", "mount the workspace read-only (scratch primary ~/.sbx-prime-NAME)"},
+	{"DOCKER_SANDBOX_ENV_ALLOWLIST=A,B", "host variables kept for sbx and forwarded into the VM"},
+	{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1", "keep every variable but DOCKER_*/COMPOSE_* (host-describing ones stay out of the VM)"},
+	{"PI_SBX_BIN", "the sbx program (default: sbx on PATH)"},
+	{"PI_*", "forwarded into the VM (pi's session variables)"},
 }
 
 // newSandboxSession resolves the directories and reads the session's settings
-// (DOCKER_SANDBOX*, the env policy) from this process's environment.
-func newSandboxSession(std stdio, workspace, cwd string) (*sandboxSession, error) {
-	ws, err := absDir(workspace)
+// (DOCKER_SANDBOX*, the env policy) from this process's environment. The workspace must
+// be an existing directory: sbx would otherwise fail later, at the first call.
+func newSandboxSession(std stdio, d dirOptions) (*sandboxSession, error) {
+	ws, err := absDir(d.workspace)
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(ws); err != nil {
+		return nil, usagef("--workspace %s: %v", ws, errors.Unwrap(err))
+	} else if !fi.IsDir() {
+		return nil, usagef("--workspace %s: not a directory", ws)
+	}
 	dir := ws
-	if cwd != "" {
-		if dir, err = absDir(cwd); err != nil {
+	if d.cwd != "" {
+		if dir, err = absDir(d.cwd); err != nil {
 			return nil, err
 		}
 	}

@@ -14,22 +14,33 @@ import (
 // loginShell is what `shell` runs without a command: bash if the VM has it, else sh.
 var loginShell = []string{"sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l"}
 
-// runShell: pi-sbx-backend shell [--workspace DIR] [--cwd DIR] [-- CMD…]. A shell (or
-// CMD) in the session's sandbox — the same one serve would use, created on first need —
-// in DIR, which is the workspace at its host path. A terminal is handed to
-// `sbx exec -it` as is; the command's exit status is passed through.
-func runShell(ctx context.Context, std stdio, args []string) error {
-	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
-	fs.SetOutput(std.err)
-	workspace, cwd := workspaceFlags(fs, "working directory in the sandbox")
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
+func shellCommand() command {
+	var d dirOptions
+	return command{
+		name:     "shell",
+		synopsis: "[--workspace DIR] [--cwd DIR] [-- CMD [ARG...]]",
+		summary:  "an interactive shell (or a command) in the session's sandbox",
+		help: `Opens a login shell (bash if the VM has it, else sh), or runs CMD with its arguments,
+in the session's sandbox: the same one serve would use, created on first need. The
+working directory is DIR (default: the workspace) at its host path. From a terminal it
+runs sbx exec -it in the foreground; from a pipe it reads stdin. The command's exit status
+is passed through. A sandbox the shell created is removed when it ends; with
+DOCKER_SANDBOX=NAME it joins that sandbox and leaves it running.`,
+		env:   sandboxEnv,
+		flags: func(fs *flag.FlagSet) { d.define(fs, "working `DIR` in the sandbox") },
+		run: func(ctx context.Context, std stdio, argv []string) error {
+			return runShell(ctx, std, d, argv)
+		},
 	}
-	argv := fs.Args()
+}
+
+// runShell runs argv (a login shell when empty) in the session's sandbox. A terminal is
+// handed to sbx exec -it as is; the command's exit status is passed through.
+func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error {
 	if len(argv) == 0 {
 		argv = loginShell
 	}
-	session, err := newSandboxSession(std, *workspace, *cwd)
+	session, err := newSandboxSession(std, d)
 	if err != nil {
 		return err
 	}

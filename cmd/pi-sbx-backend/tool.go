@@ -13,26 +13,48 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
-// runTool: pi-sbx-backend tool (--local | --sandbox NAME) [--cwd DIR] NAME 'JSON-ARGS'.
-// JSON-ARGS "-" reads the arguments from stdin (no argv size limit). It prints one JSON
-// object {"content","details","isError"} and exits 0 whenever a result exists (a tool's own failure is isError:true); exit 2 means the call itself was
-// malformed and nothing was run.
-func runTool(ctx context.Context, std stdio, args []string) error {
-	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
-	fs.SetOutput(std.err)
-	localFlag := fs.Bool("local", false, "run the tool on this machine")
-	sandbox := fs.String("sandbox", "", "run the tool in the named sandbox, through the agent")
-	cwd := fs.String("cwd", "", "working directory (default: the current directory)")
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
+// toolOptions are tool's flags.
+type toolOptions struct {
+	local        bool
+	sandbox, cwd string
+}
+
+func toolCommand() command {
+	var o toolOptions
+	return command{
+		name:     "tool",
+		synopsis: "(--local | --sandbox NAME) [--cwd DIR] TOOL JSON-ARGS",
+		summary:  "run one tool call and print its JSON result",
+		help: `Runs one call of TOOL (bash read write edit grep find ls) with JSON-ARGS, its arguments
+as a JSON object ("-" reads them from stdin, so large contents need no argv), and prints
+one JSON object {"content","details","isError"}. --local runs it on this machine;
+--sandbox NAME runs it in that existing sandbox, through the agent. It exits 0 whenever a
+result exists (a tool's own failure is isError: true); exit 2 means the call itself was
+malformed and nothing was run.`,
+		env: []envDoc{
+			{"PI_*", "pi's session variables, given to bash (with --sandbox: forwarded into the VM)"},
+			{"PI_SBX_BIN", "with --sandbox: the sbx program (default: sbx on PATH)"},
+			{"DOCKER_SANDBOX_ENV_ALLOWLIST", "with --sandbox: as for serve"},
+			{"DOCKER_SANDBOX_ENV_PASSTHROUGH", "with --sandbox: as for serve"},
+		},
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&o.local, "local", false, "run the tool on this machine")
+			fs.StringVar(&o.sandbox, "sandbox", "", "run the tool in the sandbox `NAME`, through the agent")
+			fs.StringVar(&o.cwd, "cwd", "", "working `DIR` (default: the current directory)")
+		},
+		run: func(ctx context.Context, std stdio, args []string) error { return runTool(ctx, std, o, args) },
 	}
-	if fs.NArg() != 2 {
-		return usagef("want NAME 'JSON-ARGS', got %d arguments", fs.NArg())
+}
+
+// runTool runs one call, args being TOOL and JSON-ARGS.
+func runTool(ctx context.Context, std stdio, o toolOptions, args []string) error {
+	if len(args) != 2 {
+		return usagef("want TOOL JSON-ARGS, got %d arguments", len(args))
 	}
-	if *localFlag == (*sandbox != "") {
+	if o.local == (o.sandbox != "") {
 		return usagef("exactly one of --local or --sandbox NAME is required")
 	}
-	dir := *cwd
+	dir := o.cwd
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -40,8 +62,8 @@ func runTool(ctx context.Context, std stdio, args []string) error {
 		}
 		dir = wd
 	}
-	name, raw := fs.Arg(0), []byte(fs.Arg(1))
-	if fs.Arg(1) == "-" {
+	name, raw := args[0], []byte(args[1])
+	if args[1] == "-" {
 		var err error
 		if raw, err = io.ReadAll(io.LimitReader(std.in, maxStdinArgs+1)); err != nil {
 			return fmt.Errorf("reading arguments from stdin: %w", err)
@@ -50,8 +72,8 @@ func runTool(ctx context.Context, std stdio, args []string) error {
 			return usagef("arguments on stdin exceed %d bytes", maxStdinArgs)
 		}
 	}
-	if *sandbox != "" {
-		return runToolSandbox(ctx, std, *sandbox, dir, name, raw)
+	if o.sandbox != "" {
+		return runToolSandbox(ctx, std, o.sandbox, dir, name, raw)
 	}
 	return printResult(std.out, func() (any, error) {
 		return tools.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
