@@ -175,7 +175,10 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 	cmd := exec.Command(shellPath(), "-c", command)
 	cmd.Dir, cmd.Env = cwd, env
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: arrival order is exact
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A new session, as pi's detached spawn: the command leads its own process group
+	// (killed as a whole) and has no controlling terminal, so reading /dev/tty or a
+	// credential prompt fails at once rather than waiting on the server's terminal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	started := time.Now()
 	err = cmd.Start()
 	pw.Close()
