@@ -123,7 +123,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "sbxsim %s: a Linux simulator of the Docker Sandboxes CLI (sbx %s), for tests.\n"+
 		"Not a security boundary. State: $SBXSIM_STATE (default %s); SBXSIM_DOCKER=0: no dockerd;\n"+
-		"SBXSIM_HIDE=DIR[:DIR...]: more host directories hidden in new sandboxes.\n\nUsage:\n",
+		"SBXSIM_HIDE=DIR[:DIR...]: more host directories hidden in new sandboxes;\n"+
+		"SBXSIM_COMPOSE_PLUGIN=FILE|none: the docker compose plugin of new sandboxes.\n\nUsage:\n",
 		Version, SbxVersion, DefaultStateDir)
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  sbx %s\n", c.usage)

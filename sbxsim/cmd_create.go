@@ -31,6 +31,7 @@ type createOpts struct {
 	memory     int64
 	template   string
 	hide       []string
+	compose    string // docker compose plugin on the host, "" = none
 }
 
 func (c *cli) create(ctx context.Context, args []string) error {
@@ -94,6 +95,9 @@ func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpt
 			o.hide = append(o.hide, filepath.Clean(d))
 		}
 	}
+	if o.compose, err = c.composePlugin(); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
@@ -134,7 +138,7 @@ func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error)
 	}
 	defer l.Unlock()
 	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
-		Template: o.template, Docker: c.docker(), Hide: o.hide, Created: time.Now().UTC()}
+		Template: o.template, Docker: c.docker(), Hide: o.hide, Compose: o.compose, Created: time.Now().UTC()}
 	if err := c.m.Store.Save(sb); err != nil {
 		_ = c.m.Store.discard(name)
 		return nil, err

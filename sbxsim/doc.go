@@ -6,7 +6,11 @@
 // 10.213.0.0/16, the workspaces bind-mounted at their host absolute paths (":ro"
 // enforced), a private /tmp, the host's /root, /home, /run and /var/run hidden, and
 // (unless SBXSIM_DOCKER=0) its own dockerd on /var/run/docker.sock with a busybox base
-// image. The command line, messages and exit codes follow sbx as described in the
+// image and the docker compose v2 CLI plugin, bound read-only at
+// /usr/libexec/docker/cli-plugins/docker-compose. The plugin is found at create:
+// $SBXSIM_COMPOSE_PLUGIN ("none": no plugin), else docker-compose beside the sbxsim
+// executable, else ../.cache/compose/<ComposeVersion>/docker-compose from it (where
+// scripts/setup.sh builds it, for a binary in the repository's bin/). The command line, messages and exit codes follow sbx as described in the
 // project's reference notes; state lives in SBXSIM_STATE (default /var/lib/sbxsim).
 //
 // It is a test double, not a security boundary: the sandbox shares the host's kernel

@@ -24,6 +24,9 @@ type initConfig struct {
 	Hide       []string    `json:"hide"`       // directories covered by an empty tmpfs
 	DataRoot   string      `json:"dataRoot"`   // host directory mounted at /var/lib/docker
 	Dockerd    []string    `json:"dockerd"`    // dockerd argv; empty = no docker
+	// ComposePlugin is the host's docker compose plugin, bound read-only at
+	// composePluginPath; "" = none.
+	ComposePlugin string `json:"composePlugin,omitempty"`
 }
 
 // The init protocol: the parent reads lines from fd 3 ("mounted", then "ready", or
@@ -118,6 +121,15 @@ func setupMounts(cfg initConfig) error {
 			return err
 		}
 	}
+	pluginFd := -1
+	if cfg.ComposePlugin != "" {
+		fd, err := unix.Open(cfg.ComposePlugin, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening the compose plugin %s: %w", cfg.ComposePlugin, err)
+		}
+		defer unix.Close(fd)
+		pluginFd = fd
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
@@ -154,6 +166,11 @@ func setupMounts(cfg initConfig) error {
 			}
 		}
 		unix.Close(b.fd)
+	}
+	if pluginFd >= 0 {
+		if err := graftFile(pluginFd, composePluginPath); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -117,6 +117,12 @@ func (m *Manager) initConfigFor(sb *Sandbox) (initConfig, error) {
 	if !sb.Docker {
 		return cfg, nil
 	}
+	if sb.Compose != "" {
+		if _, err := executableFile(sb.Compose); err != nil {
+			return cfg, fmt.Errorf("the docker compose plugin recorded at create: %w", err)
+		}
+		cfg.ComposePlugin = sb.Compose
+	}
 	cfg.DataRoot = filepath.Join(m.Store.dir(sb.Name), "docker")
 	if err := os.MkdirAll(cfg.DataRoot, 0o700); err != nil {
 		return cfg, err

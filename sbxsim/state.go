@@ -23,7 +23,8 @@ type Sandbox struct {
 	Memory     int64       `json:"memory,omitempty"`
 	Template   string      `json:"template,omitempty"`
 	Docker     bool        `json:"docker"`
-	Hide       []string    `json:"hide,omitempty"` // extra host directories hidden (SBXSIM_HIDE)
+	Hide       []string    `json:"hide,omitempty"`    // extra host directories hidden (SBXSIM_HIDE)
+	Compose    string      `json:"compose,omitempty"` // host path of the docker compose plugin
 	Created    time.Time   `json:"created"`
 	Init       *Proc       `json:"init,omitempty"`
 	Net        *NetSlot    `json:"net,omitempty"`

