@@ -19,6 +19,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/backend"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
+	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 const box = "pi-sbx-1-test"
@@ -157,7 +158,7 @@ func decode(t *testing.T, r *mcp.CallToolResult) string {
 
 func local(t *testing.T, cwd, name, args string) string {
 	t.Helper()
-	res, err := tools.Default().Call(context.Background(), cwd, name, []byte(args), tools.Env{})
+	res, err := vmtools.Default().Call(context.Background(), cwd, name, []byte(args), tools.Env{})
 	require.NoError(t, err)
 	m, err := backend.ToMCP(res)
 	require.NoError(t, err)

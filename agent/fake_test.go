@@ -15,6 +15,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/backend"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
+	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 // localSbx stands in for sbx in unit tests: `exec` runs the command on this machine,
@@ -126,7 +127,10 @@ func (l *localSbx) agent(ctx context.Context, c sbx.Cmd, argv, env []string) (sb
 	l.started++
 	l.mu.Unlock()
 	go func() {
-		srv := backend.NewServer(tools.Default(), &backend.Local{Registry: tools.Default(), Cwd: cwd, Vars: env}, backend.Options{})
+		srv, err := backend.NewServer(backend.Routes(tools.Pi(), &backend.Local{Registry: vmtools.Default(), Cwd: cwd, Vars: env}), backend.Options{})
+		if err != nil {
+			panic(err)
+		}
 		backend.Serve(actx, srv, in, out)
 		exit(0)
 	}()
@@ -147,7 +151,7 @@ func (l *localSbx) tool(ctx context.Context, c sbx.Cmd, argv []string) (sbx.Proc
 			}
 		}
 	}
-	res, err := tools.Default().Call(ctx, cwd, name, raw, tools.Env{})
+	res, err := vmtools.Default().Call(ctx, cwd, name, raw, tools.Env{})
 	if errors.Is(err, tools.ErrUsage) {
 		fmt.Fprintln(c.Stderr, err)
 		return exited(2), nil

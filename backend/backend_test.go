@@ -22,6 +22,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 func TestResultMapping(t *testing.T) {
@@ -99,7 +100,7 @@ func connect(t *testing.T, caller Caller, opts *mcp.ClientOptions) *mcp.ClientSe
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := mcp.NewInMemoryTransports()
-	srv := NewServer(tools.Default(), caller, Options{Name: "test"})
+	srv := newServer(t, caller, Options{Name: "test"})
 	ss, err := srv.Connect(ctx, st, nil)
 	require.NoError(t, err)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, opts).Connect(ctx, ct, nil)
@@ -111,7 +112,7 @@ func connect(t *testing.T, caller Caller, opts *mcp.ClientOptions) *mcp.ClientSe
 func TestServerLocal(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\n"), 0o644))
-	reg := tools.Default()
+	reg := local.Default()
 	cs := connect(t, &Local{Registry: reg, Cwd: dir}, nil)
 	ctx := context.Background()
 
@@ -120,8 +121,8 @@ func TestServerLocal(t *testing.T) {
 	var names []string
 	for _, tl := range list.Tools {
 		names = append(names, tl.Name)
-		want, ok := reg.Lookup(tl.Name)
-		require.True(t, ok)
+		want, err := tools.Lookup(tools.Pi(), tl.Name)
+		require.NoError(t, err)
 		assert.Equal(t, want.Description, tl.Description)
 	}
 	assert.ElementsMatch(t, []string{"bash", "read", "write", "edit", "grep", "find", "ls"}, names)
@@ -167,7 +168,7 @@ func TestServerStreamsBashProgress(t *testing.T) {
 	var mu sync.Mutex
 	var streamed strings.Builder
 	var lastTotal float64
-	cs := connect(t, &Local{Registry: tools.Default(), Cwd: t.TempDir()}, &mcp.ClientOptions{
+	cs := connect(t, &Local{Registry: local.Default(), Cwd: t.TempDir()}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -189,7 +190,7 @@ func TestServerStreamsBashProgress(t *testing.T) {
 
 func TestServerCancelKillsCommand(t *testing.T) {
 	dir := t.TempDir()
-	cs := connect(t, &Local{Registry: tools.Default(), Cwd: dir}, nil)
+	cs := connect(t, &Local{Registry: local.Default(), Cwd: dir}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -231,7 +232,7 @@ func TestServerReportsSandboxFailureAsToolError(t *testing.T) {
 func TestServeSurvivesMalformedInput(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: t.TempDir()}, Options{})
+	srv := newServer(t, &Local{Registry: local.Default(), Cwd: t.TempDir()}, Options{})
 	served := make(chan error, 1)
 	go func() { served <- Serve(context.Background(), srv, inR, outW); outW.Close() }()
 	replies := bufio.NewScanner(outR)
@@ -290,7 +291,7 @@ func TestGuardSkipsOverlongLines(t *testing.T) {
 // piping requests in) still gets every reply; a cancelled call releases the wait.
 func TestServeAnswersEveryRequestBeforeEOF(t *testing.T) {
 	dir := t.TempDir()
-	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{})
+	srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{})
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -313,4 +314,12 @@ func TestServeAnswersEveryRequestBeforeEOF(t *testing.T) {
 	assert.Contains(t, ids, "1")
 	assert.Contains(t, ids, "4")
 	assert.Contains(t, ids[`"slow"`], "slow done")
+}
+
+// newServer serves pi's seven tools, every one through caller.
+func newServer(t testing.TB, caller Caller, o Options) *mcp.Server {
+	t.Helper()
+	srv, err := NewServer(Routes(tools.Pi(), caller), o)
+	require.NoError(t, err)
+	return srv
 }

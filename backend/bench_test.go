@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 // BenchmarkServerRead is one MCP hop (client → server → local read) in memory: the
@@ -23,7 +23,7 @@ func BenchmarkServerRead(b *testing.B) {
 	}
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{})
+	srv := newServer(b, &Local{Registry: local.Default(), Cwd: dir}, Options{})
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -48,7 +48,7 @@ func TestProtocolGolden(t *testing.T) {
 
 	in, err := os.ReadFile(filepath.Join("testdata", "session.jsonl"))
 	require.NoError(t, err)
-	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{Name: "golden", Version: "v0"})
+	srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{Name: "golden", Version: "v0"})
 	var out bytes.Buffer
 	require.NoError(t, Serve(context.Background(), srv, bytes.NewReader(in), &out))
 	got := inIDOrder(t, strings.ReplaceAll(out.String(), dir, "$WORK"))

@@ -1,9 +1,11 @@
-// Package backend is the MCP face of the seven tools: an MCP server (official Go SDK)
-// whose tools/list is pi's seven tools and whose tools/call goes to a Caller, plus the
-// stdio plumbing that keeps serving through malformed input.
+// Package backend is the MCP face of the tools: an MCP server (official Go SDK) that
+// takes routes — each a tool description and the Caller that runs it — plus the stdio
+// plumbing that keeps serving through malformed input.
 //
-// The same server runs at both ends: on the host (`serve`, Caller = the agent channel
-// into the sandbox) and inside the VM (`agent`, Caller = Local, the tools themselves).
+// The same server runs at both ends: on the host (`serve`: pi's seven routed to the
+// agent channel into the sandbox, the docker_* tools to deploy/) and inside the VM
+// (`agent`: the seven routed to Local, the implementations themselves). backend links
+// descriptions only (tools/), never an implementation.
 package backend
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -30,6 +33,24 @@ type Caller interface {
 	CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error)
 }
 
+// Route sends calls of one tool to the Caller that runs it.
+type Route struct {
+	Tool   *tools.Tool
+	Caller Caller
+	// Unlisted routes are callable with tools/call but left out of tools/list: serve
+	// methods a client uses (pi's `!` commands on a pty) that the model must not see.
+	Unlisted bool
+}
+
+// Routes routes every tool of list to caller.
+func Routes(list []*tools.Tool, caller Caller) []Route {
+	out := make([]Route, 0, len(list))
+	for _, t := range list {
+		out = append(out, Route{Tool: t, Caller: caller})
+	}
+	return out
+}
+
 // Options configure NewServer.
 type Options struct {
 	Name    string // implementation name reported to clients
@@ -37,9 +58,11 @@ type Options struct {
 	Logger  *slog.Logger // nil: discard
 }
 
-// NewServer returns an MCP server exposing the registry's tools (pi's names,
-// descriptions and schemas) and forwarding every call to caller.
-func NewServer(reg *tools.Registry, caller Caller, o Options) *mcp.Server {
+// NewServer returns an MCP server offering the routes' tools (their names, descriptions
+// and schemas) and sending each call, validated against its description, to its route's
+// caller. A route without a tool or caller, a tool with a broken schema and two routes of
+// one name are errors.
+func NewServer(routes []Route, o Options) (*mcp.Server, error) {
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -48,10 +71,47 @@ func NewServer(reg *tools.Registry, caller Caller, o Options) *mcp.Server {
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	for _, t := range reg.List() {
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema}, handler(t, caller, logger))
+	seen := make(map[string]bool, len(routes))
+	unlisted := map[string]bool{}
+	for _, r := range routes {
+		if r.Tool == nil || r.Caller == nil {
+			return nil, fmt.Errorf("route %+v: needs a tool and a caller", r)
+		}
+		if seen[r.Tool.Name] {
+			return nil, fmt.Errorf("tool %s routed twice", r.Tool.Name)
+		}
+		seen[r.Tool.Name] = true
+		if err := r.Tool.Resolve(); err != nil {
+			return nil, err
+		}
+		if r.Unlisted {
+			unlisted[r.Tool.Name] = true
+		}
+		srv.AddTool(&mcp.Tool{Name: r.Tool.Name, Description: r.Tool.Description, InputSchema: r.Tool.Schema}, handler(r.Tool, r.Caller, logger))
 	}
-	return srv
+	if len(unlisted) > 0 {
+		srv.AddReceivingMiddleware(hideTools(unlisted))
+	}
+	return srv, nil
+}
+
+// hideTools drops the named tools from tools/list results; tools/call still reaches them.
+func hideTools(names map[string]bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
+				kept := make([]*mcp.Tool, 0, len(lr.Tools))
+				for _, t := range lr.Tools {
+					if !names[t.Name] {
+						kept = append(kept, t)
+					}
+				}
+				lr.Tools = kept
+			}
+			return res, err
+		}
+	}
 }
 
 func handler(t *tools.Tool, caller Caller, logger *slog.Logger) mcp.ToolHandler {
@@ -87,10 +147,16 @@ func handler(t *tools.Tool, caller Caller, logger *slog.Logger) mcp.ToolHandler 
 	}
 }
 
-// Local runs calls with the registry in this process: the agent inside the VM, and
+// Runner runs a call in this process (tools/local's Registry): decoding, validation and
+// the implementation. backend only knows this interface, so the host never links one.
+type Runner interface {
+	Call(ctx context.Context, cwd, name string, raw []byte, env tools.Env) (result.Result, error)
+}
+
+// Local runs calls with a Runner in this process: the agent inside the VM, and
 // `tool --local`'s equivalent for tests.
 type Local struct {
-	Registry *tools.Registry
+	Registry Runner
 	Cwd      string   // working directory of every call
 	Vars     []string // extra KEY=VALUE for commands
 }

@@ -21,12 +21,12 @@ func TestToolDefinitionsMatchPi(t *testing.T) {
 	var pi map[string]def
 	require.NoError(t, json.Unmarshal(runNode(t, "specs.mjs", nil), &pi))
 
-	reg := tools.Default()
-	require.Len(t, reg.List(), len(pi))
+	list := tools.Pi()
+	require.Len(t, list, len(pi))
 	for name, want := range pi {
 		t.Run(name, func(t *testing.T) {
-			got, ok := reg.Lookup(name)
-			require.True(t, ok, "tool %s not registered", name)
+			got, err := tools.Lookup(list, name)
+			require.NoError(t, err, "tool %s not described", name)
 			assert.Equal(t, want.Name, got.Name)
 			assert.Equal(t, want.Description, got.Description)
 			raw, err := json.Marshal(got.Schema)

@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,57 +14,169 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestOnlySbxStartsProcessesOnTheHostPath checks the host side's imports: of the
-// packages serve runs on the host, only sbx/ may start processes, none may open network
-// connections or use a Docker client, and serve/tool --sandbox never use the local tool
-// runner. (The behaviour is proven by the e2e tests; this keeps a refactor from quietly
-// adding another door.)
-func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
-	forbidden := map[string][]string{
-		"agent":   {"os/exec", "net", "net/http", "syscall"},
-		"backend": {"os/exec", "net", "net/http", "syscall"},
-		"sbx":     {"net", "net/http"},
+const module = "github.com/pi-sbx/pi-sbx-backend"
+
+// hostPackages are the packages serve, shell, tool --sandbox, verify and gc run on the
+// host. (deploy/ joins once it exists; the test requires whichever of them exist.)
+var hostPackages = []string{"backend", "agent", "sbx", "tools", "deploy"}
+
+// hostFiles are the files of cmd/pi-sbx-backend that implement host subcommands. The
+// command is one binary (it is also the agent), so these files are held to the host rules
+// by their own imports and those imports' dependencies.
+var hostFiles = []string{"serve.go", "session.go", "shell.go", "tool_sandbox.go", "verify.go", "gc.go"}
+
+// vmOnly are the packages that only the in-sandbox agent (and tool --local) may link.
+var vmOnly = []string{module + "/fsops", module + "/shell", module + "/tools/local", module + "/cmd/sbxsim", module + "/sbxsim"}
+
+// TestHostPathLinksNoVMCode: everything the host side links, transitively (go list
+// -deps), is free of the tool implementations (fsops, shell, tools/local) and of the
+// simulator; and the VM side links no sbx.
+func TestHostPathLinksNoVMCode(t *testing.T) {
+	deps := listDeps(t, hostRoots(t)...)
+	for _, bad := range vmOnly {
+		_, linked := deps[bad]
+		assert.False(t, linked, "the host path links %s (imported by %s)", bad, importers(deps, bad))
 	}
-	for dir, bad := range forbidden {
-		for path, imports := range importsOf(t, filepath.Join("..", dir)) {
-			if dir != "sbx" {
-				src, err := os.ReadFile(path)
-				require.NoError(t, err)
-				assert.NotContains(t, string(src), "StartProcess", path)
+	for _, vm := range []string{"./fsops", "./shell", "./tools/local"} {
+		for pkg := range listDeps(t, vm) {
+			assert.NotEqual(t, module+"/sbx", pkg, "%s links sbx", vm)
+		}
+	}
+}
+
+// TestOnlySbxStartsProcessesOnTheHostPath: of the project's packages the host links, only
+// sbx/ starts processes (os/exec, os.StartProcess, syscall exec); none but deploy's
+// docker_curl opens network connections; nothing uses a Docker client. (The behaviour is
+// proven by the e2e tests; this keeps a refactor from quietly adding another door.)
+func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
+	deps := listDeps(t, hostRoots(t)...)
+	checked := 0
+	for pkg, d := range deps {
+		if !strings.HasPrefix(pkg, module) {
+			for _, imp := range d.imports {
+				assert.False(t, strings.HasPrefix(imp, "github.com/docker/"), "%s imports a Docker client (%s)", pkg, imp)
+			}
+			continue
+		}
+		checked++
+		rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+		for _, f := range d.files {
+			path := filepath.Join(d.dir, f)
+			imports := fileImports(t, path)
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			if rel != "sbx" {
+				assert.NotContains(t, imports, "os/exec", "%s starts processes", path)
+				for _, call := range []string{"StartProcess", "ForkExec", "syscall.Exec", "unix.Exec"} {
+					assert.NotContains(t, string(src), call, "%s starts processes", path)
+				}
+			}
+			netOK := rel == "deploy" && f == "curl.go"
+			if !netOK {
+				for _, n := range []string{"net", "net/http", "net/rpc", "net/smtp"} {
+					assert.NotContains(t, imports, n, "%s opens network connections", path)
+				}
 			}
 			for _, imp := range imports {
-				assert.NotContains(t, bad, imp, "%s imports %s", path, imp)
 				assert.False(t, strings.HasPrefix(imp, "github.com/docker/"), "%s imports a Docker client (%s)", path, imp)
 			}
 		}
 	}
-	for _, f := range []string{"serve.go", "session.go", "shell.go", "tool_sandbox.go"} {
-		src, err := os.ReadFile(filepath.Join("..", "cmd/pi-sbx-backend", f))
+	assert.GreaterOrEqual(t, checked, 5, "the host path's own packages were checked")
+	for _, f := range existingHostFiles(t) {
+		src, err := os.ReadFile(f)
 		require.NoError(t, err)
 		assert.NotContains(t, string(src), "backend.Local", "%s must not run tools on the host", f)
-		assert.NotContains(t, string(src), "os/exec", f)
+		assert.NotContains(t, fileImports(t, f), "os/exec", f)
 	}
 	mod, err := os.ReadFile("../go.mod")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mod), "github.com/docker/", "no Docker client library in the module")
 }
 
-// importsOf returns the imports of every non-test Go file in dir.
-func importsOf(t *testing.T, dir string) map[string][]string {
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+// hostRoots are the host packages that exist plus the project packages the host files
+// of cmd/pi-sbx-backend import; those files must not import VM-only packages themselves.
+func hostRoots(t *testing.T) []string {
+	var roots []string
+	for _, p := range hostPackages {
+		if _, err := os.Stat(filepath.Join("..", p)); err == nil {
+			roots = append(roots, "./"+p)
+		}
+	}
+	require.Contains(t, roots, "./backend")
+	for _, f := range existingHostFiles(t) {
+		for _, imp := range fileImports(t, f) {
+			for _, bad := range vmOnly {
+				assert.NotEqual(t, bad, imp, "%s imports %s", f, bad)
+			}
+			if strings.HasPrefix(imp, module+"/") {
+				roots = append(roots, "./"+strings.TrimPrefix(imp, module+"/"))
+			}
+		}
+	}
+	return roots
+}
+
+func existingHostFiles(t *testing.T) []string {
+	var out []string
+	for _, f := range hostFiles {
+		p := filepath.Join("..", "cmd/pi-sbx-backend", f)
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	require.GreaterOrEqual(t, len(out), 4, "the host subcommand files moved; update hostFiles")
+	return out
+}
+
+type pkgInfo struct {
+	dir     string
+	files   []string
+	imports []string
+}
+
+// listDeps runs `go list -deps` on roots (from the module root) and returns every
+// package linked, with its non-test Go files and imports.
+func listDeps(t *testing.T, roots ...string) map[string]pkgInfo {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}}\t{{join .Imports \" \"}}"}, roots...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+	}
 	require.NoError(t, err)
-	require.NotEmpty(t, files, dir)
-	out := map[string][]string{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	deps := map[string]pkgInfo{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		require.Len(t, f, 4, line)
+		deps[f[0]] = pkgInfo{dir: f[1], files: strings.Fields(f[2]), imports: strings.Fields(f[3])}
+	}
+	return deps
+}
+
+// importers names the packages of deps that import pkg (for a readable failure).
+func importers(deps map[string]pkgInfo, pkg string) []string {
+	var out []string
+	for p, d := range deps {
+		for _, imp := range d.imports {
+			if imp == pkg {
+				out = append(out, p)
+			}
 		}
-		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		require.NoError(t, err)
-		for _, imp := range af.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			out[f] = append(out[f], p)
-		}
+	}
+	return out
+}
+
+// fileImports returns the import paths of one Go file.
+func fileImports(t *testing.T, path string) []string {
+	af, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+	require.NoError(t, err)
+	var out []string
+	for _, imp := range af.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		out = append(out, p)
 	}
 	return out
 }

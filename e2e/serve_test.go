@@ -42,12 +42,11 @@ func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
 
 	list, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
-	reg := tools.Default()
 	var names []string
 	for _, tl := range list.Tools {
 		names = append(names, tl.Name)
-		want, ok := reg.Lookup(tl.Name)
-		require.True(t, ok, tl.Name)
+		want, err := tools.Lookup(tools.Pi(), tl.Name)
+		require.NoError(t, err, tl.Name)
 		assert.Equal(t, want.Description, tl.Description)
 		wantSchema, _ := json.Marshal(want.Schema)
 		gotSchema, _ := json.Marshal(tl.InputSchema)

@@ -67,8 +67,8 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &got))
 	require.Len(t, got.Tools, 7)
 	for _, tl := range got.Tools {
-		want, ok := tools.Default().Lookup(tl.Name)
-		require.True(t, ok, tl.Name)
+		want, err := tools.Lookup(tools.Pi(), tl.Name)
+		require.NoError(t, err, tl.Name)
 		assert.Equal(t, want.Description, tl.Description)
 	}
 	require.Len(t, got.Results, len(readOnlyCalls))

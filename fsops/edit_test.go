@@ -131,7 +131,7 @@ func TestEditErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Edit(context.Background(), dir, tt.args)
+			_, err := Edit(context.Background(), dir, tt.args, nil)
 			require.EqualError(t, err, tt.want)
 			if tt.file != "" {
 				b, err := os.ReadFile(filepath.Join(dir, tt.file))
@@ -157,7 +157,7 @@ func TestConcurrentEditsSerialized(t *testing.T) {
 	// Reach the file through a symlink too: the queue keys by real path.
 	require.NoError(t, os.Symlink("shared.txt", filepath.Join(dir, "alias.txt")))
 
-	ctx := WithMutationQueue(context.Background(), NewMutationQueue())
+	ctx, q := context.Background(), NewMutationQueue()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := 0; i < n; i++ {
@@ -169,7 +169,7 @@ func TestConcurrentEditsSerialized(t *testing.T) {
 				name = "alias.txt"
 			}
 			_, errs[i] = Edit(ctx, dir, EditArgs{Path: name, Edits: []Replacement{{
-				OldText: "slot " + strconv.Itoa(i) + ": todo", NewText: "slot " + strconv.Itoa(i) + ": done"}}})
+				OldText: "slot " + strconv.Itoa(i) + ": todo", NewText: "slot " + strconv.Itoa(i) + ": done"}}}, q)
 		}(i)
 	}
 	wg.Wait()
@@ -182,32 +182,6 @@ func TestConcurrentEditsSerialized(t *testing.T) {
 	info, err := os.Lstat(filepath.Join(dir, "alias.txt"))
 	require.NoError(t, err)
 	assert.True(t, info.Mode()&os.ModeSymlink != 0, "the symlink is still a symlink")
-}
-
-func TestPrepareEditArgs(t *testing.T) {
-	one := map[string]any{"oldText": "a", "newText": "b"}
-	tests := []struct {
-		name string
-		in   map[string]any
-		want map[string]any
-	}{
-		{"array unchanged", map[string]any{"path": "p", "edits": []any{one}}, map[string]any{"path": "p", "edits": []any{one}}},
-		{"JSON string", map[string]any{"path": "p", "edits": `[{"oldText":"a","newText":"b"}]`}, map[string]any{"path": "p", "edits": []any{one}}},
-		{"JSON string of one object", map[string]any{"path": "p", "edits": `{"oldText":"a","newText":"b"}`}, map[string]any{"path": "p", "edits": []any{one}}},
-		{"bad JSON string kept", map[string]any{"path": "p", "edits": `[{`}, map[string]any{"path": "p", "edits": `[{`}},
-		{"single object", map[string]any{"path": "p", "edits": one}, map[string]any{"path": "p", "edits": []any{one}}},
-		{"legacy", map[string]any{"path": "p", "oldText": "a", "newText": "b"}, map[string]any{"path": "p", "edits": []any{one}}},
-		{"legacy appended", map[string]any{"path": "p", "oldText": "a", "newText": "b", "edits": []any{one}},
-			map[string]any{"path": "p", "edits": []any{one, one}}},
-		{"half legacy left alone", map[string]any{"path": "p", "oldText": "a"}, map[string]any{"path": "p", "oldText": "a"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := PrepareEditArgs(tt.in)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
 }
 
 // TestTrimLineEnds compares the single-pass trim with pi's split/trimEnd/join.

@@ -84,18 +84,10 @@ func mutationKey(path string) (string, error) {
 	return abs, nil
 }
 
-type queueKey struct{}
-
-// WithMutationQueue returns a context whose write and edit calls take turns through q.
-// Whoever runs concurrent calls (the tool registry) owns one queue and passes it down;
-// without one, a call serializes only with itself.
-func WithMutationQueue(ctx context.Context, q *MutationQueue) context.Context {
-	return context.WithValue(ctx, queueKey{}, q)
-}
-
-// mutationQueue returns the queue carried by ctx, or a private one.
-func mutationQueue(ctx context.Context) *MutationQueue {
-	if q, ok := ctx.Value(queueKey{}).(*MutationQueue); ok && q != nil {
+// orPrivate returns q, or a fresh queue when q is nil. Whoever runs concurrent calls (the
+// tool registry) owns one queue and passes it to every write and edit.
+func (q *MutationQueue) orPrivate() *MutationQueue {
+	if q != nil {
 		return q
 	}
 	return NewMutationQueue()

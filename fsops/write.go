@@ -14,10 +14,11 @@ type WriteArgs struct {
 }
 
 // Write is pi's write tool: parent directories are created and the file replaced
-// atomically (see replaceFile), in turn with other mutations of the same file.
-func Write(ctx context.Context, cwd string, a WriteArgs) (result.Result, error) {
+// atomically (see replaceFile), in turn with other mutations of the same file through q
+// (nil: the call takes turns only with itself).
+func Write(ctx context.Context, cwd string, a WriteArgs, q *MutationQueue) (result.Result, error) {
 	abs := ResolveToCwd(a.Path, cwd)
-	err := mutationQueue(ctx).Do(ctx, abs, func() error {
+	err := q.orPrivate().Do(ctx, abs, func() error {
 		if ctx.Err() != nil {
 			return errAborted
 		}

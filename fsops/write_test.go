@@ -36,7 +36,7 @@ func TestWrite(t *testing.T) {
 	defer syscallUmask(old)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Write(context.Background(), dir, WriteArgs{Path: tt.path, Content: tt.content})
+			res, err := Write(context.Background(), dir, WriteArgs{Path: tt.path, Content: tt.content}, nil)
 			if tt.wantErr != "" {
 				require.EqualError(t, err, tt.wantErr)
 				return
@@ -93,7 +93,7 @@ func TestWriteIsAtomic(t *testing.T) {
 		if i%2 == 0 {
 			content = b
 		}
-		_, err := Write(context.Background(), dir, WriteArgs{Path: "f", Content: content})
+		_, err := Write(context.Background(), dir, WriteArgs{Path: "f", Content: content}, nil)
 		require.NoError(t, err)
 	}
 	cancel()

@@ -1,17 +1,17 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/google/jsonschema-go/jsonschema"
-
-	"github.com/pi-sbx/pi-sbx-backend/fsops"
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/shell"
 )
 
 // The descriptions and schemas below are pi 1.6.0's, word for word: the model is tuned to them.
+
+// Pi returns descriptions of pi's seven tools, in pi's order.
+func Pi() []*Tool {
+	return []*Tool{Read(), Bash(), Edit(), Write(), Grep(), Find(), Ls()}
+}
 
 // Read is pi's read tool.
 func Read() *Tool {
@@ -23,7 +23,6 @@ func Read() *Tool {
 			"offset": num("Line number to start reading from (1-indexed)"),
 			"limit":  num("Maximum number of lines to read"),
 		}),
-		Run: run(fsops.Read),
 	}
 }
 
@@ -36,7 +35,6 @@ func Write() *Tool {
 			"path":    str("Path to the file to write (relative or absolute)"),
 			"content": str("Content to write to the file"),
 		}),
-		Run: run(fsops.Write),
 	}
 }
 
@@ -56,8 +54,7 @@ func Edit() *Tool {
 				}),
 			},
 		}),
-		Prepare: fsops.PrepareEditArgs,
-		Run:     run(fsops.Edit),
+		Prepare: PrepareEditArgs,
 	}
 }
 
@@ -75,7 +72,6 @@ func Grep() *Tool {
 			"context":    num("Number of lines to show before and after each match (default: 0)"),
 			"limit":      num("Maximum number of matches to return (default: 100)"),
 		}),
-		Run: run(fsops.Grep),
 	}
 }
 
@@ -89,7 +85,6 @@ func Find() *Tool {
 			"path":    str("Directory to search in (default: current directory)"),
 			"limit":   num("Maximum number of results (default: 1000)"),
 		}),
-		Run: run(fsops.Find),
 	}
 }
 
@@ -102,7 +97,6 @@ func Ls() *Tool {
 			"path":  str("Directory to list (default: current directory)"),
 			"limit": num("Maximum number of entries to return (default: 500)"),
 		}),
-		Run: run(fsops.Ls),
 	}
 }
 
@@ -115,27 +109,58 @@ func Bash() *Tool {
 			"command": str("Shell command to execute"),
 			"timeout": num("Timeout in seconds (optional, no default timeout)"),
 		}),
-		Run: func(ctx context.Context, cwd string, raw json.RawMessage, env Env) (result.Result, error) {
-			args, err := decode[shell.BashArgs](raw)
-			if err != nil {
-				return result.Result{}, err
-			}
-			opts := shell.BashOptions{Env: env.Vars, OnUpdate: env.OnUpdate}
-			if env.OnProgress != nil {
-				opts.OnProgress = func(p shell.Progress) { env.OnProgress(p.Text, p.Bytes) }
-			}
-			return shell.Bash(ctx, cwd, args, opts)
-		},
 	}
 }
 
-// run adapts a plain fsops function to the registry's Run signature.
-func run[A any](f func(context.Context, string, A) (result.Result, error)) func(context.Context, string, json.RawMessage, Env) (result.Result, error) {
-	return func(ctx context.Context, cwd string, raw json.RawMessage, _ Env) (result.Result, error) {
-		args, err := decode[A](raw)
-		if err != nil {
-			return result.Result{}, err
-		}
-		return f(ctx, cwd, args)
+// PrepareEditArgs is pi's prepareEditArguments, run before schema validation: edits sent
+// as a JSON string are parsed, a single {oldText, newText} object becomes a one-element
+// array, and legacy top-level oldText/newText are appended to edits. It never fails;
+// whatever it cannot repair is left for validation to reject.
+func PrepareEditArgs(in map[string]any) (map[string]any, error) {
+	if in == nil {
+		return in, nil
 	}
+	switch e := in["edits"].(type) {
+	case string:
+		var parsed any
+		if err := json.Unmarshal([]byte(e), &parsed); err == nil {
+			if arr, ok := parsed.([]any); ok {
+				in["edits"] = arr
+			} else if isSingleEdit(parsed) {
+				in["edits"] = []any{parsed}
+			}
+		}
+	default:
+		if isSingleEdit(e) {
+			in["edits"] = []any{e}
+		}
+	}
+	oldText, ok1 := in["oldText"].(string)
+	newText, ok2 := in["newText"].(string)
+	if !ok1 || !ok2 {
+		return in, nil
+	}
+	var edits []any
+	if arr, ok := in["edits"].([]any); ok {
+		edits = append(edits, arr...)
+	}
+	edits = append(edits, map[string]any{"oldText": oldText, "newText": newText})
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if k != "oldText" && k != "newText" {
+			out[k] = v
+		}
+	}
+	out["edits"] = edits
+	return out, nil
+}
+
+func isSingleEdit(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok1 := m["oldText"].(string)
+	_, ok2 := m["newText"].(string)
+	return ok1 && ok2
 }

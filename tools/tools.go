@@ -1,21 +1,21 @@
-// Package tools is the registry of the seven pi tools: their names, descriptions and
-// parameter schemas exactly as pi 1.6.0 states them, argument decoding and validation,
-// and dispatch to fsops/ and shell/. Every front end (the tool CLI, the in-sandbox
-// agent, the host MCP server's tools/list) uses this one table.
+// Package tools describes tools: their names, descriptions and parameter schemas (pi
+// 1.6.0's, word for word, for pi's seven), and the argument rules a caller checks before
+// a call goes anywhere (decoding, pi's argument repair, schema validation). It is plain
+// data that the host links; the implementations of pi's seven live in tools/local, which
+// only the in-sandbox agent and `tool --local` link.
 package tools
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/pi-sbx/pi-sbx-backend/fsops"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
@@ -34,90 +34,41 @@ type Env struct {
 	OnProgress func(text string, totalBytes int)
 }
 
-// Tool is one registered tool.
+// Tool describes one tool. Build it as a literal; its schema is resolved on first use.
 type Tool struct {
 	Name        string
 	Description string
 	Schema      *jsonschema.Schema
 	// Prepare rewrites raw arguments before validation (pi's prepareArguments); may be nil.
 	Prepare func(map[string]any) (map[string]any, error)
-	// Run executes the call; a returned error is a thrown pi error (shown as isError).
-	Run func(ctx context.Context, cwd string, args json.RawMessage, env Env) (result.Result, error)
 
+	once     sync.Once
 	resolved *jsonschema.Resolved
+	err      error
 }
 
-// Registry holds tools by name, and the queue that makes concurrent write and edit calls
-// on one file take turns (pi's withFileMutationQueue).
-type Registry struct {
-	byName map[string]*Tool
-	queue  *fsops.MutationQueue
-}
-
-// New builds a registry of the given tools, resolving their schemas.
-func New(list ...*Tool) (*Registry, error) {
-	r := &Registry{byName: make(map[string]*Tool, len(list)), queue: fsops.NewMutationQueue()}
-	for _, t := range list {
-		res, err := t.Schema.Resolve(nil)
-		if err != nil {
-			return nil, fmt.Errorf("resolving schema of %s: %w", t.Name, err)
+// Resolve checks the schema once; Validate calls it, and registries call it up front so
+// that a broken schema fails at startup rather than at the first call.
+func (t *Tool) Resolve() error {
+	t.once.Do(func() {
+		if t.Schema == nil {
+			t.err = fmt.Errorf("tool %s has no schema", t.Name)
+			return
 		}
-		t.resolved = res
-		r.byName[t.Name] = t
-	}
-	return r, nil
-}
-
-// Default returns the registry of pi's seven tools.
-func Default() *Registry {
-	r, err := New(Read(), Write(), Edit(), Grep(), Find(), Ls(), Bash())
-	if err != nil {
-		panic(err) // the built-in schemas are constants; failing here is a programming error
-	}
-	return r
-}
-
-// List returns the tools sorted by name.
-func (r *Registry) List() []*Tool {
-	out := make([]*Tool, 0, len(r.byName))
-	for _, t := range r.byName {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// Lookup returns the named tool.
-func (r *Registry) Lookup(name string) (*Tool, bool) {
-	t, ok := r.byName[name]
-	return t, ok
-}
-
-// Call decodes and validates raw JSON arguments and runs the named tool in cwd. It returns
-// an error wrapping ErrUsage for calls that cannot be made; a tool's own failure is a
-// result with IsError set, as pi's agent loop reports it.
-func (r *Registry) Call(ctx context.Context, cwd, name string, raw []byte, env Env) (result.Result, error) {
-	t, ok := r.byName[name]
-	if !ok {
-		return result.Result{}, fmt.Errorf("%w: unknown tool %q (have %s)", ErrUsage, name, strings.Join(r.names(), ", "))
-	}
-	args, err := t.Validate(raw)
-	if err != nil {
-		return result.Result{}, err
-	}
-	res, err := t.Run(fsops.WithMutationQueue(ctx, r.queue), cwd, args, env)
-	if err != nil {
-		return result.Thrown(err), nil
-	}
-	if res.Content == nil {
-		res.Content = []result.Content{}
-	}
-	return res, nil
+		t.resolved, t.err = t.Schema.Resolve(nil)
+		if t.err != nil {
+			t.err = fmt.Errorf("resolving schema of %s: %w", t.Name, t.err)
+		}
+	})
+	return t.err
 }
 
 // Validate parses raw arguments, applies Prepare, checks them against the schema and
-// returns the canonical JSON to run with.
+// returns the canonical JSON to run with. Errors wrap ErrUsage.
 func (t *Tool) Validate(raw []byte) (json.RawMessage, error) {
+	if err := t.Resolve(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -153,32 +104,56 @@ func (t *Tool) Validate(raw []byte) (json.RawMessage, error) {
 	return canon, nil
 }
 
-func (r *Registry) names() []string {
-	var n []string
-	for _, t := range r.List() {
+// Lookup returns the tool of list with the given name, or an ErrUsage naming the tools
+// there are.
+func Lookup(list []*Tool, name string) (*Tool, error) {
+	for _, t := range list {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: unknown tool %q (have %s)", ErrUsage, name, strings.Join(Names(list), ", "))
+}
+
+// Names returns the names of list, sorted.
+func Names(list []*Tool) []string {
+	n := make([]string, 0, len(list))
+	for _, t := range list {
 		n = append(n, t.Name)
 	}
+	sort.Strings(n)
 	return n
 }
 
-// object builds a TypeBox-like object schema.
-func object(required []string, props map[string]*jsonschema.Schema) *jsonschema.Schema {
+// Object builds a TypeBox-like object schema (what pi's tools declare).
+func Object(required []string, props map[string]*jsonschema.Schema) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Properties: props, Required: required}
 }
 
-func str(desc string) *jsonschema.Schema {
+// String, Number, Boolean and Integer build described leaf schemas.
+func String(desc string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Description: desc}
 }
-func num(desc string) *jsonschema.Schema {
+
+// Number is a described number schema.
+func Number(desc string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "number", Description: desc}
 }
-func boolean(desc string) *jsonschema.Schema {
+
+// Boolean is a described boolean schema.
+func Boolean(desc string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "boolean", Description: desc}
 }
 
-// decode unmarshals validated arguments into a tool's argument struct.
-func decode[T any](args json.RawMessage) (T, error) {
-	var v T
-	err := json.Unmarshal(args, &v)
-	return v, err
+// Integer is a described integer schema.
+func Integer(desc string) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "integer", Description: desc}
 }
+
+// object, str, num and boolean keep pi's seven definitions short.
+var (
+	object  = Object
+	str     = String
+	num     = Number
+	boolean = Boolean
+)

@@ -1,19 +1,14 @@
 package tools
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
-func echoTool(calls *[]string) *Tool {
+func echoTool() *Tool {
 	return &Tool{
 		Name: "echo",
 		Schema: object([]string{"text"}, map[string]*jsonschema.Schema{
@@ -27,60 +22,87 @@ func echoTool(calls *[]string) *Tool {
 			}
 			return m, nil
 		},
-		Run: func(_ context.Context, cwd string, args json.RawMessage, _ Env) (result.Result, error) {
-			*calls = append(*calls, string(args))
-			var a struct{ Text string }
-			if err := json.Unmarshal(args, &a); err != nil {
-				return result.Result{}, err
-			}
-			if a.Text == "boom" {
-				return result.Result{}, errors.New("it threw")
-			}
-			return result.Text(cwd+":"+a.Text, nil), nil
-		},
 	}
 }
 
-func TestCall(t *testing.T) {
+func TestValidate(t *testing.T) {
 	tests := []struct {
-		name, tool, args string
-		usage            string // non-empty: want an ErrUsage containing this
-		want             result.Result
+		name, args string
+		usage      string // non-empty: want an ErrUsage containing this
+		want       string
 	}{
-		{name: "ok", tool: "echo", args: `{"text":"hi"}`, want: result.Text("/w:hi", nil)},
-		{name: "extra properties are allowed", tool: "echo", args: `{"text":"hi","x":1}`, want: result.Text("/w:hi", nil)},
-		{name: "prepare runs before validation", tool: "echo", args: `{"legacy":"old"}`, want: result.Text("/w:old", nil)},
-		{name: "thrown error", tool: "echo", args: `{"text":"boom"}`, want: result.Thrown(errors.New("it threw"))},
-		{name: "unknown tool", tool: "nope", args: `{}`, usage: `unknown tool "nope" (have echo)`},
-		{name: "malformed", tool: "echo", args: `{"text":`, usage: "not valid JSON"},
-		{name: "trailing data", tool: "echo", args: `{"text":"a"} {}`, usage: "trailing data"},
-		{name: "not an object", tool: "echo", args: `"text"`, usage: "must be a JSON object"},
-		{name: "missing required", tool: "echo", args: `{}`, usage: "text"},
-		{name: "wrong type", tool: "echo", args: `{"text":"a","times":"3"}`, usage: "times"},
+		{name: "ok", args: `{"text":"hi"}`, want: `{"text":"hi"}`},
+		{name: "extra properties are allowed", args: `{"text":"hi","x":1}`, want: `{"text":"hi","x":1}`},
+		{name: "prepare runs before validation", args: `{"legacy":"old"}`, want: `{"text":"old"}`},
+		{name: "big numbers keep their digits", args: `{"text":"a","times":12345678901234567890}`, want: `{"text":"a","times":12345678901234567890}`},
+		{name: "malformed", args: `{"text":`, usage: "not valid JSON"},
+		{name: "trailing data", args: `{"text":"a"} {}`, usage: "trailing data"},
+		{name: "not an object", args: `"text"`, usage: "must be a JSON object"},
+		{name: "missing required", args: `{}`, usage: "text"},
+		{name: "wrong type", args: `{"text":"a","times":"3"}`, usage: "times"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var calls []string
-			reg, err := New(echoTool(&calls))
-			require.NoError(t, err)
-			got, err := reg.Call(context.Background(), "/w", tt.tool, []byte(tt.args), Env{})
+			got, err := echoTool().Validate([]byte(tt.args))
 			if tt.usage != "" {
 				require.ErrorIs(t, err, ErrUsage)
 				assert.Contains(t, err.Error(), tt.usage)
-				assert.Empty(t, calls, "a usage error must not run the tool")
+				assert.NotContains(t, err.Error(), "validating root")
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
+			assert.JSONEq(t, tt.want, string(got))
 		})
 	}
 }
 
-func TestDefaultRegistryHasPisSevenTools(t *testing.T) {
-	var names []string
-	for _, tool := range Default().List() {
-		names = append(names, tool.Name)
+func TestLookup(t *testing.T) {
+	list := Pi()
+	got, err := Lookup(list, "edit")
+	require.NoError(t, err)
+	assert.Equal(t, "edit", got.Name)
+	_, err = Lookup(list, "nope")
+	require.ErrorIs(t, err, ErrUsage)
+	assert.Contains(t, err.Error(), `unknown tool "nope" (have bash, edit, find, grep, ls, read, write)`)
+}
+
+func TestPiHasSevenResolvableTools(t *testing.T) {
+	for _, tool := range Pi() {
 		assert.NotEmpty(t, tool.Description, tool.Name)
+		require.NoError(t, tool.Resolve(), tool.Name)
 	}
-	assert.Equal(t, []string{"bash", "edit", "find", "grep", "ls", "read", "write"}, names)
+	assert.Equal(t, []string{"bash", "edit", "find", "grep", "ls", "read", "write"}, Names(Pi()))
+}
+
+func TestBrokenSchemaIsAUsageError(t *testing.T) {
+	tool := &Tool{Name: "x"}
+	_, err := tool.Validate([]byte(`{}`))
+	require.ErrorIs(t, err, ErrUsage)
+	assert.Contains(t, err.Error(), "has no schema")
+}
+
+func TestPrepareEditArgs(t *testing.T) {
+	one := map[string]any{"oldText": "a", "newText": "b"}
+	tests := []struct {
+		name string
+		in   map[string]any
+		want map[string]any
+	}{
+		{"array unchanged", map[string]any{"path": "p", "edits": []any{one}}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"JSON string", map[string]any{"path": "p", "edits": `[{"oldText":"a","newText":"b"}]`}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"JSON string of one object", map[string]any{"path": "p", "edits": `{"oldText":"a","newText":"b"}`}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"bad JSON string kept", map[string]any{"path": "p", "edits": `[{`}, map[string]any{"path": "p", "edits": `[{`}},
+		{"single object", map[string]any{"path": "p", "edits": one}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"legacy", map[string]any{"path": "p", "oldText": "a", "newText": "b"}, map[string]any{"path": "p", "edits": []any{one}}},
+		{"legacy appended", map[string]any{"path": "p", "oldText": "a", "newText": "b", "edits": []any{one}},
+			map[string]any{"path": "p", "edits": []any{one, one}}},
+		{"half legacy left alone", map[string]any{"path": "p", "oldText": "a"}, map[string]any{"path": "p", "oldText": "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := PrepareEditArgs(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/pi-sbx/pi-sbx-backend/backend"
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 func agentCommand() command {
@@ -46,9 +46,16 @@ func runAgent(ctx context.Context, std stdio, cwd, logLevel string) error {
 	if err != nil {
 		return err
 	}
-	reg := tools.Default() // one registry: its per-file mutation queue must see every call
-	srv := backend.NewServer(reg, &backend.Local{Registry: reg, Cwd: dir, Vars: piVars(os.Environ())},
-		backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger})
+	reg := vmtools.Default() // one registry: its per-file mutation queue must see every call
+	caller := &backend.Local{Registry: reg, Cwd: dir, Vars: piVars(os.Environ())}
+	var routes []backend.Route
+	for _, im := range reg.Impls() {
+		routes = append(routes, backend.Route{Tool: im.Tool, Caller: caller, Unlisted: im.Unlisted})
+	}
+	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger})
+	if err != nil {
+		return err
+	}
 	err = backend.Serve(ctx, srv, std.in, std.out)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil

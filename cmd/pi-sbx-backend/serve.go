@@ -79,7 +79,12 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		return usagef("--transport %q: want persistent or per-call", *transport)
 	}
 	logger.Info("serving", "workspace", session.workspace, "cwd", session.cwd, "sandbox", session.Name, "transport", *transport)
-	srv := backend.NewServer(tools.Default(), caller, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
+	// pi's seven run in the VM, through the agent.
+	routes := backend.Routes(tools.Pi(), caller)
+	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
+	if err != nil {
+		return err
+	}
 	serveErr := backend.Serve(ctx, srv, std.in, std.out)
 
 	// Orderly shutdown: stop the agent, then tear down a sandbox this session created.

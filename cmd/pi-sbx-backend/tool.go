@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/tools"
+	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 // toolOptions are tool's flags.
@@ -76,7 +77,7 @@ func runTool(ctx context.Context, std stdio, o toolOptions, args []string) error
 		return runToolSandbox(ctx, std, o.sandbox, dir, name, raw)
 	}
 	return printResult(std.out, func() (any, error) {
-		return tools.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
+		return vmtools.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
 	})
 }
 

@@ -19,10 +19,8 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 	if err := sbx.ValidateName(sandbox); err != nil {
 		return usageError{err.Error()}
 	}
-	reg := tools.Default()
-	t, ok := reg.Lookup(name)
-	if !ok {
-		_, err := reg.Call(ctx, cwd, name, raw, tools.Env{}) // the registry's own unknown-tool message
+	t, err := tools.Lookup(tools.Pi(), name)
+	if err != nil {
 		return usageError{err.Error()}
 	}
 	args, err := t.Validate(raw)
