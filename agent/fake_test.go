@@ -59,7 +59,12 @@ func (l *localSbx) Start(ctx context.Context, _ string, c sbx.Cmd) (sbx.Process,
 	for ; c.Args[i] != l.name; i++ {
 		flags = append(flags, c.Args[i])
 		if c.Args[i] == "-e" {
-			env = append(env, c.Args[i+1])
+			// docker's -e NAME: the value is in sbx's own environment
+			for _, kv := range c.Env {
+				if strings.HasPrefix(kv, c.Args[i+1]+"=") {
+					env = append(env, kv)
+				}
+			}
 			flags = append(flags, c.Args[i+1])
 			i++
 		}

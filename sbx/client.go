@@ -63,6 +63,7 @@ type call struct {
 	stderr      io.Writer // copy of stderr, besides the captured tail
 	maxOut      int
 	foreground  bool
+	env         []string // the child's environment; nil: the client's (c.Env)
 }
 
 // result of a finished call.
@@ -135,7 +136,11 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 	fail := func(code int, err error) *Error {
 		return &Error{Op: cl.op, Sandbox: cl.sandbox, ExitCode: code, Stderr: tail.String(), Err: err}
 	}
-	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: cl.args, Env: c.Env, Stdin: cl.stdin, Stdout: stdout, Stderr: stderr, Foreground: cl.foreground})
+	env := cl.env
+	if env == nil {
+		env = c.Env
+	}
+	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: cl.args, Env: env, Stdin: cl.stdin, Stdout: stdout, Stderr: stderr, Foreground: cl.foreground})
 	if err != nil {
 		return result{code: -1}, fail(-1, fmt.Errorf("starting %s: %w", c.Bin, err))
 	}
@@ -163,11 +168,14 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 
 // ExecOpts are the flags of `sbx exec`.
 type ExecOpts struct {
-	Interactive bool     // -i: keep stdin open
-	TTY         bool     // -t
-	Env         []string // KEY=VALUE pairs, each passed as -e
-	Workdir     string   // -w
-	Stdin       io.Reader
+	Interactive bool // -i: keep stdin open
+	TTY         bool // -t
+	// Env are KEY=VALUE pairs for the command. Only their names are in argv (-e KEY,
+	// docker's form); the values reach sbx in its own environment, because argv is
+	// world-readable (/proc/*/cmdline) and a forwarded variable may be a secret.
+	Env     []string
+	Workdir string // -w
+	Stdin   io.Reader
 	// Stdout receives the command's output; when nil it is captured (capped) into
 	// ExecResult.Stdout.
 	Stdout io.Writer
@@ -189,7 +197,8 @@ type ExecResult struct {
 	Stderr   string // the tail
 }
 
-// ExecArgs builds the argument list of `sbx exec` (without the program name).
+// ExecArgs builds the argument list of `sbx exec` (without the program name). Variables
+// appear by name only; see ExecEnv for their values.
 func ExecArgs(name string, argv []string, o ExecOpts) []string {
 	args := []string{"exec"}
 	if o.Interactive {
@@ -199,13 +208,44 @@ func ExecArgs(name string, argv []string, o ExecOpts) []string {
 		args = append(args, "-t")
 	}
 	for _, kv := range o.Env {
-		args = append(args, "-e", kv)
+		k, _, _ := strings.Cut(kv, "=")
+		args = append(args, "-e", k)
 	}
 	if o.Workdir != "" {
 		args = append(args, "-w", o.Workdir)
 	}
 	args = append(args, name, "--")
 	return append(args, argv...)
+}
+
+// ExecEnv returns the environment of an `sbx exec` child: the client's scrubbed one with
+// the forwarded variables set (their values replace the host's of the same name, which
+// sbx itself then sees too). Every entry must be KEY=VALUE with a valid name that is not
+// a docker/compose variable: a bare `-e KEY` would hand sbx's own value of KEY to the VM.
+func (c *Client) ExecEnv(vars []string) ([]string, error) {
+	if len(vars) == 0 {
+		return c.Env, nil
+	}
+	env := append([]string(nil), c.Env...)
+	for _, kv := range vars {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || !envName.MatchString(k) {
+			return nil, fmt.Errorf("sbx exec: invalid variable %q: want NAME=VALUE", k)
+		}
+		if isDockerVar(k) {
+			return nil, fmt.Errorf("sbx exec: %s: docker and compose variables never reach a child", k)
+		}
+		replaced := false
+		for i, e := range env {
+			if strings.HasPrefix(e, k+"=") {
+				env[i], replaced = kv, true
+			}
+		}
+		if !replaced {
+			env = append(env, kv)
+		}
+	}
+	return env, nil
 }
 
 // Exec runs argv in the sandbox. A non-zero exit of the command itself is not an error
@@ -218,8 +258,12 @@ func (c *Client) Exec(ctx context.Context, name string, argv []string, o ExecOpt
 	if len(argv) == 0 {
 		return ExecResult{}, errors.New("sbx exec: empty command")
 	}
+	env, err := c.ExecEnv(o.Env)
+	if err != nil {
+		return ExecResult{}, err
+	}
 	res, err := c.run(ctx, call{
-		op: "exec", sandbox: name, args: ExecArgs(name, argv, o), timeout: o.Timeout,
+		op: "exec", sandbox: name, args: ExecArgs(name, argv, o), timeout: o.Timeout, env: env,
 		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, maxOut: o.MaxOutput, foreground: o.Foreground,
 	})
 	return ExecResult{ExitCode: res.code, Stdout: res.stdout, Stderr: res.stderr}, err
@@ -441,12 +485,16 @@ func (c *Client) StartExec(ctx context.Context, name string, argv []string, o Ex
 	if len(argv) == 0 {
 		return nil, errors.New("sbx exec: empty command")
 	}
+	env, err := c.ExecEnv(o.Env)
+	if err != nil {
+		return nil, err
+	}
 	tail := &tailBuffer{max: maxStderr}
 	var stderr io.Writer = tail
 	if o.Stderr != nil {
 		stderr = io.MultiWriter(tail, o.Stderr)
 	}
-	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: ExecArgs(name, argv, o), Env: c.Env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: stderr})
+	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: ExecArgs(name, argv, o), Env: env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: stderr})
 	if err != nil {
 		return nil, &Error{Op: "exec", Sandbox: name, ExitCode: -1, Err: fmt.Errorf("starting %s: %w", c.Bin, err)}
 	}

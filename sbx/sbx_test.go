@@ -80,7 +80,37 @@ func TestValidateName(t *testing.T) {
 
 func TestExecArgs(t *testing.T) {
 	got := ExecArgs("box", []string{"sh", "-c", "x"}, ExecOpts{Interactive: true, TTY: true, Env: []string{"A=1", "B=2"}, Workdir: "/w"})
-	assert.Equal(t, []string{"exec", "-i", "-t", "-e", "A=1", "-e", "B=2", "-w", "/w", "box", "--", "sh", "-c", "x"}, got)
+	assert.Equal(t, []string{"exec", "-i", "-t", "-e", "A", "-e", "B", "-w", "/w", "box", "--", "sh", "-c", "x"}, got)
+}
+
+// TestExecPassesValuesOutsideArgv: a forwarded variable's value is never in sbx's argv
+// (world-readable in /proc/*/cmdline) but in its environment, for `-e NAME` to read, for
+// Exec and for the long-lived StartExec alike; malformed or docker variables are refused.
+func TestExecPassesValuesOutsideArgv(t *testing.T) {
+	const secret = "planted-s3cret-value"
+	f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, "", "" }}
+	c := NewClient([]string{"PATH=/bin", "TOKEN=host-old"}, f)
+	opts := ExecOpts{Env: []string{"PI_KEY=" + secret, "TOKEN=" + secret}}
+	_, err := c.Exec(context.Background(), "box", []string{"true"}, opts)
+	require.NoError(t, err)
+	st, err := c.StartExec(context.Background(), "box", []string{"true"}, opts)
+	require.NoError(t, err)
+	require.NoError(t, st.Wait())
+	require.Len(t, f.calls, 2)
+	for _, call := range f.calls {
+		assert.NotContains(t, strings.Join(call.Args, "\x00"), secret)
+		assert.Contains(t, strings.Join(call.Args, " "), "-e PI_KEY -e TOKEN")
+		assert.Equal(t, []string{"PATH=/bin", "PI_KEY=" + secret, "TOKEN=" + secret}, call.Env)
+	}
+	assert.Equal(t, []string{"PATH=/bin"}, c.Env, "the client's own environment is unchanged")
+
+	for _, bad := range []string{"NOVALUE", "=v", "BAD-NAME=v", "DOCKER_HOST=tcp://x", "COMPOSE_FILE=x"} {
+		_, err := c.Exec(context.Background(), "box", []string{"true"}, ExecOpts{Env: []string{bad}})
+		assert.Error(t, err, bad)
+		_, err = c.StartExec(context.Background(), "box", []string{"true"}, ExecOpts{Env: []string{bad}})
+		assert.Error(t, err, bad)
+	}
+	assert.Len(t, f.calls, 2, "nothing started for a refused variable")
 }
 
 func TestExecClassification(t *testing.T) {
