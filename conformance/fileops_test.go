@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,10 +131,12 @@ func withRoot(r result.Result, root string) result.Result {
 	return out
 }
 
-// fileTreeEntry is what the tree comparison looks at: kind, mode and content or link target.
+// fileTreeEntry is what the tree comparison looks at: kind, mode, owner and content or
+// link target.
 type fileTreeEntry struct {
-	Mode    fs.FileMode
-	Content string
+	Mode     fs.FileMode
+	Uid, Gid uint32
+	Content  string
 }
 
 // snapshotTree records every entry under root except .git.
@@ -153,6 +156,9 @@ func snapshotTree(t *testing.T, root string) map[string]fileTreeEntry {
 			return err
 		}
 		e := fileTreeEntry{Mode: info.Mode()}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			e.Uid, e.Gid = st.Uid, st.Gid
+		}
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
@@ -184,6 +190,7 @@ func assertSameTrees(t *testing.T, f fileFixture) {
 			continue
 		}
 		assert.Equal(t, w.Mode, g.Mode, "mode of %s", p)
+		assert.Equal(t, [2]uint32{w.Uid, w.Gid}, [2]uint32{g.Uid, g.Gid}, "owner of %s", p)
 		if w.Content != g.Content {
 			assert.Failf(t, "content differs", "%s: pi wrote %q, we wrote %q", p, clipText(w.Content), clipText(g.Content))
 		}

@@ -45,6 +45,12 @@ func TestWriteMatchesPi(t *testing.T) {
 		w("same file twice, second", "twice.txt", "second\n"),
 		w("hard-linked file: every name sees the new content", "hard.txt", "new through one name\n"),
 		w("directory", "sub", "x"),
+		// pi writes in place: the kernel keeps or clears these bits as for any write.
+		w("setuid executable", "suid.sh", "#!/bin/sh\necho new\n"),
+		w("setgid executable", "sgid.sh", "#!/bin/sh\necho new\n"),
+		w("setgid without group execute", "sgid-nx.txt", "new\n"),
+		w("sticky file", "sticky.txt", "new\n"),
+		w("setuid and setgid, another owner", "suid-other.sh", "#!/bin/sh\necho new\n"),
 		w("symlink loop", "loop1", "x"),
 		w("parent is a file", "file.txt/child.txt", "x"),
 		w("grandparent is a file", "file.txt/dir/child.txt", "x"),
@@ -68,6 +74,14 @@ func buildWriteTree(root string) {
 	must(os.MkdirAll(filepath.Join(root, "work", "sub"), 0o755))
 	must(os.Symlink("target.txt", filepath.Join(root, "work", "link.txt")))
 	must(os.Symlink("made-by-write.txt", filepath.Join(root, "work", "dangling.txt")))
+	s("suid.sh", "#!/bin/sh\necho old\n", 0o755|os.ModeSetuid)
+	s("sgid.sh", "#!/bin/sh\necho old\n", 0o755|os.ModeSetgid)
+	s("sgid-nx.txt", "old\n", 0o644|os.ModeSetgid)
+	s("sticky.txt", "old\n", 0o644|os.ModeSticky)
+	s("suid-other.sh", "#!/bin/sh\necho old\n", 0o755)
+	// chown clears setuid and setgid, so the bits come after the owner.
+	must(os.Lchown(filepath.Join(root, "work", "suid-other.sh"), 65534, 65534))
+	must(os.Chmod(filepath.Join(root, "work", "suid-other.sh"), 0o755|os.ModeSetuid|os.ModeSetgid))
 	s("hard.txt", "old\n", 0o644)
 	must(os.Link(filepath.Join(root, "work", "hard.txt"), filepath.Join(root, "work", "hard-other-name.txt")))
 }
@@ -112,6 +126,26 @@ func TestPermissionErrorsMatchPi(t *testing.T) {
 		file("readonly.txt", "read only\n", 0o444)
 		file("rodir/shared.txt", "writable file in a read-only directory\n", 0o666)
 		require.NoError(t, os.Chmod(filepath.Join(work, "rodir"), 0o755))
+		// Files of the unprivileged user with setuid/setgid, in a directory of its own
+		// (so that ours may replace them): its write clears them (it lacks CAP_FSETID),
+		// except setgid without group execute.
+		own := filepath.Join(work, "own")
+		require.NoError(t, os.Mkdir(own, 0o755))
+		for name, mode := range map[string]os.FileMode{
+			"suid.sh":     0o755 | os.ModeSetuid,
+			"sgid.sh":     0o775 | os.ModeSetgid,
+			"sgid-nx.txt": 0o664 | os.ModeSetgid,
+			"sticky.txt":  0o664 | os.ModeSticky,
+		} {
+			file("own/"+name, "old\n", 0o644)
+			if wrap != nil {
+				require.NoError(t, os.Lchown(filepath.Join(own, name), 65534, 65534))
+			}
+			require.NoError(t, os.Chmod(filepath.Join(own, name), mode))
+		}
+		if wrap != nil {
+			require.NoError(t, os.Lchown(own, 65534, 65534))
+		}
 		require.NoError(t, os.Chmod(root, 0o755))
 		require.NoError(t, os.Chmod(work, 0o755))
 	}
@@ -126,6 +160,10 @@ func TestPermissionErrorsMatchPi(t *testing.T) {
 		{name: "write writable file in read-only directory", tool: "write", args: map[string]any{"path": "rodir/shared.txt", "content": "rewritten\n"}},
 		{name: "edit writable file in read-only directory", tool: "edit", args: map[string]any{"path": "rodir/shared.txt", "edits": []any{map[string]any{"oldText": "rewritten", "newText": "edited"}}}},
 		{name: "read after", tool: "read", args: map[string]any{"path": "rodir/shared.txt"}},
+		{name: "write own setuid file", tool: "write", args: map[string]any{"path": "own/suid.sh", "content": "new\n"}},
+		{name: "write own setgid file", tool: "write", args: map[string]any{"path": "own/sgid.sh", "content": "new\n"}},
+		{name: "edit own setgid file without group execute", tool: "edit", args: map[string]any{"path": "own/sgid-nx.txt", "edits": []any{map[string]any{"oldText": "old", "newText": "new"}}}},
+		{name: "edit own sticky file", tool: "edit", args: map[string]any{"path": "own/sticky.txt", "edits": []any{map[string]any{"oldText": "old", "newText": "new"}}}},
 	}
 	oracleCalls := make([]Call, len(calls))
 	for i, c := range calls {

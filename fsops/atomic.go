@@ -41,7 +41,9 @@ func mkdirAll(dir string) error {
 // one. Targets
 // that cannot be replaced that way without changing what pi's write means (devices and
 // FIFOs, files with several hard links, which must all see the new content, a file we
-// may write in a directory we may not) are written in place, as pi does.
+// may write in a directory we may not, files with a setuid, setgid or sticky bit, which
+// the kernel keeps or clears on a write by rules of its own) are written in place, as
+// pi does.
 func replaceFile(abs string, content ...string) error {
 	target := abs
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
@@ -55,7 +57,7 @@ func replaceFile(abs string, content ...string) error {
 	switch {
 	case exists && st.IsDir():
 		return &NodeError{Code: "EISDIR", Syscall: "open", Path: abs, Err: syscall.EISDIR}
-	case exists && (!st.Mode().IsRegular() || hardLinked(st)):
+	case exists && (!st.Mode().IsRegular() || hardLinked(st) || st.Mode()&specialBits != 0):
 		return writeInPlace(abs, content...)
 	case exists:
 		if err := unix.Access(target, unix.W_OK); err != nil {
@@ -83,6 +85,11 @@ func replaceFile(abs string, content ...string) error {
 	}
 	return nil
 }
+
+// specialBits are the mode bits a write in place may keep or clear (setuid and setgid are
+// cleared by a writer without CAP_FSETID, setgid only with group execute) and that chmod
+// may refuse to set: only writing in place keeps exactly what pi's write keeps.
+const specialBits = os.ModeSetuid | os.ModeSetgid | os.ModeSticky
 
 // Temporary files of an atomic replace are named "." + base + tempMark + 12 hex + ".tmp".
 const tempMark = ".pi-sbx-"
@@ -124,12 +131,14 @@ func fillTemp(tmp *os.File, content []string, old os.FileInfo, exists bool) erro
 		return err
 	}
 	if exists {
-		if err := tmp.Chmod(old.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)); err != nil {
-			return nodeErr(err, "chmod", "")
-		}
+		// Owner first: chown clears setuid and setgid, chmod after it cannot be undone.
+		// (Files with those bits are written in place; this order is only the safe one.)
 		if sys, ok := old.Sys().(*syscall.Stat_t); ok {
 			// Best effort: only a privileged process may give the file away.
 			_ = tmp.Chown(int(sys.Uid), int(sys.Gid))
+		}
+		if err := tmp.Chmod(old.Mode() & (os.ModePerm | specialBits)); err != nil {
+			return nodeErr(err, "chmod", "")
 		}
 	}
 	if err := tmp.Sync(); err != nil {

@@ -20,14 +20,24 @@ func TestWrite(t *testing.T) {
 	require.NoError(t, os.Chmod(existing, 0o751))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), []byte("f"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "dir"), 0o755))
+	for name, mode := range map[string]os.FileMode{"suid": 0o755 | os.ModeSetuid, "sgid": 0o750 | os.ModeSetgid, "sticky": 0o644 | os.ModeSticky} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644))
+		require.NoError(t, os.Chmod(filepath.Join(dir, name), mode))
+	}
 
 	tests := []struct {
 		name, path, content string
 		wantErr             string
 		wantMode            os.FileMode
+		root                bool // the mode holds for a privileged writer only
 	}{
 		{name: "new nested", path: "a/b/new.txt", content: "new\n", wantMode: 0o644},
 		{name: "keeps mode", path: "exec.sh", content: "#!/bin/sh\n", wantMode: 0o751},
+		// Written in place, as pi: the kernel keeps these for a writer with CAP_FSETID
+		// (root) and clears setuid/setgid for others — the same file as pi leaves.
+		{name: "keeps setuid", path: "suid", content: "x", wantMode: 0o755 | os.ModeSetuid, root: true},
+		{name: "keeps setgid", path: "sgid", content: "x", wantMode: 0o750 | os.ModeSetgid, root: true},
+		{name: "keeps sticky", path: "sticky", content: "x", wantMode: 0o644 | os.ModeSticky},
 		{name: "directory", path: "dir", wantErr: fmt.Sprintf("EISDIR: illegal operation on a directory, open '%s/dir'", dir)},
 		{name: "parent is a file", path: "file/x.txt", wantErr: fmt.Sprintf("EEXIST: file already exists, mkdir '%s/file'", dir)},
 		{name: "grandparent is a file", path: "file/d/x.txt", wantErr: fmt.Sprintf("ENOTDIR: not a directory, mkdir '%s/file/d'", dir)},
@@ -36,6 +46,9 @@ func TestWrite(t *testing.T) {
 	defer syscallUmask(old)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.root && os.Geteuid() != 0 {
+				t.Skip("needs CAP_FSETID")
+			}
 			res, err := Write(context.Background(), dir, WriteArgs{Path: tt.path, Content: tt.content}, nil)
 			if tt.wantErr != "" {
 				require.EqualError(t, err, tt.wantErr)
@@ -49,7 +62,7 @@ func TestWrite(t *testing.T) {
 			assert.Equal(t, tt.content, string(b))
 			info, err := os.Stat(p)
 			require.NoError(t, err)
-			assert.Equal(t, tt.wantMode, info.Mode().Perm())
+			assert.Equal(t, tt.wantMode, info.Mode()&(os.ModePerm|specialBits))
 		})
 	}
 	// No temporary files are left behind.
