@@ -52,6 +52,13 @@ func TestWriteMatchesPi(t *testing.T) {
 		w("sticky file", "sticky.txt", "new\n"),
 		w("setuid and setgid, another owner", "suid-other.sh", "#!/bin/sh\necho new\n"),
 		w("symlink loop", "loop1", "x"),
+		w("under a dangling directory symlink", "dangling-dir/x.txt", "x"),
+		w("deeper under a dangling directory symlink", "dangling-dir/sub/x.txt", "x"),
+		w("under a dangling symlink to a nested directory", "dangling-deep/x.txt", "x"),
+		w("under a symlink to a directory", "dir-link/x.txt", "x"),
+		w("under a symlink to a file", "link.txt/x.txt", "x"),
+		w("under a symlink loop", "loop1/x.txt", "x"),
+		w("deeper under a symlink loop", "loop1/a/x.txt", "x"),
 		w("parent is a file", "file.txt/child.txt", "x"),
 		w("grandparent is a file", "file.txt/dir/child.txt", "x"),
 	}
@@ -74,6 +81,9 @@ func buildWriteTree(root string) {
 	must(os.MkdirAll(filepath.Join(root, "work", "sub"), 0o755))
 	must(os.Symlink("target.txt", filepath.Join(root, "work", "link.txt")))
 	must(os.Symlink("made-by-write.txt", filepath.Join(root, "work", "dangling.txt")))
+	must(os.Symlink("missing-dir", filepath.Join(root, "work", "dangling-dir")))
+	must(os.Symlink("missing/a/b", filepath.Join(root, "work", "dangling-deep")))
+	must(os.Symlink("sub", filepath.Join(root, "work", "dir-link")))
 	s("suid.sh", "#!/bin/sh\necho old\n", 0o755|os.ModeSetuid)
 	s("sgid.sh", "#!/bin/sh\necho old\n", 0o755|os.ModeSetgid)
 	s("sgid-nx.txt", "old\n", 0o644|os.ModeSetgid)

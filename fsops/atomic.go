@@ -12,26 +12,63 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mkdirAll is fs.mkdir(dir, {recursive: true}) with Node's errors: EEXIST when dir is a
-// file, ENOTDIR when a file stands on the way, the failing directory's errno otherwise.
+// mkdirAll is fs.promises.mkdir(dir, {recursive: true}), Node's algorithm step by step
+// so that every error is Node's, naming the directory whose step failed: a stack of
+// paths; mkdir the top; on ENOENT push it back with its parent above it; EACCES, ENOSPC,
+// ENOTDIR and EPERM end it; any other error (EEXIST) is judged by a stat — a directory
+// is fine, a parent that is not one (a file, a dangling symlink) is ENOTDIR, the target
+// itself EEXIST when it is no directory and the stat's own error (ENOENT for a dangling
+// symlink) when there is nothing behind it.
 func mkdirAll(dir string) error {
-	st, err := os.Stat(dir)
-	if err == nil {
-		if st.IsDir() {
-			return nil
+	stack := []string{dir}
+	for len(stack) > 0 {
+		path := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		err := errnoOf(os.Mkdir(path, 0o777))
+		if err == syscall.ENOENT {
+			parent := path
+			if i := strings.LastIndexByte(path, '/'); i >= 0 {
+				parent = path[:i]
+			}
+			if parent != path {
+				stack = append(stack, path, parent)
+				continue
+			}
+			if len(stack) > 0 {
+				continue
+			}
+			err = syscall.EEXIST
 		}
-		return &NodeError{Code: "EEXIST", Syscall: "mkdir", Path: dir, Err: syscall.EEXIST}
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		// Node names the directory it failed to create (EACCES on rodir/a for rodir/a/b),
-		// except for ENOTDIR, where it names the whole path asked for.
-		var pe *os.PathError
-		if errCode(err) != "ENOTDIR" && errors.As(err, &pe) {
-			return nodeErr(err, "mkdir", pe.Path)
+		switch err {
+		case nil:
+			continue
+		case syscall.EACCES, syscall.ENOSPC, syscall.ENOTDIR, syscall.EPERM:
+			return nodeErr(err, "mkdir", path)
 		}
-		return nodeErr(err, "mkdir", dir)
+		st, serr := os.Stat(path)
+		isDir := serr == nil && st.IsDir()
+		switch {
+		case err == syscall.EEXIST && len(stack) > 0 && isDir:
+			continue
+		case err == syscall.EEXIST && len(stack) > 0:
+			return &NodeError{Code: "ENOTDIR", Syscall: "mkdir", Path: path, Err: syscall.ENOTDIR}
+		case serr != nil:
+			return nodeErr(errnoOf(serr), "mkdir", path)
+		case !isDir:
+			return &NodeError{Code: "EEXIST", Syscall: "mkdir", Path: path, Err: syscall.EEXIST}
+		}
+		return nil // Node ends here, the rest of the stack untried
 	}
 	return nil
+}
+
+// errnoOf is err's errno, or err itself when it carries none.
+func errnoOf(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
 }
 
 // replaceFile writes the concatenated content to abs as fs.writeFile(abs, content) would

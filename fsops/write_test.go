@@ -20,6 +20,7 @@ func TestWrite(t *testing.T) {
 	require.NoError(t, os.Chmod(existing, 0o751))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), []byte("f"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "dir"), 0o755))
+	require.NoError(t, os.Symlink("missing", filepath.Join(dir, "dangling")))
 	for name, mode := range map[string]os.FileMode{"suid": 0o755 | os.ModeSetuid, "sgid": 0o750 | os.ModeSetgid, "sticky": 0o644 | os.ModeSticky} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644))
 		require.NoError(t, os.Chmod(filepath.Join(dir, name), mode))
@@ -40,6 +41,8 @@ func TestWrite(t *testing.T) {
 		{name: "keeps sticky", path: "sticky", content: "x", wantMode: 0o644 | os.ModeSticky},
 		{name: "directory", path: "dir", wantErr: fmt.Sprintf("EISDIR: illegal operation on a directory, open '%s/dir'", dir)},
 		{name: "parent is a file", path: "file/x.txt", wantErr: fmt.Sprintf("EEXIST: file already exists, mkdir '%s/file'", dir)},
+		{name: "under a dangling directory symlink", path: "dangling/x.txt", wantErr: fmt.Sprintf("ENOENT: no such file or directory, mkdir '%s/dangling'", dir)},
+		{name: "deeper under a dangling directory symlink", path: "dangling/a/x.txt", wantErr: fmt.Sprintf("ENOTDIR: not a directory, mkdir '%s/dangling'", dir)},
 		{name: "grandparent is a file", path: "file/d/x.txt", wantErr: fmt.Sprintf("ENOTDIR: not a directory, mkdir '%s/file/d'", dir)},
 	}
 	old := syscallUmask(0o022)
