@@ -2,7 +2,10 @@
 // crosses a process boundary (content blocks, details, isError).
 package result
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Content is one content block: text, or an image with base64 data.
 type Content struct {
@@ -10,6 +13,35 @@ type Content struct {
 	Text     string `json:"text,omitempty"`
 	Data     string `json:"data,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
+}
+
+// MarshalJSON encodes a block with exactly its kind's fields, each present even when
+// empty: an MCP TextContent must carry "text" (pi's too: {"type":"text","text":""}), an
+// ImageContent "data" and "mimeType". Other kinds keep only the fields they use.
+func (c Content) MarshalJSON() ([]byte, error) {
+	type plain Content // without this method
+	var v any = plain(c)
+	switch c.Type {
+	case "text":
+		v = struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{c.Type, c.Text}
+	case "image":
+		v = struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		}{c.Type, c.Data, c.MimeType}
+	}
+	// Unescaped: the caller's encoder escapes HTML characters if it is set to.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 // Result is what a tool call produces. Details is pi's tool-specific details object;
