@@ -81,6 +81,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	logger.Info("serving", "workspace", session.workspace, "cwd", session.cwd, "sandbox", session.Name, "transport", *transport)
 	// pi's seven run in the VM, through the agent.
 	routes := backend.Routes(tools.Pi(), caller)
+	routes = append(routes, serveMethods(session, caller)...) // unlisted: ! commands, status
 	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ type sandboxSession struct {
 	workspace string   // primary workspace, absolute
 	cwd       string   // working directory in the VM: the workspace or --cwd, at its host path
 	vmEnv     []string // KEY=VALUE forwarded as -e (PI_*, the allowlist)
+	reuse     bool     // DOCKER_SANDBOX_REUSE: the project's sandbox, kept
 }
 
 // dirOptions are the --workspace and --cwd flags of the sandbox commands.
@@ -32,6 +33,7 @@ func (d *dirOptions) define(fs *flag.FlagSet, cwdUsage string) {
 // sandboxEnv documents the variables of the commands that reach a sandbox.
 var sandboxEnv = []envDoc{
 	{"DOCKER_SANDBOX=NAME", "use this sandbox (created if missing); never removed"},
+	{"DOCKER_SANDBOX_REUSE=1", "without DOCKER_SANDBOX: the project's sandbox pi-sbx-<basename>-<hash>, kept between sessions"},
 	{"DOCKER_SANDBOX_TEARDOWN", "remove|stop|none: a session sandbox's fate at exit (default remove)"},
 	{"DOCKER_SANDBOX_WORKSPACE_RO=1", "mount the workspace read-only (scratch primary ~/.sbx-prime-NAME)"},
 	{"DOCKER_SANDBOX_ENV_ALLOWLIST=A,B", "host variables kept for sbx and forwarded into the VM"},
@@ -59,14 +61,14 @@ func newSandboxSession(std stdio, d dirOptions) (*sandboxSession, error) {
 			return nil, err
 		}
 	}
-	environ := os.Environ()
+	environ, reuse := reuseEnv(os.Environ(), ws)
 	client := sbx.NewClient(environ, sbx.ExecRunner{})
 	session, err := sbx.NewSession(client, environ, os.Getpid(), ws, std.err)
 	if err != nil {
 		return nil, err
 	}
 	return &sandboxSession{client: client, Session: session, workspace: ws, cwd: dir,
-		vmEnv: sbx.NewEnvPolicy(environ).VMEnv(environ)}, nil
+		vmEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), reuse: reuse}, nil
 }
 
 // teardown removes (or stops) a sandbox this session created, as DOCKER_SANDBOX_TEARDOWN

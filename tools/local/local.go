@@ -51,10 +51,11 @@ func New(impls ...Impl) (*Registry, error) {
 	return r, nil
 }
 
-// Default returns a registry of pi's seven tools. Its write and edit share one mutation
-// queue (pi's withFileMutationQueue), so one registry must serve every call of a session.
+// Default returns a registry of pi's seven tools and the unlisted pi_sbx_pty_exec. Its
+// write and edit share one mutation queue (pi's withFileMutationQueue), so one registry
+// must serve every call of a session.
 func Default() *Registry {
-	r, err := New(Pi(fsops.NewMutationQueue())...)
+	r, err := New(append(Pi(fsops.NewMutationQueue()), PtyExec())...)
 	if err != nil {
 		panic(err) // the built-in schemas are constants; failing here is a programming error
 	}
@@ -104,7 +105,13 @@ func (r *Registry) Tools() []*tools.Tool {
 func (r *Registry) Call(ctx context.Context, cwd, name string, raw []byte, env tools.Env) (result.Result, error) {
 	im, ok := r.byName[name]
 	if !ok {
-		_, err := tools.Lookup(r.Tools(), name)
+		var listed []*tools.Tool // the error names the tools a user is offered
+		for _, im := range r.Impls() {
+			if !im.Unlisted {
+				listed = append(listed, im.Tool)
+			}
+		}
+		_, err := tools.Lookup(listed, name)
 		return result.Result{}, err
 	}
 	args, err := im.Tool.Validate(raw)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,8 +71,41 @@ func TestNewRejectsDuplicatesAndHoles(t *testing.T) {
 	assert.ErrorContains(t, err, "incomplete")
 }
 
-func TestDefaultImplementsPisSeven(t *testing.T) {
-	assert.Equal(t, tools.Names(tools.Pi()), tools.Names(Default().Tools()))
+func TestDefaultImplementsPisSevenAndThePtyMethod(t *testing.T) {
+	want := append(tools.Names(tools.Pi()), tools.PtyExecName)
+	sort.Strings(want)
+	assert.Equal(t, want, tools.Names(Default().Tools()))
+	for _, im := range Default().Impls() {
+		assert.Equal(t, im.Tool.Name == tools.PtyExecName, im.Unlisted, "%s: only the serve method is unlisted", im.Tool.Name)
+	}
+}
+
+// TestPtyExec: pi_sbx_pty_exec runs on a terminal, streams the output, reports the exit
+// code in details, passes the caller's variables and its own env, and checks its cwd.
+func TestPtyExec(t *testing.T) {
+	dir := t.TempDir()
+	var streamed strings.Builder
+	last := 0
+	env := tools.Env{Vars: []string{"PI_SESSION_ID=s1"}, OnProgress: func(text string, total int) {
+		streamed.WriteString(text)
+		last = total
+	}}
+	res, err := Default().Call(context.Background(), dir, tools.PtyExecName,
+		[]byte(`{"command":"test -t 1 && echo tty; echo $PI_SESSION_ID $X; pwd; exit 4","env":{"X":"x1"},"cols":120}`), env)
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%+v", res)
+	assert.Equal(t, ptyExecDetails{ExitCode: 4}, res.Details)
+	want := "tty\r\ns1 x1\r\n" + dir + "\r\n"
+	assert.Equal(t, want, streamed.String())
+	assert.Equal(t, len(want), last, "progress totals count the bytes streamed")
+	assert.Equal(t, want, res.Content[0].Text)
+
+	res, err = Default().Call(context.Background(), dir, tools.PtyExecName, []byte(`{"command":"true","cwd":"missing"}`), tools.Env{})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "Working directory does not exist: "+filepath.Join(dir, "missing")+"\nCannot execute bash commands.", res.Content[0].Text)
+	_, err = Default().Call(context.Background(), dir, tools.PtyExecName, []byte(`{"command":"true","cols":0}`), tools.Env{})
+	assert.ErrorIs(t, err, tools.ErrUsage)
 }
 
 // TestWriteAndEditRunThroughOneRegistry: write and edit work through the registry, which

@@ -1,0 +1,86 @@
+package shell
+
+import (
+	"context"
+	"time"
+)
+
+// PtyExecOptions describe a command run by PtyExec.
+type PtyExecOptions struct {
+	Dir        string   // working directory; "" means the current one
+	Env        []string // added to the process's environment; a later KEY wins
+	Cols, Rows uint16   // window size; 0 means 80×24
+	// OnOutput receives the terminal's output as it comes, decoded as UTF-8 the way
+	// JavaScript's streaming TextDecoder does: a character split across two reads waits
+	// for the second, invalid bytes become U+FFFD. May be nil.
+	OnOutput func(text string)
+}
+
+// exitGrace is how long PtyExec keeps reading after the shell has exited: output already
+// in flight still arrives, but a background process that keeps the terminal open does
+// not hold the call (pi's bash waits the same 100 ms for its pipes).
+const exitGrace = 100 * time.Millisecond
+
+// PtyExec runs command with the shell pi uses (`bash -c`, else `sh -c`) on a terminal of
+// its own, as a user's `!` command in a shell would: programs see a tty, colours and
+// progress bars behave as interactively. It returns the exit code (128 + n for a death by
+// signal n). Cancelling ctx kills the command's process group; what is left of the group
+// when PtyExec returns is killed too.
+func PtyExec(ctx context.Context, command string, o PtyExecOptions) (int, error) {
+	p, err := StartPty(ctx, []string{shellPath(), "-c", command}, PtyOptions{Dir: o.Dir, Env: o.Env, Cols: o.Cols, Rows: o.Rows})
+	if err != nil {
+		return -1, err
+	}
+	defer p.Close()
+	chunks := make(chan []byte, 16)
+	go func() {
+		defer close(chunks)
+		for {
+			buf := make([]byte, 32*1024)
+			n, err := p.Read(buf)
+			if n > 0 {
+				chunks <- buf[:n]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var dec utf8Decoder
+	emit := func(b []byte) {
+		if t := dec.decode(b); len(t) > 0 && o.OnOutput != nil {
+			o.OnOutput(string(t))
+		}
+	}
+	done := p.Done()
+	var grace <-chan time.Time
+loop:
+	for {
+		select {
+		case b, ok := <-chunks:
+			if !ok {
+				break loop
+			}
+			emit(b)
+			if grace != nil {
+				grace = time.After(exitGrace)
+			}
+		case <-done:
+			done, grace = nil, time.After(exitGrace)
+		case <-grace:
+			break loop
+		}
+	}
+	go func() { // the reader ends when Close closes the terminal
+		for range chunks {
+		}
+	}()
+	if t := dec.flush(); len(t) > 0 && o.OnOutput != nil {
+		o.OnOutput(string(t))
+	}
+	code, err := p.Wait()
+	if ctx.Err() != nil {
+		return code, ctx.Err()
+	}
+	return code, err
+}

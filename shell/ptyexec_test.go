@@ -1,0 +1,114 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// collect gathers PtyExec's output chunks.
+type collect struct {
+	mu     sync.Mutex
+	chunks []string
+}
+
+func (c *collect) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.chunks = append(c.chunks, s)
+}
+
+func (c *collect) text() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.chunks, "")
+}
+
+func TestPtyExec(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		command string
+		env     []string
+		want    string // the output, with the terminal's \r\n as \n
+		code    int
+	}{
+		{"a terminal", `test -t 0 && test -t 1 && echo tty; tput cols`, []string{"TERM=xterm"}, "tty\n100\n", 0},
+		{"exit code", `echo out; exit 3`, nil, "out\n", 3},
+		{"signal", `kill -TERM $$`, nil, "", 128 + int(syscall.SIGTERM)},
+		{"working directory and env", `pwd; echo "$PI_X"`, []string{"PI_X=set"}, dir + "\nset\n", 0},
+		// A character split across two writes (and so two reads) arrives whole.
+		{"utf-8 split", `printf '\303'; sleep 0.2; printf '\251\n'`, nil, "é\n", 0},
+		{"invalid utf-8", `printf 'a\377b\n'`, nil, "a\ufffdb\n", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out collect
+			code, err := PtyExec(context.Background(), tc.command, PtyExecOptions{Dir: dir, Env: tc.env, Cols: 100, Rows: 30, OnOutput: out.add})
+			require.NoError(t, err)
+			assert.Equal(t, tc.code, code)
+			assert.Equal(t, tc.want, strings.ReplaceAll(out.text(), "\r\n", "\n"))
+		})
+	}
+}
+
+func TestPtyExecStreams(t *testing.T) {
+	var out collect
+	first := make(chan time.Time, 1)
+	start := time.Now()
+	_, err := PtyExec(context.Background(), `echo one; sleep 0.5; echo two`, PtyExecOptions{OnOutput: func(s string) {
+		out.add(s)
+		select {
+		case first <- time.Now():
+		default:
+		}
+	}})
+	require.NoError(t, err)
+	total := time.Since(start)
+	got := <-first
+	assert.Less(t, got.Sub(start), total-200*time.Millisecond, "the first line arrives before the command ends")
+	assert.Equal(t, "one\r\ntwo\r\n", out.text())
+}
+
+func TestPtyExecCancelKillsTheGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	_, err := PtyExec(ctx, `sleep 30 & echo $! > `+pidFile+`; wait`, PtyExecOptions{})
+	require.ErrorIs(t, err, context.Canceled)
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	var pid int
+	_, err = fmt.Sscan(strings.TrimSpace(string(b)), &pid)
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 5*time.Second, 20*time.Millisecond, "sleep %d survived", pid)
+}
+
+// A background process that keeps the terminal open does not hold the call, and is
+// killed with the rest of the group.
+func TestPtyExecBackgroundDoesNotHold(t *testing.T) {
+	start := time.Now()
+	var out collect
+	code, err := PtyExec(context.Background(), `sleep 30 & echo started`, PtyExecOptions{OnOutput: out.add})
+	require.NoError(t, err)
+	assert.Zero(t, code)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Equal(t, "started\r\n", out.text())
+}

@@ -1,0 +1,61 @@
+package tools
+
+import (
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Serve methods: tools a client calls with tools/call that serve leaves out of
+// tools/list, so no model ever sees them (pi's extension uses them for `!` commands and
+// its status line; an editor can run a task with them).
+const (
+	PtyExecName = "pi_sbx_pty_exec"
+	StatusName  = "pi_sbx_status"
+)
+
+// PtyExecArgs are pi_sbx_pty_exec's arguments.
+type PtyExecArgs struct {
+	Command string            `json:"command"`
+	Cwd     string            `json:"cwd,omitempty"`
+	Cols    uint16            `json:"cols,omitempty"`
+	Rows    uint16            `json:"rows,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// PtyExec describes pi_sbx_pty_exec: a shell command on a terminal in the sandbox, its raw
+// output streamed as progress notifications, its exit code in structuredContent.
+func PtyExec() *Tool {
+	size := func(desc string) *jsonschema.Schema {
+		s := Integer(desc)
+		lo, hi := 1.0, 10000.0
+		s.Minimum, s.Maximum = &lo, &hi
+		return s
+	}
+	return &Tool{
+		Name: PtyExecName,
+		Description: "Run a shell command on a pseudo-terminal in the sandbox, as a user would in an interactive shell " +
+			"(programs see a tty: colours, progress bars). The terminal's output streams as progress notifications " +
+			"(message = the new output, raw, UTF-8); the result's structuredContent is {exit_code}, its text the last 50KB " +
+			"of output. Cancelling the request kills the command's process group. Not offered in tools/list.",
+		Schema: Object([]string{"command"}, map[string]*jsonschema.Schema{
+			"command": String("Shell command to run (bash -c, or sh -c where the sandbox has no bash)"),
+			"cwd":     String("Working directory (default: serve's working directory; relative to it)"),
+			"cols":    size("Terminal width in columns (default 80)"),
+			"rows":    size("Terminal height in rows (default 24)"),
+			"env": {Type: "object", Description: "Extra environment variables for the command",
+				AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+		}),
+	}
+}
+
+// Status describes pi_sbx_status: it makes sure the session's sandbox exists and its
+// agent runs (creating them if needed, so a client can pre-warm) and reports the
+// sandbox's name and settings in structuredContent.
+func Status() *Tool {
+	return &Tool{
+		Name: StatusName,
+		Description: "Create the session's sandbox and start its agent if they are not running yet, then report " +
+			"{sandbox, status, workspace, workspace_mode, env_mode, teardown, reuse, shell} in structuredContent. " +
+			"Not offered in tools/list.",
+		Schema: Object(nil, map[string]*jsonschema.Schema{}),
+	}
+}
