@@ -148,6 +148,29 @@ func credentials(spec string) (uid, gid int, home string, err error) {
 	return uid, gid, home, nil
 }
 
+// keptCaps are the capabilities an exec'd command may have: Docker's default set for
+// containers without mknod (no device nodes of the host's disks). Gone are those that
+// could undo the sandbox — sys_admin (mount, umount, setns), sys_module, sys_ptrace
+// (the sandbox's dockerd and init keep their full set), sys_rawio, dac_read_search
+// (open_by_handle_at), net_admin, sys_boot, sys_time, bpf and the rest.
+const keptCaps = "chown,dac_override,fowner,fsetid,kill,setgid,setuid,setpcap,net_bind_service,net_raw,sys_chroot,audit_write,setfcap"
+
+// dropPrivileges is the setpriv command line, run inside the sandbox (the host's
+// setpriv, through the read-only /usr), that execs the command with the capability
+// bounding set cut to keptCaps — so that neither root nor a setuid or file-capability
+// program can regain the others — and, with -u, as that user with no other groups.
+func dropPrivileges(setpriv string, setUser bool, uid, gid int) []string {
+	bounding := "-all"
+	for _, c := range strings.Split(keptCaps, ",") {
+		bounding += ",+" + c
+	}
+	argv := []string{setpriv, "--bounding-set=" + bounding, "--inh-caps=-all"}
+	if setUser {
+		argv = append(argv, "--reuid="+strconv.Itoa(uid), "--regid="+strconv.Itoa(gid), "--clear-groups")
+	}
+	return append(argv, "--")
+}
+
 func (c *cli) exec(ctx context.Context, args []string) error {
 	r, err := c.parseExec(args)
 	if err != nil {
@@ -182,14 +205,15 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	argv := []string{"nsenter", "--target", strconv.Itoa(sb.Init.Pid),
-		"--mount", "--uts", "--ipc", "--net", "--pid", "--wdns=" + wd}
-	if r.user != "" {
-		argv = append(argv, "--setuid", strconv.Itoa(uid), "--setgid", strconv.Itoa(gid))
+	setpriv, err := lookTool("setpriv")
+	if err != nil {
+		return err
 	}
-	argv = append(append(argv, "--"), r.argv...)
+	argv := []string{"nsenter", "--target", strconv.Itoa(sb.Init.Pid),
+		"--mount", "--uts", "--ipc", "--net", "--pid", "--wdns=" + wd, "--"}
+	argv = append(append(argv, dropPrivileges(setpriv, r.user != "", uid, gid)...), r.argv...)
 	if r.tty {
-		return c.execPty(ctx, nsenter, argv, env, r.interactive)
+		return c.execPty(ctx, sb.Init.Pid, nsenter, argv, env, r.interactive)
 	}
 	// nsenter forks the command into the sandbox's PID namespace and passes its status
 	// on, but dies of the command's signal: waiting for it here (one clone, well under a

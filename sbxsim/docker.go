@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -27,13 +26,9 @@ type innerDocker struct {
 
 // dockerClient returns a client for the dockerd of the sandbox whose init is pid.
 func dockerClient(pid int) innerDocker {
-	// /var/run is usually a symlink to /run; an absolute symlink met under
-	// /proc/<pid>/root would resolve against the host's root, so resolve it here.
-	run, err := filepath.EvalSymlinks("/var/run")
-	if err != nil {
-		run = "/var/run"
-	}
-	sock := fmt.Sprintf("/proc/%d/root%s/docker.sock", pid, run)
+	// In the sandbox's root /var/run is a relative link to /run; name /run itself, since
+	// a link met under /proc/<pid>/root is not resolved in the sandbox's root.
+	sock := fmt.Sprintf("/proc/%d/root/run/docker.sock", pid)
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)

@@ -22,6 +22,7 @@ type initConfig struct {
 	Name       string      `json:"name"`
 	Workspaces []Workspace `json:"workspaces"` // paths already resolved (no symlinks)
 	Hide       []string    `json:"hide"`       // directories covered by an empty tmpfs
+	Root       string      `json:"root"`       // empty host directory to build the root on
 	DataRoot   string      `json:"dataRoot"`   // host directory mounted at /var/lib/docker
 	Dockerd    []string    `json:"dockerd"`    // dockerd argv; empty = no docker
 	// ComposePlugin is the host's docker compose plugin, bound read-only at
@@ -82,97 +83,13 @@ func RunInit(cfgJSON string) int {
 	return reapUntilSignalled(sigs, dockerd)
 }
 
-// setupMounts gives the sandbox its view of the host's root: nothing propagates back to
-// the host; fresh /proc and /sys for the new PID and network namespaces, with a cgroup2
-// hierarchy for dockerd; the hidden directories covered by empty tmpfs; the workspaces
-// and the docker data root bound at their paths.
+// setupMounts gives the sandbox its own root (buildRoot): nothing propagates back to
+// the host, and the host's root is gone from the sandbox's mount namespace.
 func setupMounts(cfg initConfig) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making / private: %w", err)
 	}
-	// Open the bind sources before anything covers them: a workspace may live under a
-	// directory that is about to be hidden (/tmp, /root, /home).
-	type bind struct {
-		fd     int
-		target string
-		ro     bool
-		dir    bool
-	}
-	var binds []bind
-	open := func(src, target string, ro bool) error {
-		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("opening %s: %w", src, err)
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return fmt.Errorf("stat %s: %w", src, err)
-		}
-		binds = append(binds, bind{fd, target, ro, st.Mode&unix.S_IFMT == unix.S_IFDIR})
-		return nil
-	}
-	for _, w := range cfg.Workspaces {
-		if err := open(w.Path, w.Path, w.ReadOnly); err != nil {
-			return err
-		}
-	}
-	if cfg.DataRoot != "" {
-		if err := open(cfg.DataRoot, "/var/lib/docker", false); err != nil {
-			return err
-		}
-	}
-	pluginFd := -1
-	if cfg.ComposePlugin != "" {
-		fd, err := unix.Open(cfg.ComposePlugin, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("opening the compose plugin %s: %w", cfg.ComposePlugin, err)
-		}
-		defer unix.Close(fd)
-		pluginFd = fd
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mounting /proc: %w", err)
-	}
-	if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mounting /sys: %w", err)
-	}
-	if err := unix.Mount("none", "/sys/fs/cgroup", "cgroup2", 0, ""); err != nil && len(cfg.Dockerd) > 0 {
-		return fmt.Errorf("mounting cgroup2 on /sys/fs/cgroup: %w", err)
-	}
-	for _, d := range cfg.Hide {
-		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() {
-			continue // absent, or a symlink into a directory hidden anyway (/var/run)
-		}
-		mode := "0755"
-		if d == "/tmp" {
-			mode = "1777"
-		}
-		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode="+mode); err != nil {
-			return fmt.Errorf("hiding %s: %w", d, err)
-		}
-	}
-	for _, b := range binds {
-		if err := mountpoint(b.target, b.dir); err != nil {
-			return err
-		}
-		src := fmt.Sprintf("/proc/self/fd/%d", b.fd)
-		if err := unix.Mount(src, b.target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("binding %s: %w", b.target, err)
-		}
-		if b.ro {
-			if err := unix.Mount("", b.target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-				return fmt.Errorf("making %s read-only: %w", b.target, err)
-			}
-		}
-		unix.Close(b.fd)
-	}
-	if pluginFd >= 0 {
-		if err := graftFile(pluginFd, composePluginPath); err != nil {
-			return err
-		}
-	}
-	return nil
+	return buildRoot(cfg.Root, cfg)
 }
 
 // mountpoint makes sure target exists to mount on: inside a hidden (tmpfs) directory the

@@ -24,14 +24,6 @@ type Manager struct {
 	Stderr io.Writer
 }
 
-// hiddenDirs are covered by an empty tmpfs inside every sandbox: the host's home
-// directories (no ~/.ssh, ~/.docker), /run and /var/run (no host Docker socket), /tmp
-// (private), the host's Docker and containerd state, and sbxsim's own state.
-func (m *Manager) hiddenDirs() []string {
-	return []string{"/root", "/home", "/run", "/var/run", "/tmp", "/var/lib/docker", "/var/lib/containerd",
-		"/etc/docker", "/var/lib/sbxsim", m.Store.Root}
-}
-
 // initTimeout bounds each step of a sandbox start.
 const initTimeout = 30 * time.Second
 
@@ -105,7 +97,12 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 
 // initConfigFor describes the sandbox's file system view and daemon to its init.
 func (m *Manager) initConfigFor(sb *Sandbox) (initConfig, error) {
-	cfg := initConfig{Name: sb.Name, Hide: append(m.hiddenDirs(), sb.Hide...)}
+	// The root is built on an empty directory of the sandbox's own: the tmpfs mounted
+	// there exists in the sandbox's mount namespace only.
+	cfg := initConfig{Name: sb.Name, Hide: sb.Hide, Root: filepath.Join(m.Store.dir(sb.Name), "root")}
+	if err := os.MkdirAll(cfg.Root, 0o700); err != nil {
+		return cfg, err
+	}
 	for _, w := range sb.Workspaces {
 		// Bind at the real path: a symlinked component may live in a hidden directory.
 		real, err := filepath.EvalSymlinks(w.Path)

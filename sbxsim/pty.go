@@ -3,6 +3,7 @@ package sbxsim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,14 +12,16 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
-// execPty runs nsenter (and so the command) on a new pseudo-terminal and relays it: the
-// command gets a terminal whether or not the caller has one (exec -t). With interactive,
-// the caller's stdin is copied in; a caller on a terminal is put in raw mode and its
-// window size follows.
-func (c *cli) execPty(ctx context.Context, nsenter string, argv, env []string, interactive bool) error {
+// execPty runs nsenter (and so the command) on a new pseudo-terminal of the sandbox's
+// own devpts (so that the command finds its terminal in the sandbox's /dev/pts) and
+// relays it: the command gets a terminal whether or not the caller has one (exec -t).
+// With interactive, the caller's stdin is copied in; a caller on a terminal is put in raw
+// mode and its window size follows.
+func (c *cli) execPty(ctx context.Context, initPid int, nsenter string, argv, env []string, interactive bool) error {
 	cmd := exec.CommandContext(ctx, nsenter, argv[1:]...)
 	cmd.Env = env
 	size := &pty.Winsize{Rows: 24, Cols: 80}
@@ -29,7 +32,7 @@ func (c *cli) execPty(ctx context.Context, nsenter string, argv, env []string, i
 			size = s
 		}
 	}
-	master, err := pty.StartWithSize(cmd, size)
+	master, err := startOnSandboxPty(cmd, initPid, size)
 	if err != nil {
 		return err
 	}
@@ -67,6 +70,41 @@ func (c *cli) execPty(ctx context.Context, nsenter string, argv, env []string, i
 		<-done
 	}
 	return exitStatus(err)
+}
+
+// startOnSandboxPty opens a pseudo-terminal pair on the devpts instance of the sandbox
+// whose init is initPid, through /proc/<pid>/root, and starts cmd on its terminal end as
+// the session leader it controls; it returns the master.
+func startOnSandboxPty(cmd *exec.Cmd, initPid int, size *pty.Winsize) (*os.File, error) {
+	ptmx := fmt.Sprintf("/proc/%d/root/dev/pts/ptmx", initPid)
+	mfd, err := unix.Open(ptmx, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the sandbox's terminal: %w", err)
+	}
+	master := os.NewFile(uintptr(mfd), "ptmx")
+	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
+		master.Close()
+		return nil, fmt.Errorf("unlocking the sandbox's terminal: %w", err)
+	}
+	// TIOCGPTPEER opens the terminal end with the open(2) flags given as its argument.
+	sfd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(mfd), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if errno != 0 {
+		master.Close()
+		return nil, fmt.Errorf("opening the sandbox's terminal: %w", errno)
+	}
+	tty := os.NewFile(sfd, "pts")
+	defer tty.Close()
+	if err := pty.Setsize(master, size); err != nil {
+		master.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		master.Close()
+		return nil, err
+	}
+	return master, nil
 }
 
 // exitStatus turns nsenter's end into sbxsim's: its exit status, or 128+n when it died
