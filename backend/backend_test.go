@@ -275,14 +275,22 @@ func TestServeSurvivesMalformedInput(t *testing.T) {
 	<-served
 }
 
-func TestGuardSkipsOverlongLines(t *testing.T) {
-	var replies strings.Builder
+func TestTransportSkipsOverlongLines(t *testing.T) {
+	var replies syncBuffer
 	long := strings.Repeat("x", 5000)
 	in := "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n" + long + "\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n"
-	g := &guard{ctx: context.Background(), calls: newInflight(), r: bufio.NewReaderSize(strings.NewReader(in), 16), w: &replies, max: 100}
-	passed, err := io.ReadAll(g)
+	c, err := (&Transport{In: strings.NewReader(in), Out: &replies, Guard: true, MaxLine: 100}).Connect(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n", string(passed))
+	var methods []string
+	for {
+		msg, err := c.Read(context.Background())
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		methods = append(methods, msg.(*jsonrpc.Request).Method)
+	}
+	assert.Equal(t, []string{"a", "b"}, methods)
 	assert.Contains(t, replies.String(), `"code":-32600`)
 	assert.Contains(t, replies.String(), "longer than 100 bytes")
 }

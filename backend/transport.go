@@ -1,0 +1,450 @@
+package backend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxRequestLine bounds one inbound JSON-RPC message (a line); longer lines are answered
+// with an error and skipped without being held in memory.
+const MaxRequestLine = 32 << 20
+
+// DefaultMaxInflight bounds the bytes of request lines held at once by calls that have
+// been read but not answered. Beyond it the transport stops reading (the client's
+// writes block) until earlier calls finish: five concurrent 30 MB writes are taken two
+// at a time instead of all being held, each with its decoding copies.
+const DefaultMaxInflight = 2 * MaxRequestLine
+
+// bigLine is the size from which a request counts against the in-flight budget; small
+// calls (and cancellations) never wait for it.
+const bigLine = 256 << 10
+
+// Transport is an mcp.Transport over newline-delimited JSON-RPC (MCP's stdio framing),
+// working on typed messages:
+//   - one validating pass per line finds the envelope; parameters are handed to the SDK
+//     as a slice of the line, and messages are written without re-encoding the JSON the
+//     SDK produced (the SDK's own stdio transport decodes each line twice);
+//   - with Guard, a line that is not one JSON-RPC message (garbage, oversized, a batch,
+//     an id the SDK cannot echo exactly) is answered with a JSON-RPC error and serving
+//     goes on; without it such a line ends the connection (a client facing the agent);
+//   - requests are tracked by id, so the end of input waits for every answer, and a
+//     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks.
+type Transport struct {
+	In  io.Reader
+	Out io.Writer
+	// Closer, if set, is closed with the connection (the pipes of a child process).
+	Closer io.Closer
+	// Guard answers malformed lines instead of failing the connection.
+	Guard bool
+	// MaxLine bounds one inbound line (MaxRequestLine when zero).
+	MaxLine int
+	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
+	// when zero).
+	MaxInflight int64
+	Logger      *slog.Logger
+}
+
+// Connect implements mcp.Transport.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	maxLine := t.MaxLine
+	if maxLine <= 0 {
+		maxLine = MaxRequestLine
+	}
+	budget := t.MaxInflight
+	if budget <= 0 {
+		budget = DefaultMaxInflight
+	}
+	if budget < int64(maxLine) {
+		budget = int64(maxLine) // one line of the largest size always fits
+	}
+	logger := t.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &conn{
+		t:        t,
+		maxLine:  maxLine,
+		logger:   logger,
+		incoming: make(chan item),
+		closed:   make(chan struct{}),
+		calls:    newTracker(budget),
+	}
+	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
+	return c, nil
+}
+
+type item struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type conn struct {
+	t        *Transport
+	maxLine  int
+	logger   *slog.Logger
+	incoming chan item
+	closed   chan struct{}
+	once     sync.Once
+	closeErr error
+	calls    *tracker
+
+	wmu  sync.Mutex
+	wbuf []byte // reused for small messages
+}
+
+// SessionID implements mcp.Connection (stdio has no session id).
+func (c *conn) SessionID() string { return "" }
+
+// Read implements mcp.Connection.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case it := <-c.incoming:
+		return it.msg, it.err
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write implements mcp.Connection.
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && !c.calls.finish(resp.ID) {
+		return nil // the peer cancelled the request: no answer (MCP, cancellation)
+	}
+	select {
+	case <-c.closed:
+		return fmt.Errorf("writing to a closed connection: %w", io.ErrClosedPipe)
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf := c.wbuf[:0]
+	if n := messageSize(msg); n > cap(buf) {
+		buf = make([]byte, 0, n)
+	}
+	buf, err := encodeMessage(buf, msg)
+	if err != nil {
+		return err
+	}
+	if cap(buf) <= 64<<10 {
+		c.wbuf = buf
+	}
+	_, err = c.t.Out.Write(buf)
+	return err
+}
+
+func messageSize(msg jsonrpc.Message) int {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		return len(m.Params) + len(m.Method) + 128
+	case *jsonrpc.Response:
+		return len(m.Result) + 256
+	}
+	return 256
+}
+
+// Close implements mcp.Connection.
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		close(c.closed)
+		if c.t.Closer != nil {
+			c.closeErr = c.t.Closer.Close()
+		}
+	})
+	return c.closeErr
+}
+
+// writeRaw writes a reply the SDK never sees (to a line it was not given).
+func (c *conn) writeRaw(line []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	// A failed write shows up as the SDK's own write error soon after.
+	_, _ = c.t.Out.Write(line)
+}
+
+func (c *conn) deliver(it item) bool {
+	select {
+	case c.incoming <- it:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+func (c *conn) readLoop(r *bufio.Reader) {
+	for {
+		line, tooLong, err := readLine(r, c.maxLine)
+		if tooLong {
+			if !c.t.Guard {
+				c.deliver(item{err: fmt.Errorf("a message longer than %d bytes", c.maxLine)})
+				return
+			}
+			c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: message longer than %d bytes", c.maxLine)))
+		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			if !c.handle(msg, len(line)) {
+				return
+			}
+		}
+		if err != nil {
+			// The end of input ends the session only once every request read has been
+			// answered; the SDK would otherwise drop the calls still running.
+			c.calls.waitIdle(c.closed)
+			c.deliver(item{err: err})
+			return
+		}
+	}
+}
+
+// handle decodes one line and passes it on; false ends the connection.
+func (c *conn) handle(line []byte, size int) bool {
+	msg, id, code, reason := decodeLine(line)
+	if code != 0 {
+		if !c.t.Guard {
+			c.deliver(item{err: fmt.Errorf("undecodable message: %s", reason)})
+			return false
+		}
+		c.writeRaw(rawErrorReply(id, code, reason))
+		return true
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		switch {
+		case req.IsCall():
+			c.calls.start(req.ID, size, c.closed)
+		case req.Method == "notifications/cancelled":
+			c.calls.cancel(cancelledID(req.Params))
+		}
+	}
+	return c.deliver(item{msg: msg})
+}
+
+// decodeLine returns the message of a line, or a JSON-RPC error code, the raw id to
+// answer with (nil: null) and the reason.
+func decodeLine(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
+	env, err := parseEnvelope(line)
+	switch {
+	case errors.Is(err, errNotObject) && line[0] == '[':
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line (batches are not supported)"
+	case errors.Is(err, errNotObject):
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line"
+	case err != nil:
+		return nil, nil, jsonrpc.CodeParseError, "Parse error: " + err.Error()
+	}
+	msg, err = toMessage(env)
+	if err == nil {
+		return msg, nil, 0, ""
+	}
+	var idErr *idError
+	if errors.As(err, &idErr) {
+		switch env.id[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			// The id was made out: echo it exactly as sent (JSON-RPC: the response's id
+			// is the request's; null only when it could not be detected).
+			return nil, env.id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s cannot be answered exactly: %s; use a string or an integer", clip(env.id), idErr.reason)
+		}
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: " + idErr.reason
+	}
+	if env.id != nil && env.method != nil {
+		if _, err := parseID(env.id); err == nil {
+			id = env.id
+		}
+	}
+	return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+}
+
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}
+
+// cancelledID is the typed id a notifications/cancelled names (invalid if none).
+func cancelledID(params []byte) jsonrpc.ID {
+	raw := memberOf(params, "requestId")
+	if raw == nil {
+		return jsonrpc.ID{}
+	}
+	id, err := parseID(raw)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
+// memberOf returns the raw value of a top-level member of a validated object.
+func memberOf(obj []byte, name string) []byte {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil
+	}
+	i = skipSpace(obj, i+1)
+	var found []byte
+	for i < len(obj) && obj[i] == '"' {
+		keyEnd, err := skipString(obj, i)
+		if err != nil {
+			return nil
+		}
+		key := obj[i+1 : keyEnd-1]
+		i = skipSpace(obj, keyEnd) + 1 // ':'
+		i = skipSpace(obj, i)
+		end, err := skipValue(obj, i, 1)
+		if err != nil {
+			return nil
+		}
+		if string(key) == name {
+			found = obj[i:end]
+		}
+		i = skipSpace(obj, end)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return found
+}
+
+// readLine reads one line, keeping at most max bytes of it; a longer line is consumed to
+// its end and reported as tooLong. A long line is gathered in pieces and joined once,
+// so it is copied a bounded number of times and held at its exact size.
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	var pieces [][]byte
+	total := 0
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if total+len(chunk) > max+1 {
+				tooLong, pieces = true, nil
+			} else if err == bufio.ErrBufferFull {
+				pieces = append(pieces, bytes.Clone(chunk))
+				total += len(chunk)
+			} else {
+				line = make([]byte, 0, total+len(chunk))
+				for _, p := range pieces {
+					line = append(line, p...)
+				}
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if tooLong {
+			line = nil
+		}
+		return line, tooLong, err
+	}
+}
+
+// tracker follows the calls read but not answered yet.
+type tracker struct {
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]*call
+	pending int           // calls not cancelled
+	idle    chan struct{} // closed while pending is 0
+	budget  int64         // bytes of big requests that may still be taken
+	freed   chan struct{} // closed and replaced when budget is returned
+	max     int64
+}
+
+type call struct {
+	size      int64 // bytes taken from the budget
+	cancelled bool
+}
+
+func newTracker(budget int64) *tracker {
+	idle := make(chan struct{})
+	close(idle)
+	return &tracker{calls: make(map[jsonrpc.ID]*call), idle: idle, budget: budget, max: budget, freed: make(chan struct{})}
+}
+
+// start notes a call; a big one first waits for its share of the budget (or stop).
+func (t *tracker) start(id jsonrpc.ID, size int, stop <-chan struct{}) {
+	need := int64(0)
+	if size >= bigLine {
+		need = min(int64(size), t.max)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.calls[id] != nil {
+		return // a duplicate: the SDK answers it with an error (and null id)
+	}
+	for t.budget < need {
+		freed := t.freed
+		t.mu.Unlock()
+		select {
+		case <-freed:
+		case <-stop:
+			t.mu.Lock()
+			return
+		}
+		t.mu.Lock()
+	}
+	t.budget -= need
+	t.calls[id] = &call{size: need}
+	if t.pending == 0 {
+		t.idle = make(chan struct{})
+	}
+	t.pending++
+}
+
+// cancel marks a call the peer cancelled: the end of input no longer waits for it, and
+// its answer is dropped.
+func (t *tracker) cancel(id jsonrpc.ID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[id]
+	if c == nil || c.cancelled {
+		return
+	}
+	c.cancelled = true
+	t.release()
+}
+
+// release counts one call as no longer pending; t.mu is held.
+func (t *tracker) release() {
+	t.pending--
+	if t.pending == 0 {
+		close(t.idle)
+	}
+}
+
+// finish notes the answer to a call and reports whether it should be sent.
+func (t *tracker) finish(id jsonrpc.ID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[id]
+	if c == nil {
+		return true // an answer to a call not tracked (a duplicate's error)
+	}
+	delete(t.calls, id)
+	if c.size > 0 {
+		t.budget += c.size
+		close(t.freed)
+		t.freed = make(chan struct{})
+	}
+	if c.cancelled {
+		return false
+	}
+	t.release()
+	return true
+}
+
+// waitIdle returns once no call is pending, or when stop is closed.
+func (t *tracker) waitIdle(stop <-chan struct{}) {
+	t.mu.Lock()
+	idle := t.idle
+	t.mu.Unlock()
+	select {
+	case <-idle:
+	case <-stop:
+	}
+}

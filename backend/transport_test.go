@@ -1,0 +1,261 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+const initLines = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+
+// serveScript runs Serve on a fixed input (as `printf … | serve` does) and returns its
+// output lines; it fails the test if serving does not end by itself.
+func serveScript(t *testing.T, dir, input string) []string {
+	t.Helper()
+	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{})
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), srv, strings.NewReader(input), &out) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not end at the end of its input; wrote so far:\n%s", out.String())
+	}
+	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// replyTo finds the reply whose raw id text is rawID.
+func replyTo(t *testing.T, lines []string, rawID string) (map[string]json.RawMessage, bool) {
+	t.Helper()
+	for _, l := range lines {
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		if string(m["id"]) == rawID {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// TestServeRequestIDs: every id form JSON-RPC allows (string, number, null, and what a
+// client might send that is none of these). An id the SDK carries exactly is answered
+// with the same value; any other is answered with an Invalid Request error whose id is
+// the request's, byte for byte — never with a different id — and serve still ends
+// after answering everything.
+func TestServeRequestIDs(t *testing.T) {
+	tests := []struct {
+		name  string
+		id    string
+		reply string // the raw id of the answer; "" for no answer
+		ok    bool   // answered with a result (else an Invalid Request error)
+	}{
+		{"zero", `0`, `0`, true},
+		{"integer", `42`, `42`, true},
+		{"negative", `-7`, `-7`, true},
+		{"2^53", `9007199254740992`, `9007199254740992`, true},
+		{"-2^53", `-9007199254740992`, `-9007199254740992`, true},
+		{"string", `"abc"`, `"abc"`, true},
+		{"empty string", `""`, `""`, true},
+		{"string with escapes", `"a\"b\\c\n\t\/"`, `"a\"b\\c\n\t/"`, true},
+		{"string with a unicode escape", `"a\u0062"`, `"ab"`, true},
+		{"string with a surrogate pair", `"\ud83d\ude00"`, `"😀"`, true},
+		{"string with raw UTF-8", `"日本"`, `"日本"`, true},
+		{"string with a control escape", `"\u0001"`, `"\u0001"`, true},
+		{"number with a fraction of zero", `3.0`, `3.0`, false},
+		{"exponent", `2e0`, `2e0`, false},
+		{"capital exponent", `1E3`, `1E3`, false},
+		{"fraction", `1.5`, `1.5`, false},
+		{"minus zero", `-0`, `-0`, false},
+		{"2^53+1", `9007199254740993`, `9007199254740993`, false},
+		{"2^64", `18446744073709551616`, `18446744073709551616`, false},
+		{"big negative", `-99999999999999999999999`, `-99999999999999999999999`, false},
+		{"lone high surrogate", `"\ud800"`, `"\ud800"`, false},
+		{"lone low surrogate", `"x\udc00"`, `"x\udc00"`, false},
+		{"object", `{"a":1}`, `null`, false},
+		{"array", `[1]`, `null`, false},
+		{"boolean", `true`, `null`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := serveScript(t, t.TempDir(), initLines+
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/list"}`, tc.id)+"\n"+
+				`{"jsonrpc":"2.0","id":"after","method":"ping"}`+"\n")
+			m, found := replyTo(t, lines, tc.reply)
+			require.True(t, found, "an answer with id %s in:\n%s", tc.reply, strings.Join(lines, "\n"))
+			if tc.ok {
+				assert.Contains(t, string(m["result"]), `"tools"`)
+			} else {
+				var e jsonrpc.Error
+				require.NoError(t, json.Unmarshal(m["error"], &e), "an error answer: %v", m)
+				assert.Equal(t, int64(jsonrpc.CodeInvalidRequest), e.Code)
+			}
+			_, found = replyTo(t, lines, `"after"`)
+			assert.True(t, found, "serving goes on")
+			assert.Len(t, lines, 3, "one answer each to initialize, the call and the ping")
+		})
+	}
+	// A null id makes a notification (JSON-RPC 2.0 discourages it): no answer, no hang.
+	lines := serveScript(t, t.TempDir(), initLines+`{"jsonrpc":"2.0","id":null,"method":"ping"}`+"\n")
+	assert.Len(t, lines, 1)
+}
+
+// TestServeDoesNotAnswerCancelledCalls: after notifications/cancelled the call's answer
+// is not sent (MCP: a receiver should not respond to a cancelled request); the other
+// calls are answered and serve ends.
+func TestServeDoesNotAnswerCancelledCalls(t *testing.T) {
+	dir := t.TempDir()
+	lines := serveScript(t, dir, initLines+strings.Join([]string{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo started > mark; sleep 60"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"user"}}`,
+		`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.5; echo slow"}}}`,
+	}, "\n")+"\n")
+	_, answered := replyTo(t, lines, "3")
+	assert.False(t, answered, "the cancelled call is not answered:\n%s", strings.Join(lines, "\n"))
+	m, found := replyTo(t, lines, `"s"`)
+	require.True(t, found)
+	assert.Contains(t, string(m["result"]), "slow")
+}
+
+func TestTrackerBoundsBytesInFlight(t *testing.T) {
+	tr := newTracker(100 << 20)
+	stop := make(chan struct{})
+	defer close(stop)
+	id := func(n int) jsonrpc.ID { i, _ := jsonrpc.MakeID(float64(n)); return i }
+	tr.start(id(1), 60<<20, stop)
+	tr.start(id(2), 30<<20, stop) // 90 MB held: fits
+	tr.start(id(3), 1<<10, stop)  // small calls never wait
+	third := make(chan struct{})
+	go func() { tr.start(id(4), 30<<20, stop); close(third) }()
+	select {
+	case <-third:
+		t.Fatal("a call beyond the budget was taken at once")
+	case <-time.After(100 * time.Millisecond):
+	}
+	assert.True(t, tr.finish(id(2)))
+	select {
+	case <-third:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting call was not taken once budget was returned")
+	}
+	tr.cancel(id(1))
+	assert.False(t, tr.finish(id(1)), "a cancelled call's answer is dropped")
+	assert.True(t, tr.finish(id(99)), "answers to calls not tracked pass")
+}
+
+// TestServeQueuesBigCallsBeyondTheBudget: large writes beyond the in-flight budget wait
+// (the client's pipe fills) instead of all being held at once; all complete.
+func TestServeQueuesBigCallsBeyondTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Repeat("0123456789abcdef", 1<<16) // 1 MB
+	var in strings.Builder
+	in.WriteString(initLines)
+	for i := 0; i < 6; i++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write","arguments":{"path":"f%d","content":%q}}}`+"\n", i, i, content)
+	}
+	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{})
+	var out syncBuffer
+	require.NoError(t, srv.Run(context.Background(), &Transport{In: strings.NewReader(in.String()), Out: &out, Guard: true, MaxLine: 2 << 20, MaxInflight: 2 << 20}))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	assert.Len(t, lines, 7)
+	for i := 0; i < 6; i++ {
+		got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%d", i)))
+		require.NoError(t, err)
+		assert.Equal(t, content, string(got))
+	}
+}
+
+// TestEncodeMessageMatchesSDK: the transport's encoder writes what the SDK's would.
+func TestEncodeMessageMatchesSDK(t *testing.T) {
+	id7, _ := jsonrpc.MakeID(float64(7))
+	ids, _ := jsonrpc.MakeID("a\"\n\x01<>&\u2028é")
+	msgs := []jsonrpc.Message{
+		&jsonrpc.Request{ID: id7, Method: "tools/call", Params: json.RawMessage(`{"name":"read","arguments":{"path":"a"}}`)},
+		&jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"progress":3}`)},
+		&jsonrpc.Request{ID: ids, Method: "ping"},
+		&jsonrpc.Response{ID: id7, Result: json.RawMessage(`{"content":[]}`)},
+		&jsonrpc.Response{ID: ids, Error: &jsonrpc.Error{Code: -32602, Message: "bad \"x\"\n", Data: json.RawMessage(`{"k":1}`)}},
+		&jsonrpc.Response{ID: id7, Error: fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: -32601, Message: "inner"})},
+		&jsonrpc.Response{ID: id7, Error: errors.New("plain")},
+	}
+	for _, m := range msgs {
+		want, err := jsonrpc.EncodeMessage(m)
+		require.NoError(t, err)
+		got, err := encodeMessage(nil, m)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasSuffix(got, []byte("}\n")))
+		assert.JSONEq(t, string(want), string(got))
+		back, err := jsonrpc.DecodeMessage(bytes.TrimSpace(got))
+		require.NoError(t, err)
+		assert.IsType(t, m, back)
+	}
+}
+
+// envelopeCases are lines whose validity the envelope parser must judge as
+// encoding/json does.
+var envelopeCases = []string{
+	`{}`, ` { } `, `{"a":1}`, `{"a":[1,2,{"b":null}],"c":"d"}`, `{"a":-0.5e+10}`, `{"a":1E-2}`,
+	`{"a":"\u00e9\n\"\\\/"}`, `{"a":true,"b":false,"c":null}`, `{"jsonrpc":"2.0","id":1,"method":"x","params":{}}`,
+	`{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":-}`,
+	`{"a":1e}`, `{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", `{"a":tru}`, `{"a":nul}`, `{"a":[1,]}`,
+	`{"a":[}`, `{"a":1}}`, `{"a":1} x`, `{a:1}`, `{"a":"unterminated}`, `{"a":+1}`, `[1]`, `1`, `"s"`, ``,
+	`{"a":[[[[[[]]]]]]}`, `{"a":{"b":{"c":{}}}}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}",
+}
+
+func TestParseEnvelopeValidity(t *testing.T) {
+	for _, c := range envelopeCases {
+		_, err := parseEnvelope([]byte(c))
+		valid := err == nil || errors.Is(err, errNotObject)
+		assert.Equal(t, json.Valid([]byte(c)), valid, "%q: %v", c, err)
+	}
+	deep := strings.Repeat("[", 2000) + strings.Repeat("]", 2000)
+	_, err := parseEnvelope([]byte(`{"a":` + deep + `}`))
+	assert.ErrorIs(t, err, errSyntax, "nesting is bounded")
+}
+
+func FuzzParseEnvelope(f *testing.F) {
+	for _, c := range envelopeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := parseEnvelope(b)
+		valid := err == nil || errors.Is(err, errNotObject)
+		if valid != json.Valid(b) && !bytes.Contains(b, []byte("[[[[")) {
+			t.Fatalf("%q: parser says valid=%v (%v), encoding/json %v", b, valid, err, json.Valid(b))
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writers of a session.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}

@@ -1,0 +1,550 @@
+package backend
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// This file is the JSON-RPC framing of the stdio transport: one validating pass over a
+// line finds the envelope's members as sub-slices of it (a 30 MB write's arguments are
+// neither copied nor decoded here), and messages are encoded without re-validating the
+// JSON the SDK itself produced.
+
+// maxDepth bounds nesting, as the SDK's own decoder does.
+const maxDepth = 1000
+
+// envelope is one message's top-level members, raw; nil when absent.
+type envelope struct {
+	version, id, method, params, result, errObj []byte
+}
+
+var errSyntax = errors.New("not valid JSON")
+
+// parseEnvelope validates line as one JSON object and returns its members. A syntax
+// error wraps errSyntax; a valid value that is not an object returns errNotObject.
+func parseEnvelope(line []byte) (envelope, error) {
+	var env envelope
+	i := skipSpace(line, 0)
+	if i == len(line) {
+		return env, errSyntax
+	}
+	if line[i] != '{' {
+		end, err := skipValue(line, i, 0)
+		if err != nil {
+			return env, err
+		}
+		if skipSpace(line, end) != len(line) {
+			return env, fmt.Errorf("%w: trailing data", errSyntax)
+		}
+		return env, errNotObject
+	}
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(line) || line[i] != '"' {
+				return env, fmt.Errorf("%w: want a member name at byte %d", errSyntax, i)
+			}
+			keyEnd, err := skipString(line, i)
+			if err != nil {
+				return env, err
+			}
+			key := line[i+1 : keyEnd-1] // escaped member names match nothing below
+			i = skipSpace(line, keyEnd)
+			if i >= len(line) || line[i] != ':' {
+				return env, fmt.Errorf("%w: want ':' at byte %d", errSyntax, i)
+			}
+			i = skipSpace(line, i+1)
+			end, err := skipValue(line, i, 1)
+			if err != nil {
+				return env, err
+			}
+			val := line[i:end]
+			// A repeated member keeps the last value, as encoding/json does.
+			switch string(key) {
+			case "jsonrpc":
+				env.version = val
+			case "id":
+				env.id = val
+			case "method":
+				env.method = val
+			case "params":
+				env.params = val
+			case "result":
+				env.result = val
+			case "error":
+				env.errObj = val
+			}
+			i = skipSpace(line, end)
+			if i < len(line) && line[i] == ',' {
+				i = skipSpace(line, i+1)
+				continue
+			}
+			if i < len(line) && line[i] == '}' {
+				i++
+				break
+			}
+			return env, fmt.Errorf("%w: want ',' or '}' at byte %d", errSyntax, i)
+		}
+	}
+	if skipSpace(line, i) != len(line) {
+		return env, fmt.Errorf("%w: trailing data after the object", errSyntax)
+	}
+	return env, nil
+}
+
+var errNotObject = errors.New("not a JSON object")
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue validates the JSON value starting at b[i] and returns the index after it.
+func skipValue(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return i, fmt.Errorf("%w: unexpected end", errSyntax)
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return skipString(b, i)
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return i, fmt.Errorf("%w: nested deeper than %d", errSyntax, maxDepth)
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == closer {
+			return i + 1, nil
+		}
+		for {
+			if c == '{' {
+				if i >= len(b) || b[i] != '"' {
+					return i, fmt.Errorf("%w: want a member name at byte %d", errSyntax, i)
+				}
+				end, err := skipString(b, i)
+				if err != nil {
+					return end, err
+				}
+				i = skipSpace(b, end)
+				if i >= len(b) || b[i] != ':' {
+					return i, fmt.Errorf("%w: want ':' at byte %d", errSyntax, i)
+				}
+				i = skipSpace(b, i+1)
+			}
+			end, err := skipValue(b, i, depth+1)
+			if err != nil {
+				return end, err
+			}
+			i = skipSpace(b, end)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == closer {
+				return i + 1, nil
+			}
+			return i, fmt.Errorf("%w: want ',' or '%c' at byte %d", errSyntax, closer, i)
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return skipNumber(b, i)
+	case c == 't':
+		return skipLiteral(b, i, "true")
+	case c == 'f':
+		return skipLiteral(b, i, "false")
+	case c == 'n':
+		return skipLiteral(b, i, "null")
+	default:
+		return i, fmt.Errorf("%w: unexpected byte %q at %d", errSyntax, c, i)
+	}
+}
+
+func skipLiteral(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, fmt.Errorf("%w: bad literal at byte %d", errSyntax, i)
+	}
+	return i + len(lit), nil
+}
+
+// skipString validates the string starting at b[i] (a '"') and returns the index after
+// its closing quote. The plain run between escapes is the hot loop of a large write.
+func skipString(b []byte, i int) (int, error) {
+	i++
+	for {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return i, fmt.Errorf("%w: unterminated string", errSyntax)
+		}
+		switch c := b[i]; c {
+		case '"':
+			return i + 1, nil
+		case '\\':
+			if i+1 >= len(b) {
+				return i, fmt.Errorf("%w: unterminated string", errSyntax)
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return i, fmt.Errorf("%w: bad \\u escape at byte %d", errSyntax, i)
+				}
+				i += 6
+			default:
+				return i, fmt.Errorf("%w: bad escape at byte %d", errSyntax, i)
+			}
+		default:
+			return i, fmt.Errorf("%w: control character in string at byte %d", errSyntax, i)
+		}
+	}
+}
+
+// plain marks the bytes a string may contain without an escape.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func skipNumber(b []byte, i int) (int, error) {
+	start := i
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		s := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > s
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return i, fmt.Errorf("%w: bad number at byte %d", errSyntax, start)
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return i, fmt.Errorf("%w: bad number at byte %d", errSyntax, start)
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return i, fmt.Errorf("%w: bad number at byte %d", errSyntax, start)
+		}
+	}
+	return i, nil
+}
+
+// idError says why a request id cannot be carried through the SDK exactly.
+type idError struct{ reason string }
+
+func (e *idError) Error() string { return e.reason }
+
+// maxExactID is the largest integer magnitude the SDK's ids (decoded as float64, then
+// kept as int64) carry without rounding.
+const maxExactID = 1 << 53
+
+// parseID turns a raw, validated id into the SDK's typed id. It refuses every id the SDK
+// would answer with a different value: numbers not written as plain integers (3.0, 2e0,
+// -0), fractions, integers beyond ±2^53, and strings whose escapes do not survive
+// decoding (lone surrogates, invalid UTF-8). Objects, arrays and booleans are not ids.
+func parseID(raw []byte) (jsonrpc.ID, error) {
+	switch c := raw[0]; {
+	case c == 'n':
+		return jsonrpc.ID{}, nil
+	case c == '"':
+		s, ok := exactString(raw)
+		if !ok {
+			return jsonrpc.ID{}, &idError{"its escapes or bytes are not valid Unicode (a lone surrogate or invalid UTF-8), so it would come back changed"}
+		}
+		return jsonrpc.MakeID(s)
+	case c == '-' || (c >= '0' && c <= '9'):
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || string(raw) == "-0" {
+			return jsonrpc.ID{}, &idError{"it is not written as a plain integer (no fraction, exponent or -0) in the int64 range"}
+		}
+		if n > maxExactID || n < -maxExactID {
+			return jsonrpc.ID{}, &idError{"its magnitude exceeds 2^53, beyond which ids are rounded"}
+		}
+		return jsonrpc.MakeID(float64(n))
+	default:
+		return jsonrpc.ID{}, &idError{"an id must be a string, a number or null"}
+	}
+}
+
+// exactString decodes a validated JSON string and reports whether the result re-encodes
+// to the same value: valid UTF-8 and no unpaired surrogate escape.
+func exactString(raw []byte) (string, bool) {
+	if !utf8.Valid(raw) {
+		return "", false
+	}
+	for i := 1; i < len(raw)-1; i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++
+			continue
+		}
+		r := hex4(raw[i+2 : i+6])
+		switch {
+		case utf16.IsSurrogate(r) && r < 0xdc00:
+			// A high surrogate must be followed by an escaped low one.
+			if i+12 > len(raw)-1 || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return "", false
+			}
+			lo := hex4(raw[i+8 : i+12])
+			if lo < 0xdc00 || lo > 0xdfff {
+				return "", false
+			}
+			i += 11
+		case utf16.IsSurrogate(r):
+			return "", false
+		default:
+			i += 5
+		}
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		default:
+			r |= rune(c-'A') + 10
+		}
+	}
+	return r
+}
+
+// unquote decodes a short validated JSON string (a method name, a version tag).
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// toMessage builds the SDK's message from a validated envelope.
+func toMessage(env envelope) (jsonrpc.Message, error) {
+	if v, ok := unquote(env.version); !ok || v != "2.0" {
+		return nil, fmt.Errorf(`"jsonrpc" must be "2.0"`)
+	}
+	var id jsonrpc.ID
+	if env.id != nil {
+		var err error
+		if id, err = parseID(env.id); err != nil {
+			return nil, err
+		}
+	}
+	if env.method != nil {
+		m, ok := unquote(env.method)
+		if !ok {
+			return nil, fmt.Errorf(`"method" must be a string`)
+		}
+		req := &jsonrpc.Request{ID: id, Method: m}
+		if env.params != nil && string(env.params) != "null" {
+			req.Params = json.RawMessage(env.params)
+		}
+		return req, nil
+	}
+	if !id.IsValid() {
+		return nil, fmt.Errorf(`neither a request ("method") nor a response (an "id")`)
+	}
+	resp := &jsonrpc.Response{ID: id}
+	switch {
+	case env.errObj != nil && string(env.errObj) != "null":
+		var we jsonrpc.Error
+		if err := json.Unmarshal(env.errObj, &we); err != nil {
+			return nil, fmt.Errorf(`"error" must be an error object: %w`, err)
+		}
+		resp.Error = &we
+	case env.result != nil:
+		resp.Result = json.RawMessage(env.result)
+	default:
+		return nil, fmt.Errorf(`a response needs "result" or "error"`)
+	}
+	return resp, nil
+}
+
+// appendID appends an SDK id as JSON.
+func appendID(dst []byte, id jsonrpc.ID) []byte {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.AppendInt(dst, v, 10)
+	case string:
+		return appendString(dst, v)
+	default:
+		return append(dst, "null"...)
+	}
+}
+
+// appendString appends s as a JSON string (no HTML escaping, as the SDK writes).
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, `\n`...)
+			case '\r':
+				dst = append(dst, `\r`...)
+			case '\t':
+				dst = append(dst, `\t`...)
+			default:
+				dst = append(dst, `\u00`...)
+				dst = append(dst, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, "0123456789abcdef"[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// encodeMessage appends msg as one line. Params and results are the SDK's own
+// json.Marshal output, so they are copied as they are instead of being re-validated.
+func encodeMessage(dst []byte, msg jsonrpc.Message) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0"`...)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.ID.IsValid() {
+			dst = append(dst, `,"id":`...)
+			dst = appendID(dst, m.ID)
+		}
+		dst = append(dst, `,"method":`...)
+		dst = appendString(dst, m.Method)
+		if len(m.Params) > 0 {
+			dst = append(dst, `,"params":`...)
+			dst = append(dst, m.Params...)
+		}
+	case *jsonrpc.Response:
+		dst = append(dst, `,"id":`...)
+		dst = appendID(dst, m.ID)
+		if m.Error != nil {
+			we := wireError(m.Error)
+			dst = append(dst, `,"error":{"code":`...)
+			dst = strconv.AppendInt(dst, we.Code, 10)
+			dst = append(dst, `,"message":`...)
+			dst = appendString(dst, we.Message)
+			if len(we.Data) > 0 {
+				dst = append(dst, `,"data":`...)
+				dst = append(dst, we.Data...)
+			}
+			dst = append(dst, '}')
+		} else {
+			dst = append(dst, `,"result":`...)
+			if len(m.Result) == 0 {
+				dst = append(dst, "null"...)
+			} else {
+				dst = append(dst, m.Result...)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown JSON-RPC message type %T", msg)
+	}
+	return append(dst, '}', '\n'), nil
+}
+
+// wireError is the SDK's mapping of a handler error onto the wire: a *jsonrpc.Error as
+// it is, otherwise the message of err with the code of a wrapped *jsonrpc.Error.
+func wireError(err error) *jsonrpc.Error {
+	if we, ok := err.(*jsonrpc.Error); ok {
+		return we
+	}
+	out := &jsonrpc.Error{Message: err.Error()}
+	var wrapped *jsonrpc.Error
+	if errors.As(err, &wrapped) {
+		out.Code = wrapped.Code
+	}
+	return out
+}
+
+// rawErrorReply is a JSON-RPC error answering a request the SDK never sees; id is the
+// raw id to echo (nil: null).
+func rawErrorReply(id []byte, code int64, message string) []byte {
+	dst := []byte(`{"jsonrpc":"2.0","id":`)
+	if id == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, id...)
+	}
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, code, 10)
+	dst = append(dst, `,"message":`...)
+	dst = appendString(dst, message)
+	return append(dst, '}', '}', '\n')
+}
