@@ -219,7 +219,9 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	if maxReply <= 0 {
 		maxReply = MaxReply
 	}
-	cs, err := client.Connect(hctx, &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: maxReply}, nil)
+	// The project's transport (strict: a line that is not one JSON-RPC message ends the
+	// session) decodes each reply once and writes a request's arguments as they are.
+	cs, err := client.Connect(hctx, &backend.Transport{In: outR, Out: inW, Closer: pipes{outR, inW}, MaxLine: maxReply, Logger: ch.logger()}, nil)
 	if err != nil {
 		select {
 		case <-c.done:
@@ -255,6 +257,11 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	}()
 	return c, nil
 }
+
+// pipes closes both ends of the agent's stdio.
+type pipes struct{ r, w io.Closer }
+
+func (p pipes) Close() error { return errors.Join(p.r.Close(), p.w.Close()) }
 
 func (ch *Channel) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	tok, ok := req.Params.ProgressToken.(string)

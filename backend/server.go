@@ -135,6 +135,12 @@ func handler(t *tools.Tool, caller Caller, logger *slog.Logger) mcp.ToolHandler 
 		if errors.Is(err, tools.ErrUsage) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
+		if err != nil && ctx.Err() != nil {
+			// The call was cancelled (the client's notifications/cancelled, or the session
+			// ending): not a sandbox failure, and nothing to report. The transport drops
+			// the answer to a cancelled request.
+			return nil, ctx.Err()
+		}
 		if err == nil {
 			err = Validate(res)
 		}

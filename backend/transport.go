@@ -77,6 +77,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan item),
 		closed:   make(chan struct{}),
 		calls:    newTracker(budget),
+		outgoing: make(map[jsonrpc.ID]bool),
 	}
 	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
 	return c, nil
@@ -99,6 +100,11 @@ type conn struct {
 
 	wmu  sync.Mutex
 	wbuf []byte // reused for small messages
+
+	// outgoing are the ids of our own calls not yet answered nor cancelled: an answer
+	// to any other id (the peer answering a call we cancelled) is logged.
+	omu      sync.Mutex
+	outgoing map[jsonrpc.ID]bool
 }
 
 // SessionID implements mcp.Connection (stdio has no session id).
@@ -118,8 +124,20 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // Write implements mcp.Connection.
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if resp, ok := msg.(*jsonrpc.Response); ok && !c.calls.finish(resp.ID) {
-		return nil // the peer cancelled the request: no answer (MCP, cancellation)
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		if !c.calls.finish(m.ID) {
+			return nil // the peer cancelled the request: no answer (MCP, cancellation)
+		}
+	case *jsonrpc.Request:
+		c.omu.Lock()
+		switch {
+		case m.IsCall():
+			c.outgoing[m.ID] = true
+		case m.Method == "notifications/cancelled":
+			delete(c.outgoing, cancelledID(m.Params))
+		}
+		c.omu.Unlock()
 	}
 	select {
 	case <-c.closed:
@@ -216,12 +234,21 @@ func (c *conn) handle(line []byte, size int) bool {
 		c.writeRaw(rawErrorReply(id, code, reason))
 		return true
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
 		switch {
-		case req.IsCall():
-			c.calls.start(req.ID, size, c.closed)
-		case req.Method == "notifications/cancelled":
-			c.calls.cancel(cancelledID(req.Params))
+		case m.IsCall():
+			c.calls.start(m.ID, size, c.closed)
+		case m.Method == "notifications/cancelled":
+			c.calls.cancel(cancelledID(m.Params))
+		}
+	case *jsonrpc.Response:
+		c.omu.Lock()
+		pending := c.outgoing[m.ID]
+		delete(c.outgoing, m.ID)
+		c.omu.Unlock()
+		if !pending {
+			c.logger.Warn("the peer answered a call that is not pending (cancelled, or never made)", "id", m.ID.Raw())
 		}
 	}
 	return c.deliver(item{msg: msg})

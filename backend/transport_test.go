@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +15,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 const initLines = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}
@@ -28,7 +30,11 @@ const initLines = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{
 // output lines; it fails the test if serving does not end by itself.
 func serveScript(t *testing.T, dir, input string) []string {
 	t.Helper()
-	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{})
+	return serveWith(t, newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{}), input)
+}
+
+func serveWith(t *testing.T, srv *mcp.Server, input string) []string {
+	t.Helper()
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), srv, strings.NewReader(input), &out) }()
@@ -133,6 +139,34 @@ func TestServeDoesNotAnswerCancelledCalls(t *testing.T) {
 	assert.Contains(t, string(m["result"]), "slow")
 }
 
+// blocking is a Caller that runs until its call is cancelled, as the agent channel does.
+type blocking struct{ started chan struct{} }
+
+func (b blocking) CallTool(ctx context.Context, _ string, _ json.RawMessage, _ Progress) (*mcp.CallToolResult, error) {
+	close(b.started)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestCancelledCallIsNotASandboxError: a call the client cancelled is neither answered
+// ("sandbox error: context canceled") nor logged as a failed call.
+func TestCancelledCallIsNotASandboxError(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := newServer(t, blocking{make(chan struct{})}, Options{Logger: logger})
+	lines := serveWith(t, srv, initLines+strings.Join([]string{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ls","arguments":{}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	}, "\n")+"\n")
+	_, answered := replyTo(t, lines, "3")
+	assert.False(t, answered, "no answer to the cancelled call:\n%s", strings.Join(lines, "\n"))
+	_, answered = replyTo(t, lines, "4")
+	assert.True(t, answered)
+	assert.NotContains(t, logs.String(), "tool call failed")
+	assert.NotContains(t, logs.String(), "level=WARN")
+}
+
 func TestTrackerBoundsBytesInFlight(t *testing.T) {
 	tr := newTracker(100 << 20)
 	stop := make(chan struct{})
@@ -169,7 +203,7 @@ func TestServeQueuesBigCallsBeyondTheBudget(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write","arguments":{"path":"f%d","content":%q}}}`+"\n", i, i, content)
 	}
-	srv := NewServer(tools.Default(), &Local{Registry: tools.Default(), Cwd: dir}, Options{})
+	srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{})
 	var out syncBuffer
 	require.NoError(t, srv.Run(context.Background(), &Transport{In: strings.NewReader(in.String()), Out: &out, Guard: true, MaxLine: 2 << 20, MaxInflight: 2 << 20}))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
