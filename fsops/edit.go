@@ -54,25 +54,28 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 			// could not decode; refuse instead and leave the file as it is.
 			return fmt.Errorf("Could not edit file: %s. It is not valid UTF-8 text, and editing it would replace its undecodable bytes with U+FFFD.", a.Path)
 		}
-		text := string(raw)
+		// The one copy of the file held: a view of the bytes read, never written to.
+		text := bytesString(raw)
 		bom := ""
 		if strings.HasPrefix(text, "\uFEFF") {
 			bom, text = "\uFEFF", text[len("\uFEFF"):]
 		}
 		normalized := normalizeToLF(text)
-		updated, reps, err := applyEdits(normalized, a.Edits, a.Path)
+		edited, err := applyEdits(normalized, a.Edits, a.Path)
 		if err != nil {
 			return err
 		}
-		details = generateEditDiff(a.Path, normalized, updated, reps)
+		details = generateEditDiff(a.Path, edited)
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		final := updated
-		if text != normalized {
-			final = applyToOriginal(text, reps)
+		var pieces []string
+		if text != normalized { // same string when nothing was normalized: no comparison
+			pieces = applyToOriginal(text, edited.reps)
+		} else {
+			pieces = edited.pieces()
 		}
-		return replaceFile(abs, bom, final)
+		return replaceFile(abs, append([]string{bom}, pieces...)...)
 	})
 	if err != nil {
 		return result.Result{}, err

@@ -90,16 +90,17 @@ func FuzzEditMatch(f *testing.F) {
 		original := content
 		normalized := normalizeToLF(original)
 		edits := []Replacement{{OldText: oldText, NewText: newText}}
-		updated, reps, err := applyEdits(normalized, edits, "f.txt")
+		edited, err := applyEdits(normalized, edits, "f.txt")
 		if err != nil {
 			return
 		}
+		updated, reps := edited.String(), edited.reps
 		assert.NotEqual(t, normalized, updated)
-		details := generateEditDiff("f.txt", normalized, updated, reps)
+		details := generateEditDiff("f.txt", edited)
 		require.NotNil(t, details.FirstChangedLine)
 		assert.Equal(t, updated, applyPatch(t, normalized, details.Patch), "patch applies")
 		if normalized != original {
-			assert.Equal(t, updated, normalizeToLF(applyToOriginal(original, reps)), "CRLF splice")
+			assert.Equal(t, updated, normalizeToLF(strings.Join(applyToOriginal(original, reps), "")), "CRLF splice")
 		}
 		lfOld := normalizeToLF(oldText)
 		if strings.Count(normalized, lfOld) == 1 && countOccurrences(normalized, lfOld) == 1 {

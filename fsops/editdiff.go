@@ -36,16 +36,19 @@ func padLeft(s string, width int) string {
 func countLineFeeds(s string) int { return strings.Count(s, "\n") }
 
 // generateEditDiff is pi's generateEditDiff: the display diff and the patch, computed
-// only over windows of whole lines around the (sorted, disjoint) replacements.
-func generateEditDiff(path, base, updated string, reps []replacement) EditDetails {
-	width := len(itoa(max(countLineFeeds(base)+1, countLineFeeds(updated)+1)))
+// only over windows of whole lines around the (sorted, disjoint) replacements, the new
+// text's windows cut from the replacements without building it.
+func generateEditDiff(path string, edited spliced) EditDetails {
+	base, reps := edited.base, edited.reps
+	baseLF := countLineFeeds(base)
+	width := len(itoa(max(baseLF+1, edited.lineFeeds(baseLF)+1)))
 	skip := " " + strings.Repeat(" ", width) + " ..."
 	var out []string
 	var hunks []patchHunk
 	var first *int
 	for _, w := range diffWindows(base, reps) {
 		oldText := base[w.oldStart:w.oldEnd]
-		newText := updated[w.newStart:w.newEnd]
+		newText := edited.slice(w.newStart, w.newEnd)
 		shown, changed := formatDisplayDiff(diffLines(oldText, newText), w.oldLine+1, w.newLine+1, width, diffContextLines)
 		if first == nil && changed != nil {
 			first = changed

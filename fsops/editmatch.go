@@ -115,6 +115,7 @@ type match struct {
 type fuzzyText struct {
 	text  string
 	fuzzy *string
+	inert bool // normalizing was seen to change nothing: text is its own normalization
 }
 
 func (f *fuzzyText) normalized() string {
@@ -132,6 +133,9 @@ func (f *fuzzyText) find(oldText string) match {
 		return match{found: true, index: i, length: len(oldText)}
 	}
 	fo := normalizeForFuzzyMatch(oldText)
+	if f.fuzzy == nil && f.countNormalized(fo) == 0 {
+		return match{} // not there either: no need to build the normalized text
+	}
 	if i := strings.Index(f.normalized(), fo); i >= 0 {
 		return match{found: true, index: i, length: len(fo), isFuzzy: true}
 	}
@@ -141,11 +145,31 @@ func (f *fuzzyText) find(oldText string) match {
 // count is pi's countOccurrences: oldText counted in fuzzy space as JavaScript's
 // content.split(oldText).length - 1 does; an empty needle splits between UTF-16 units.
 func (f *fuzzyText) count(oldText string) int {
-	fc, fo := f.normalized(), normalizeForFuzzyMatch(oldText)
-	if fo == "" {
-		return utf16Len(fc) - 1
+	return f.countNormalized(normalizeForFuzzyMatch(oldText))
+}
+
+// countNormalized counts fo in the normalized text, normalizing piece by piece when the
+// whole normalized text has not been built: counting needs no copy of the file.
+func (f *fuzzyText) countNormalized(fo string) int {
+	switch {
+	case f.fuzzy != nil || f.inert:
+		fc := f.text
+		if f.fuzzy != nil {
+			fc = *f.fuzzy
+		}
+		if fo == "" {
+			return utf16Len(fc) - 1
+		}
+		return strings.Count(fc, fo)
 	}
-	return strings.Count(fc, fo)
+	c := streamCounter{needle: fo}
+	inert := true
+	eachFuzzyPiece(f.text, fuzzyPiece, func(piece string, same bool) {
+		inert = inert && same
+		c.feed(piece)
+	})
+	f.inert = inert
+	return c.count()
 }
 
 // fuzzyFindText is find on a one-off text.
@@ -177,7 +201,7 @@ func editError(total int, single, multi string) error {
 // applyEdits is pi's applyEditsToNormalizedContent: every edit matched against the same
 // LF-normalized content, exactly or — if any edit needs it — all in fuzzy space with the
 // replacements widened to whole lines, checked for uniqueness and overlap, and applied.
-func applyEdits(content string, edits []Replacement, path string) (newContent string, reps []replacement, err error) {
+func applyEdits(content string, edits []Replacement, path string) (spliced, error) {
 	n := len(edits)
 	norm := make([]Replacement, n)
 	for i, e := range edits {
@@ -185,7 +209,7 @@ func applyEdits(content string, edits []Replacement, path string) (newContent st
 	}
 	for i, e := range norm {
 		if e.OldText == "" {
-			return "", nil, editError(n, fmt.Sprintf("oldText must not be empty in %s.", path),
+			return spliced{}, editError(n, fmt.Sprintf("oldText must not be empty in %s.", path),
 				fmt.Sprintf("edits[%d].oldText must not be empty in %s.", i, path))
 		}
 	}
@@ -205,12 +229,12 @@ func applyEdits(content string, edits []Replacement, path string) (newContent st
 	for i, e := range norm {
 		m := base.find(e.OldText)
 		if !m.found {
-			return "", nil, editError(n,
+			return spliced{}, editError(n,
 				fmt.Sprintf("Could not find the exact text in %s. The old text must match exactly including all whitespace and newlines.", path),
 				fmt.Sprintf("Could not find edits[%d] in %s. The oldText must match exactly including all whitespace and newlines.", i, path))
 		}
 		if c := base.count(e.OldText); c > 1 {
-			return "", nil, editError(n,
+			return spliced{}, editError(n,
 				fmt.Sprintf("Found %d occurrences of the text in %s. The text must be unique. Please provide more context to make it unique.", c, path),
 				fmt.Sprintf("Found %d occurrences of edits[%d] in %s. Each oldText must be unique. Please provide more context to make it unique.", c, i, path))
 		}
@@ -220,22 +244,23 @@ func applyEdits(content string, edits []Replacement, path string) (newContent st
 	for i := 1; i < len(matched); i++ {
 		prev, cur := matched[i-1], matched[i]
 		if prev.index+prev.length > cur.index {
-			return "", nil, fmt.Errorf("edits[%d] and edits[%d] overlap in %s. Merge them into one edit or target disjoint regions.", prev.editIndex, cur.editIndex, path)
+			return spliced{}, fmt.Errorf("edits[%d] and edits[%d] overlap in %s. Merge them into one edit or target disjoint regions.", prev.editIndex, cur.editIndex, path)
 		}
 	}
-	reps = matched
+	reps := matched
 	if usedFuzzy {
+		var err error
 		if reps, err = widenToLines(content, base.text, matched); err != nil {
-			return "", nil, err
+			return spliced{}, err
 		}
 	}
-	newContent = applyReplacements(content, reps, 0)
-	if newContent == content {
-		return "", nil, editError(n,
+	out := spliced{base: content, reps: reps}
+	if out.equalsBase() {
+		return spliced{}, editError(n,
 			fmt.Sprintf("No changes made to %s. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.", path),
 			fmt.Sprintf("No changes made to %s. The replacements produced identical content.", path))
 	}
-	return newContent, reps, nil
+	return out, nil
 }
 
 // applyReplacements splices sorted, disjoint replacements into s, whose offset 0 is at
@@ -331,8 +356,9 @@ func widenToLines(original, base string, reps []replacement) ([]replacement, err
 
 // applyToOriginal is pi's applyReplacementsToOriginal: replacements matched in the
 // LF-normalized text applied to the original, so untouched text keeps its line endings and
-// new line breaks take the ending of the line where the replaced range starts.
-func applyToOriginal(original string, reps []replacement) string {
+// new line breaks take the ending of the line where the replaced range starts. It returns
+// the result's pieces, in order.
+func applyToOriginal(original string, reps []replacement) []string {
 	crlfBefore := 0
 	nextCRLF := strings.Index(original, "\r\n")
 	toOriginal := func(off int) int {
@@ -346,7 +372,7 @@ func applyToOriginal(original string, reps []replacement) string {
 		}
 		return off + crlfBefore
 	}
-	var b strings.Builder
+	out := make([]string, 0, 2*len(reps)+1)
 	endsWithCR := false
 	push := func(part string) {
 		if part == "" {
@@ -355,9 +381,9 @@ func applyToOriginal(original string, reps []replacement) string {
 		// A CR before a seam and an LF after it would merge into one CRLF; pi adds an LF so
 		// the file has the line breaks the diff shows.
 		if endsWithCR && part[0] == '\n' {
-			b.WriteByte('\n')
+			out = append(out, "\n")
 		}
-		b.WriteString(part)
+		out = append(out, part)
 		endsWithCR = part[len(part)-1] == '\r'
 	}
 	pos := 0
@@ -373,7 +399,7 @@ func applyToOriginal(original string, reps []replacement) string {
 		pos = toOriginal(r.index + r.length)
 	}
 	push(original[pos:])
-	return b.String()
+	return out
 }
 
 // lineEndingAt is pi's getLineEndingAt.
