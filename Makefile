@@ -10,13 +10,21 @@ build:
 	$(GO_BUILD) -o bin/pi-sbx-backend ./cmd/pi-sbx-backend
 	$(GO_BUILD) -o bin/sbxsim ./cmd/sbxsim
 
-# dist: pi-sbx-backend for this machine plus the static linux agents that serve installs
-# in VMs of another architecture (looked up beside the executable as
-# pi-sbx-backend-linux-<arch>), all with the same version.
+# The platforms Docker Sandboxes runs on. The host side (serve, shell, tool --sandbox)
+# builds for all of them; the agent inside the VM is always linux (amd64 or arm64).
+HOSTS := darwin/arm64 darwin/amd64 windows/amd64 linux/amd64 linux/arm64
+
+# dist: pi-sbx-backend for this machine, and dist/pi-sbx-backend-<os>-<arch>[.exe] for
+# every host platform, all with the same version. The linux ones double as the agents
+# serve installs in VMs (it looks for pi-sbx-backend-linux-<arch> beside itself), so keep
+# a host binary and the linux ones in one directory.
 dist:
 	$(GO_BUILD) -o dist/pi-sbx-backend ./cmd/pi-sbx-backend
-	GOOS=linux GOARCH=amd64 $(GO_BUILD) -o dist/pi-sbx-backend-linux-amd64 ./cmd/pi-sbx-backend
-	GOOS=linux GOARCH=arm64 $(GO_BUILD) -o dist/pi-sbx-backend-linux-arm64 ./cmd/pi-sbx-backend
+	@set -e; for t in $(HOSTS); do \
+		os=$${t%/*}; arch=$${t#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+		echo "dist/pi-sbx-backend-$$os-$$arch$$ext"; \
+		GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o dist/pi-sbx-backend-$$os-$$arch$$ext ./cmd/pi-sbx-backend; \
+	done
 
 test:
 	bash scripts/test.sh

@@ -6,6 +6,18 @@ cd "$root"
 bash scripts/setup.sh
 echo "== go vet" >&2
 go vet ./...
+# The host side builds and vets on every platform sbx runs on (macOS, Windows, Linux);
+# vet covers exactly the packages the host binary links there (no fsops/shell outside
+# linux: the agent is always a linux build).
+echo "== cross-build and vet" >&2
+mod=$(go list -m)
+for target in darwin/arm64 darwin/amd64 windows/amd64 linux/amd64 linux/arm64; do
+	export GOOS=${target%/*} GOARCH=${target#*/}
+	echo "   $GOOS/$GOARCH" >&2
+	CGO_ENABLED=0 go build -o /dev/null ./cmd/pi-sbx-backend
+	go vet $(go list -deps -f '{{.ImportPath}}' ./cmd/pi-sbx-backend | grep "^$mod/")
+	unset GOOS GOARCH
+done
 echo "== go test" >&2
 go test -count=1 -timeout 20m ./... 2>&1 | tee .cache/test.log
 # The race detector over the concurrent parts (needs cgo's C compiler).

@@ -25,6 +25,8 @@ type command struct {
 	// flags defines the command's flags. nil means the command parses its own command
 	// line (exec's docker-style -it) and returns flag.ErrHelp from run for -h/--help.
 	flags func(fs *flag.FlagSet)
+	// flagDocs document the flags of a command that parses its own command line.
+	flagDocs [][2]string
 	// run runs the command with what follows its flags.
 	run func(ctx context.Context, std stdio, args []string) error
 }
@@ -156,7 +158,7 @@ func (c command) printHelp(w io.Writer) {
 		}
 		rows = append(rows, [2]string{name, text})
 	})
-	rows = append(rows, c.extraFlags()...)
+	rows = append(rows, c.flagDocs...)
 	rows = append(rows, [2]string{"-h, --help", "print this help"})
 	fmt.Fprintln(w, "\nFlags:")
 	table(w, rows)
@@ -168,14 +170,6 @@ func (c command) printHelp(w io.Writer) {
 		}
 		table(w, env)
 	}
-}
-
-// extraFlags documents the flags of a command that parses its own command line.
-func (c command) extraFlags() [][2]string {
-	if c.name == "exec" {
-		return execFlagDocs
-	}
-	return nil
 }
 
 func table(w io.Writer, rows [][2]string) {

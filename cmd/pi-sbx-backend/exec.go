@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -33,15 +35,14 @@ func execCommand() command {
 in the VM, and exits with its status (128+n after signal n). Without -i it reads nothing;
 -i gives it this stdin; -t runs it under a pseudo-terminal (raw mode on yours, window-size
 changes forwarded). A debugging aid: it never touches a sandbox.`,
+		// exec parses its flags like docker exec (-it)
+		flagDocs: [][2]string{
+			{"-i, --interactive", "keep stdin open: the command reads this process's stdin"},
+			{"-t, --tty", "run the command under a pseudo-terminal"},
+			{"--cwd DIR", "working directory (default: the current directory)"},
+		},
 		run: runExec,
 	}
-}
-
-// execFlagDocs documents exec's own flags (it parses them like docker exec: -it).
-var execFlagDocs = [][2]string{
-	{"-i, --interactive", "keep stdin open: the command reads this process's stdin"},
-	{"-t, --tty", "run the command under a pseudo-terminal"},
-	{"--cwd DIR", "working directory (default: the current directory)"},
 }
 
 // runExec: pi-sbx-backend exec [-i] [-t] [--cwd DIR] -- CMD [ARG…]. It runs CMD on this

@@ -46,11 +46,10 @@ type stdio struct {
 
 // commands are the subcommands, in the order help lists them.
 func commands() []command {
-	return []command{
+	return append([]command{
 		serveCommand(),
 		shellCommand(),
 		toolCommand(),
-		execCommand(),
 		{name: "version", summary: "print the version", help: "Prints the version of this build.",
 			flags: func(*flag.FlagSet) {},
 			run: func(_ context.Context, std stdio, args []string) error {
@@ -60,8 +59,7 @@ func commands() []command {
 				fmt.Fprintln(std.out, prog, version)
 				return nil
 			}},
-		agentCommand(),
-	}
+	}, localCommands()...)
 }
 
 func main() {

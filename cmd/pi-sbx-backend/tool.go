@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/tools"
-	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
 // toolOptions are tool's flags.
@@ -76,9 +75,7 @@ func runTool(ctx context.Context, std stdio, o toolOptions, args []string) error
 	if o.sandbox != "" {
 		return runToolSandbox(ctx, std, o.sandbox, dir, name, raw)
 	}
-	return printResult(std.out, func() (any, error) {
-		return vmtools.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
-	})
+	return runToolLocal(ctx, std, dir, name, raw)
 }
 
 // piVars returns the PI_* variables of environ. They are what pi gives its bash tool
