@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // gigabyte prints 1 GiB of 101-byte lines.
@@ -84,7 +82,7 @@ func runTo(b *testing.B, command string, w io.Writer) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _ = unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, pipeSize)
+		growPipe(pw)
 		cmd.Stdout, pr = pw, r
 		defer pr.Close()
 		defer pw.Close()
