@@ -45,6 +45,13 @@ if [ ! -d "$mcpdir/node_modules/@modelcontextprotocol/sdk" ]; then
 		@modelcontextprotocol/sdk@1.32.2 >/dev/null
 fi
 
+# The pi package (extension/): its runtime dependency (the MCP SDK) and, for its typecheck
+# and e2e tests, pi 1.6.0 and TypeScript, from its lockfile into extension/node_modules.
+if [ ! -f "$root/extension/node_modules/.package-lock.json" ] || [ "$root/extension/package-lock.json" -nt "$root/extension/node_modules/.package-lock.json" ]; then
+	echo "setup: npm ci in extension/" >&2
+	(cd "$root/extension" && PATH="$(dirname "$node22"):$PATH" npm ci --no-audit --no-fund --silent --ignore-scripts >/dev/null)
+fi
+
 (cd "$root" && go mod download)
 
 # docker compose v2, the CLI plugin sbxsim binds into every sandbox (SBXSIM_COMPOSE_PLUGIN).

