@@ -16,13 +16,12 @@ import (
 //   - File order: ripgrep walks in parallel and its order varies; ours is sorted, so
 //     multi-file results are compared as sets, and where a limit or the 50KB cap picks
 //     lines by that order only counts, notices and details are compared.
-//   - Regex dialect: Go's RE2 instead of Rust's regex crate. Look-around and
-//     backreferences are rejected by both (pi never passes --pcre2), but the error text
-//     differs: ours says "regex parse error", names the construct and that grep uses RE2.
-//     Character-class set operations ([a-z&&[^x]]) and (?x) are rejected only by us.
-//     \d \w \s are given Rust's Unicode meaning, but \b and bracketed \W \S stay ASCII.
-//   - A file or directory that cannot be read is skipped. ripgrep reports it and exits
-//     with code 2, which makes pi fail the whole call with ripgrep's message.
+//   - Regex dialect: patterns are parsed with ripgrep's rules and errors (see
+//     search_regex_test.go, which compares generated patterns with rg); \b and \B are
+//     ASCII word boundaries, and (?-u) matches characters where ripgrep matches bytes.
+//   - A file or directory met while walking that cannot be read is skipped. ripgrep
+//     reports it and exits with code 2, which makes pi fail the whole call with
+//     ripgrep's message.
 
 func TestGrepMatchesPi(t *testing.T) {
 	ctxLines := []string{"needle 1", "needle 2", "needle 3", "x", "x", "x", "x", "x", "x", "needle 10", "needle 11", "x", "x", "x", "x", "x", "x", "x", "x", "needle 20", "x", "x"}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
-	"strings"
 )
 
 // grepPattern is a compiled grep pattern: a regexp that can never match a line
@@ -24,33 +23,34 @@ type grepPattern struct {
 	bytes *[256]bool
 }
 
-// compileGrepPattern compiles pattern as ripgrep would receive it from pi.
-//
-// Go's RE2 syntax is used where ripgrep has Rust's regex crate. The two agree on most
-// syntax; these ripgrep patterns are rejected or read differently here:
-//   - look-around ((?=…), (?!…), (?<=…), (?<!…)) and backreferences (\1) — rejected by
-//     ripgrep too without --pcre2, which pi never passes; only the error text differs;
-//   - character-class set operations ([a-z&&[^x]], --, ~~) and verbose mode (?x) —
-//     rejected here;
-//   - \d, \w and \s (and \D, \W, \S outside brackets) are rewritten to Rust's Unicode
-//     classes; \W and \S inside brackets and \b stay ASCII-only, as Go defines them.
+// compileGrepPattern compiles pattern as ripgrep 13 receives it from pi (literal being
+// --fixed-strings, ignoreCase --ignore-case): parsed with the syntax of Rust's regex
+// crate, rejected with ripgrep's own error text where ripgrep rejects it, and otherwise
+// translated to an equivalent Go regexp (see greprx_hir.go for the few constructs Go
+// can only approximate).
 func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern, error) {
+	var goSyntax string
 	if literal {
-		if strings.Contains(pattern, "\n") {
-			return nil, errors.New(`the literal "\n" is not allowed in a regex`)
+		h := &rxHir{kind: hirConcat}
+		for _, r := range pattern {
+			h.subs = append(h.subs, &rxHir{kind: hirLiteral, c: r, fold: ignoreCase && hasCaseMapping(r)})
 		}
-		pattern = regexp.QuoteMeta(pattern)
+		if !stripNewline(h) {
+			return nil, errors.New(rgErrorText(rxNewlineError))
+		}
+		var msg string
+		if goSyntax, msg = goSyntaxOf(h); msg != "" {
+			return nil, errors.New(msg)
+		}
+	} else {
+		var msg string
+		if goSyntax, msg = translateRustRegex(pattern, ignoreCase); msg != "" {
+			return nil, errors.New(msg)
+		}
 	}
-	if !literal {
-		pattern = unicodePerlClasses(pattern)
-	}
-	flags := syntax.Perl &^ syntax.OneLine // ^ and $ match at line boundaries
-	if ignoreCase {
-		flags |= syntax.FoldCase
-	}
-	tree, err := syntax.Parse(pattern, flags)
+	tree, err := syntax.Parse(goSyntax, syntax.Perl)
 	if err != nil {
-		return nil, grepSyntaxError(pattern, err)
+		return nil, rxSizeError(err)
 	}
 	if err := stripNewlines(tree); err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	tree = tree.Simplify()
 	re, err := regexp.Compile(tree.String())
 	if err != nil {
-		return nil, grepSyntaxError(pattern, err)
+		return nil, rxSizeError(err)
 	}
 	p := &grepPattern{re: re}
 	for _, l := range requiredLiterals(tree) {
@@ -76,24 +76,16 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	return p, nil
 }
 
-// grepSyntaxError words a parse error like ripgrep's "regex parse error", saying when
-// the construct is one Go's RE2 syntax lacks.
-func grepSyntaxError(pattern string, err error) error {
-	msg := err.Error()
-	var se *syntax.Error
-	if errors.As(err, &se) {
-		msg = se.Code.String() + ": " + se.Expr
-		switch {
-		case strings.HasPrefix(se.Expr, "(?=") || strings.HasPrefix(se.Expr, "(?!") ||
-			strings.HasPrefix(se.Expr, "(?<=") || strings.HasPrefix(se.Expr, "(?<!"):
-			msg = "look-around, including look-ahead and look-behind, is not supported"
-		case se.Code == syntax.ErrInvalidEscape && len(se.Expr) == 2 && se.Expr[1] >= '1' && se.Expr[1] <= '9':
-			msg = "backreferences are not supported"
-		}
-	}
-	return errors.New("regex parse error:\n    " + pattern + "\nerror: " + msg +
-		"\n(grep uses RE2 regular expressions: no look-around, no backreferences)")
-}
+// rxSizeError words Go's refusal of a translated pattern. Every pattern that reaches
+// Go is valid for ripgrep, so the only cause is size (Go limits the program size where
+// Rust's regex crate has a 100MB limit on the compiled program): ripgrep's own message
+// for an oversized pattern is the closest. Go's reason is kept for errors.Unwrap only.
+func rxSizeError(err error) error { return &rxSizeErr{err} }
+
+type rxSizeErr struct{ err error }
+
+func (e *rxSizeErr) Error() string { return rxSizeLimitError }
+func (e *rxSizeErr) Unwrap() error { return e.err }
 
 // stripNewlines rewrites t so that no part of it matches '\n', as ripgrep does for its
 // line terminator: classes lose '\n', "." never matches it, and a literal newline is an

@@ -1,0 +1,1015 @@
+package fsops
+
+import (
+	"encoding/binary"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file turns a parsed ripgrep pattern into Go regexp syntax with the same meaning
+// for line matching, raising the errors regex-syntax's translator and ripgrep raise
+// after parsing (unknown Unicode classes, empty classes, Unicode where it is switched
+// off, a newline that could be matched).
+
+// rxRange is an inclusive range of code points (or bytes, in a byte class).
+type rxRange struct{ lo, hi rune }
+
+// rxClass is a set of code points as sorted, non-overlapping, non-adjacent ranges;
+// bytes says it is a class of bytes (Unicode mode off), whose universe is 0–0xFF.
+type rxClass struct {
+	r     []rxRange
+	bytes bool
+}
+
+func (c *rxClass) max() rune {
+	if c.bytes {
+		return 0xFF
+	}
+	return unicode.MaxRune
+}
+
+func (c *rxClass) add(lo, hi rune) { c.r = append(c.r, rxRange{lo, hi}) }
+
+// canon sorts and merges the ranges.
+func (c *rxClass) canon() {
+	sort.Slice(c.r, func(i, j int) bool { return c.r[i].lo < c.r[j].lo })
+	out := c.r[:0]
+	for _, x := range c.r {
+		if n := len(out); n > 0 && x.lo <= out[n-1].hi+1 {
+			if x.hi > out[n-1].hi {
+				out[n-1].hi = x.hi
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	c.r = out
+}
+
+func (c *rxClass) union(o *rxClass) {
+	c.r = append(c.r, o.r...)
+	c.canon()
+}
+
+func (c *rxClass) negate() {
+	c.canon()
+	var out []rxRange
+	next := rune(0)
+	for _, x := range c.r {
+		if x.lo > next {
+			out = append(out, rxRange{next, x.lo - 1})
+		}
+		next = x.hi + 1
+	}
+	if next <= c.max() {
+		out = append(out, rxRange{next, c.max()})
+	}
+	c.r = out
+}
+
+func (c *rxClass) intersect(o *rxClass) {
+	c.canon()
+	o.canon()
+	var out []rxRange
+	i, j := 0, 0
+	for i < len(c.r) && j < len(o.r) {
+		lo, hi := max(c.r[i].lo, o.r[j].lo), min(c.r[i].hi, o.r[j].hi)
+		if lo <= hi {
+			out = append(out, rxRange{lo, hi})
+		}
+		if c.r[i].hi < o.r[j].hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	c.r = out
+}
+
+func (c *rxClass) difference(o *rxClass) {
+	n := &rxClass{r: append([]rxRange(nil), o.r...), bytes: c.bytes}
+	n.negate()
+	c.intersect(n)
+}
+
+func (c *rxClass) symmetricDifference(o *rxClass) {
+	a := &rxClass{r: append([]rxRange(nil), c.r...), bytes: c.bytes}
+	a.intersect(&rxClass{r: append([]rxRange(nil), o.r...)})
+	c.union(o)
+	c.difference(a)
+}
+
+// foldCase adds the simple case folds of every member (regex-syntax's
+// case_fold_simple); in a byte class only ASCII letters fold.
+func (c *rxClass) foldCase() {
+	c.canon()
+	var extra []rxRange
+	for _, x := range c.r {
+		if c.bytes {
+			lo, hi := max(x.lo, 'A'), min(x.hi, 'Z')
+			if lo <= hi {
+				extra = append(extra, rxRange{lo + 32, hi + 32})
+			}
+			lo, hi = max(x.lo, 'a'), min(x.hi, 'z')
+			if lo <= hi {
+				extra = append(extra, rxRange{lo - 32, hi - 32})
+			}
+			continue
+		}
+		for _, cr := range unicode.CaseRanges {
+			lo, hi := max(x.lo, rune(cr.Lo)), min(x.hi, rune(cr.Hi))
+			for r := lo; r <= hi; r++ {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					extra = append(extra, rxRange{f, f})
+				}
+			}
+		}
+	}
+	c.r = append(c.r, extra...)
+	c.canon()
+}
+
+// hasCaseMapping reports whether r folds to anything but itself.
+func hasCaseMapping(r rune) bool { return unicode.SimpleFold(r) != r }
+
+// rxDecodeTable unpacks a table from greprx_tables.go.
+func rxDecodeTable(packed string) *rxClass {
+	c := &rxClass{}
+	b := []byte(packed)
+	prev := rune(0)
+	for len(b) > 0 {
+		gap, n := binary.Uvarint(b)
+		b = b[n:]
+		length, m := binary.Uvarint(b)
+		b = b[m:]
+		lo := prev + rune(gap)
+		c.r = append(c.r, rxRange{lo, lo + rune(length)})
+		prev = lo + rune(length)
+	}
+	return c
+}
+
+func rxNamedTable(name string) *rxClass {
+	packed := rxTable(name)
+	if packed == "" {
+		return nil
+	}
+	return rxDecodeTable(packed)
+}
+
+// rxNormalizeName is regex-syntax's symbolic_name_normalize: case, spaces, '_' and '-'
+// do not count, nor a leading "is" (except in "isc"), nor non-ASCII bytes.
+func rxNormalizeName(x string) string {
+	b := []byte(x)
+	start := 0
+	startsWithIs := len(b) >= 2 && (b[0] == 'i' || b[0] == 'I') && (b[1] == 's' || b[1] == 'S')
+	if startsWithIs {
+		start = 2
+	}
+	var out []byte
+	for _, c := range b[start:] {
+		switch {
+		case c == ' ' || c == '_' || c == '-':
+		case 'A' <= c && c <= 'Z':
+			out = append(out, c+'a'-'A')
+		case c <= 0x7F:
+			out = append(out, c)
+		}
+	}
+	if startsWithIs && len(out) == 1 && out[0] == 'c' {
+		return "isc"
+	}
+	return string(out)
+}
+
+var rxAges = []string{"V1_1", "V2_0", "V2_1", "V3_0", "V3_1", "V3_2", "V4_0", "V4_1", "V5_0", "V5_1", "V5_2", "V6_0", "V6_1", "V6_2", "V6_3", "V7_0", "V8_0", "V9_0", "V10_0", "V11_0", "V12_0", "V12_1", "V13_0", "V14_0"}
+
+func rxCanonicalGencat(norm string) string {
+	switch norm {
+	case "any":
+		return "Any"
+	case "assigned":
+		return "Assigned"
+	case "ascii":
+		return "ASCII"
+	}
+	v, _ := rxCanonicalValue("General_Category", norm)
+	return v
+}
+
+func rxGencat(name string) (*rxClass, string) {
+	switch name {
+	case "ASCII":
+		return &rxClass{r: []rxRange{{0, 0x7F}}}, ""
+	case "Any":
+		return &rxClass{r: []rxRange{{0, unicode.MaxRune}}}, ""
+	case "Assigned":
+		c, e := rxGencat("Unassigned")
+		if c != nil {
+			c.negate()
+		}
+		return c, e
+	}
+	if c := rxNamedTable("gc/" + name); c != nil {
+		return c, ""
+	}
+	return nil, rxErrPropertyValueNotFound
+}
+
+// rxUnicodeSet resolves \p{…} as regex-syntax does, or names the error.
+func rxUnicodeSet(u rxUnicodeClass) (*rxClass, string) {
+	binaryQuery := func(name string) (*rxClass, string) {
+		norm := rxNormalizeName(name)
+		if norm != "cf" {
+			if canon := rxCanonicalProperty(norm); canon != "" {
+				switch canon {
+				case "Decimal_Number":
+					return rxNamedTable("gc/Decimal_Number"), ""
+				}
+				if c := rxNamedTable("bool/" + canon); c != nil {
+					return c, ""
+				}
+				return nil, rxErrPropertyNotFound
+			}
+		}
+		if canon := rxCanonicalGencat(norm); canon != "" {
+			return rxGencat(canon)
+		}
+		if canon, _ := rxCanonicalValue("Script", norm); canon != "" {
+			if c := rxNamedTable("sc/" + canon); c != nil {
+				return c, ""
+			}
+			return nil, rxErrPropertyValueNotFound
+		}
+		return nil, rxErrPropertyNotFound
+	}
+	if !u.byValue {
+		if u.named {
+			return binaryQuery(u.name)
+		}
+		return binaryQuery(string(u.oneLetter))
+	}
+	prop := rxCanonicalProperty(rxNormalizeName(u.name))
+	value := rxNormalizeName(u.value)
+	if prop == "" {
+		return nil, rxErrPropertyNotFound
+	}
+	switch prop {
+	case "General_Category":
+		canon := rxCanonicalGencat(value)
+		if canon == "" {
+			return nil, rxErrPropertyValueNotFound
+		}
+		return rxGencat(canon)
+	case "Script":
+		canon, _ := rxCanonicalValue("Script", value)
+		if canon == "" {
+			return nil, rxErrPropertyValueNotFound
+		}
+		if c := rxNamedTable("sc/" + canon); c != nil {
+			return c, ""
+		}
+		return nil, rxErrPropertyValueNotFound
+	}
+	canon, has := rxCanonicalValue(prop, value)
+	if !has || canon == "" {
+		return nil, rxErrPropertyValueNotFound
+	}
+	prefix := map[string]string{"Script_Extensions": "scx/", "Grapheme_Cluster_Break": "gcb/", "Sentence_Break": "sb/", "Word_Break": "wb/"}
+	switch prop {
+	case "Age":
+		c := &rxClass{}
+		for _, a := range rxAges {
+			if t := rxNamedTable("age/" + a); t != nil {
+				c.r = append(c.r, t.r...)
+			}
+			if a == canon {
+				c.canon()
+				return c, ""
+			}
+		}
+		return nil, rxErrPropertyValueNotFound
+	default:
+		p, ok := prefix[prop]
+		if !ok {
+			return nil, rxErrPropertyNotFound
+		}
+		if c := rxNamedTable(p + canon); c != nil {
+			return c, ""
+		}
+		return nil, rxErrPropertyValueNotFound
+	}
+}
+
+// rxPerlSet is \d, \s or \w with Unicode on.
+func rxPerlSet(kind byte) *rxClass {
+	switch kind {
+	case 'd':
+		return rxNamedTable("gc/Decimal_Number")
+	case 's':
+		return rxNamedTable("bool/White_Space")
+	}
+	return rxNamedTable("perl/PERL_WORD")
+}
+
+// rxPerlBytes is \d, \s or \w with Unicode off.
+func rxPerlBytes(kind byte) *rxClass {
+	name := map[byte]string{'d': "digit", 's': "space", 'w': "word"}[kind]
+	return rxASCIISet(name, true)
+}
+
+func rxASCIISet(name string, bytes bool) *rxClass {
+	c := &rxClass{bytes: bytes}
+	r := rxASCIIClasses[name]
+	for i := 0; i+1 < len(r); i += 2 {
+		c.add(r[i], r[i+1])
+	}
+	return c
+}
+
+// rxTransFlags are the flags in force; 0 means not set, 1 on, -1 off.
+type rxTransFlags struct{ i, m, s, U, u int8 }
+
+func (f rxTransFlags) merge(from *rxFlags) rxTransFlags {
+	n := rxTransFlags{}
+	on := int8(1)
+	for _, it := range from.items {
+		if it.neg {
+			on = -1
+			continue
+		}
+		switch it.flag {
+		case 'i':
+			n.i = on
+		case 'm':
+			n.m = on
+		case 's':
+			n.s = on
+		case 'U':
+			n.U = on
+		case 'u':
+			n.u = on
+		}
+	}
+	if n.i == 0 {
+		n.i = f.i
+	}
+	if n.m == 0 {
+		n.m = f.m
+	}
+	if n.s == 0 {
+		n.s = f.s
+	}
+	if n.U == 0 {
+		n.U = f.U
+	}
+	if n.u == 0 {
+		n.u = f.u
+	}
+	return n
+}
+
+func (f rxTransFlags) fold() bool    { return f.i > 0 }
+func (f rxTransFlags) unicode() bool { return f.u >= 0 }
+
+type hirKind uint8
+
+const (
+	hirEmpty hirKind = iota
+	hirLiteral
+	hirByte
+	hirClass
+	hirLineStart
+	hirLineEnd
+	hirWordBoundary
+	hirNotWordBoundary
+	hirRepeat
+	hirConcat
+	hirAlternate
+)
+
+// rxHir is the translated pattern: what regex-syntax's HIR says, as far as line
+// matching needs it.
+type rxHir struct {
+	kind     hirKind
+	c        rune // literal, or a byte
+	fold     bool // literal matches its case folds too
+	cls      *rxClass
+	min, max int // repeat; max -1 for no bound
+	greedy   bool
+	subs     []*rxHir
+}
+
+type rxTranslator struct {
+	pat   string
+	flags rxTransFlags
+}
+
+func (t *rxTranslator) err(span rxSpan, msg string) *rxError {
+	return &rxError{pattern: t.pat, msg: msg, span: span}
+}
+
+func (t *rxTranslator) trans(a *rxAst) (*rxHir, *rxError) {
+	switch a.kind {
+	case astEmpty:
+		return &rxHir{kind: hirEmpty}, nil
+	case astFlags:
+		t.flags = t.flags.merge(a.flags)
+		return &rxHir{kind: hirEmpty}, nil
+	case astLiteral:
+		return t.literal(a)
+	case astDot:
+		if !t.flags.unicode() {
+			return &rxHir{kind: hirClass, cls: &rxClass{r: []rxRange{{0, '\n' - 1}, {'\n' + 1, 0xFF}}, bytes: true}}, nil
+		}
+		return &rxHir{kind: hirClass, cls: &rxClass{r: []rxRange{{0, '\n' - 1}, {'\n' + 1, unicode.MaxRune}}}}, nil
+	case astAssertion:
+		switch a.assert {
+		case assertStartLine, assertStartText:
+			// ripgrep matches line by line, so text anchors are line anchors.
+			return &rxHir{kind: hirLineStart}, nil
+		case assertEndLine, assertEndText:
+			return &rxHir{kind: hirLineEnd}, nil
+		case assertWordBoundary:
+			return &rxHir{kind: hirWordBoundary}, nil
+		}
+		return &rxHir{kind: hirNotWordBoundary}, nil
+	case astClassPerl:
+		var c *rxClass
+		if t.flags.unicode() {
+			c = rxPerlSet(a.perl)
+		} else {
+			c = rxPerlBytes(a.perl)
+		}
+		if a.negated {
+			c.negate()
+		}
+		return &rxHir{kind: hirClass, cls: c}, nil
+	case astClassUnicode:
+		c, e := t.unicodeClass(a)
+		if e != nil {
+			return nil, e
+		}
+		return &rxHir{kind: hirClass, cls: c}, nil
+	case astClassBracketed:
+		c, e := t.classSet(a.bracket.set)
+		if e != nil {
+			return nil, e
+		}
+		t.foldAndNegate(c, a.bracket.negated)
+		if len(c.r) == 0 {
+			return nil, t.err(a.bracket.span, rxErrEmptyClass)
+		}
+		return &rxHir{kind: hirClass, cls: c}, nil
+	case astRepetition:
+		sub, e := t.trans(a.subs[0])
+		if e != nil {
+			return nil, e
+		}
+		h := &rxHir{kind: hirRepeat, subs: []*rxHir{sub}, greedy: a.greedy}
+		if t.flags.U > 0 {
+			h.greedy = !h.greedy
+		}
+		switch a.rep {
+		case repZeroOrOne:
+			h.min, h.max = 0, 1
+		case repZeroOrMore:
+			h.min, h.max = 0, -1
+		case repOneOrMore:
+			h.min, h.max = 1, -1
+		case repExactly:
+			h.min, h.max = int(a.min), int(a.min)
+		case repAtLeast:
+			h.min, h.max = int(a.min), -1
+		case repBounded:
+			h.min, h.max = int(a.min), int(a.max)
+		}
+		return h, nil
+	case astGroup:
+		old := t.flags
+		if a.flags != nil {
+			t.flags = t.flags.merge(a.flags)
+		}
+		sub, e := t.trans(a.subs[0])
+		t.flags = old
+		return sub, e
+	case astConcat, astAlternation:
+		h := &rxHir{kind: hirConcat}
+		if a.kind == astAlternation {
+			h.kind = hirAlternate
+		}
+		for _, s := range a.subs {
+			x, e := t.trans(s)
+			if e != nil {
+				return nil, e
+			}
+			if h.kind == hirConcat && x.kind == hirEmpty {
+				continue
+			}
+			h.subs = append(h.subs, x)
+		}
+		return h, nil
+	}
+	panic("unknown pattern node")
+}
+
+func (t *rxTranslator) literal(a *rxAst) (*rxHir, *rxError) {
+	c := a.c
+	if !t.flags.unicode() && a.hexX && c > 0x7F && c <= 0xFF {
+		return &rxHir{kind: hirByte, c: c}, nil
+	}
+	if !t.flags.unicode() && c > 0x7F {
+		return nil, t.err(a.span, rxErrUnicodeNotAllowed)
+	}
+	if t.flags.fold() && hasCaseMapping(c) {
+		if !t.flags.unicode() { // only ASCII letters fold, and only to each other
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+				cls := &rxClass{bytes: true}
+				cls.add(c, c)
+				cls.foldCase()
+				return &rxHir{kind: hirClass, cls: cls}, nil
+			}
+			return &rxHir{kind: hirLiteral, c: c}, nil
+		}
+		return &rxHir{kind: hirLiteral, c: c, fold: true}, nil
+	}
+	return &rxHir{kind: hirLiteral, c: c}, nil
+}
+
+func (t *rxTranslator) unicodeClass(a *rxAst) (*rxClass, *rxError) {
+	if !t.flags.unicode() {
+		return nil, t.err(a.span, rxErrUnicodeNotAllowed)
+	}
+	c, msg := rxUnicodeSet(a.uni)
+	if msg != "" {
+		return nil, t.err(a.span, msg)
+	}
+	t.foldAndNegate(c, a.negated)
+	if len(c.r) == 0 {
+		return nil, t.err(a.span, rxErrEmptyClass)
+	}
+	return c, nil
+}
+
+func (t *rxTranslator) foldAndNegate(c *rxClass, negated bool) {
+	if t.flags.fold() {
+		c.foldCase()
+	}
+	if negated {
+		c.negate()
+	}
+}
+
+func (t *rxTranslator) classSet(s *rxClassSet) (*rxClass, *rxError) {
+	if s.op == 0 {
+		return t.classItem(s.item)
+	}
+	lhs, e := t.classSet(s.lhs)
+	if e != nil {
+		return nil, e
+	}
+	rhs, e := t.classSet(s.rhs)
+	if e != nil {
+		return nil, e
+	}
+	if t.flags.fold() {
+		lhs.foldCase()
+		rhs.foldCase()
+	}
+	switch s.op {
+	case '&':
+		lhs.intersect(rhs)
+	case '-':
+		lhs.difference(rhs)
+	case '~':
+		lhs.symmetricDifference(rhs)
+	}
+	return lhs, nil
+}
+
+func (t *rxTranslator) classLiteral(a *rxAst) (rune, *rxError) {
+	if t.flags.unicode() {
+		return a.c, nil
+	}
+	if a.hexX && a.c <= 0xFF {
+		return a.c, nil
+	}
+	if a.c > 0x7F {
+		return 0, t.err(a.span, rxErrUnicodeNotAllowed)
+	}
+	return a.c, nil
+}
+
+func (t *rxTranslator) classItem(it *rxClassItem) (*rxClass, *rxError) {
+	c := &rxClass{bytes: !t.flags.unicode()}
+	switch it.kind {
+	case itemEmpty:
+	case itemLiteral:
+		r, e := t.classLiteral(it.lit)
+		if e != nil {
+			return nil, e
+		}
+		c.add(r, r)
+	case itemRange:
+		lo, e := t.classLiteral(it.start)
+		if e != nil {
+			return nil, e
+		}
+		hi, e := t.classLiteral(it.end)
+		if e != nil {
+			return nil, e
+		}
+		c.add(lo, hi)
+	case itemASCII:
+		c = rxASCIISet(it.ascii, !t.flags.unicode())
+		t.foldAndNegate(c, it.negated)
+	case itemUnicode:
+		return t.unicodeClass(it.lit)
+	case itemPerl:
+		var p *rxClass
+		if t.flags.unicode() {
+			p = rxPerlSet(it.lit.perl)
+		} else {
+			p = rxPerlBytes(it.lit.perl)
+		}
+		if it.lit.negated {
+			p.negate()
+		}
+		return p, nil
+	case itemBracketed:
+		n, e := t.classSet(it.bracket.set)
+		if e != nil {
+			return nil, e
+		}
+		t.foldAndNegate(n, it.bracket.negated)
+		return n, nil
+	case itemUnion:
+		for _, x := range it.items {
+			n, e := t.classItem(x)
+			if e != nil {
+				return nil, e
+			}
+			c.r = append(c.r, n.r...)
+		}
+	}
+	c.canon()
+	return c, nil
+}
+
+// rxNewlineError is ripgrep's refusal of a pattern that could match a line terminator.
+const rxNewlineError = "the literal '\"\\n\"' is not allowed in a regex"
+
+// rgErrorText is a pattern error as ripgrep 13 prints it: it appends a hint to any
+// message that mentions a newline literal, or backreferences and look-around (even
+// when only the quoted pattern does).
+func rgErrorText(msg string) string {
+	if strings.Contains(msg, "the literal") && strings.Contains(msg, "not allowed") {
+		msg += "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\n" +
+			"When multiline mode is enabled, new line characters can be matched."
+	}
+	if strings.Contains(msg, "backreferences") || strings.Contains(msg, "look-around") {
+		msg += "\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around."
+	}
+	return msg
+}
+
+// stripNewline removes '\n' from every class, as ripgrep does for its line terminator;
+// a literal newline, or a class of nothing else, is ripgrep's error.
+func stripNewline(h *rxHir) bool {
+	switch h.kind {
+	case hirLiteral, hirByte:
+		return h.c != '\n'
+	case hirClass:
+		h.cls.difference(&rxClass{r: []rxRange{{'\n', '\n'}}})
+		return len(h.cls.r) > 0
+	}
+	for _, s := range h.subs {
+		if !stripNewline(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// goEmitter writes a translated pattern in Go's regexp syntax.
+type goEmitter struct {
+	b strings.Builder
+	// size counts the nodes written, so that spelling out repetitions (below) cannot
+	// grow without bound; over goMaxNodes the pattern is refused as too big.
+	size int
+}
+
+// goRepeatMax is the largest product of nested repetition counts Go's syntax takes
+// (Rust's has none, only a limit on the compiled size).
+const goRepeatMax = 1000
+
+// goMaxNodes bounds how far repetitions are spelled out.
+const goMaxNodes = 1 << 20
+
+// goSyntax writes h in Go's syntax; budget is what counted repetitions below may
+// still multiply to. It reports false when the pattern is too big to spell out.
+func (e *goEmitter) goSyntax(h *rxHir, budget int) bool {
+	e.size++
+	if e.size > goMaxNodes {
+		return false
+	}
+	b := &e.b
+	switch h.kind {
+	case hirEmpty:
+		b.WriteString("(?:)")
+	case hirLiteral:
+		if h.fold {
+			b.WriteString("(?i:")
+			writeGoRune(b, h.c)
+			b.WriteString(")")
+		} else {
+			writeGoRune(b, h.c)
+		}
+	case hirByte:
+		// Go matches runes: a byte above 0x7F can only be met as an invalid one.
+		b.WriteString(`\x{FFFD}`)
+	case hirClass:
+		writeGoClass(b, h.cls)
+	case hirLineStart:
+		b.WriteString("(?m:^)")
+	case hirLineEnd:
+		b.WriteString("(?m:$)")
+	case hirWordBoundary:
+		b.WriteString(`\b`)
+	case hirNotWordBoundary:
+		b.WriteString(`\B`)
+	case hirRepeat:
+		return e.repeat(h, budget)
+	case hirConcat:
+		if len(h.subs) == 0 {
+			b.WriteString("(?:)")
+		}
+		for _, s := range h.subs {
+			if s.kind == hirAlternate {
+				b.WriteString("(?:")
+			}
+			if !e.goSyntax(s, budget) {
+				return false
+			}
+			if s.kind == hirAlternate {
+				b.WriteString(")")
+			}
+		}
+	case hirAlternate:
+		for i, s := range h.subs {
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			if !e.goSyntax(s, budget) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (e *goEmitter) repeat(h *rxHir, budget int) bool {
+	b := &e.b
+	sub := func(budget int) bool {
+		b.WriteString("(?:")
+		ok := e.goSyntax(h.subs[0], budget)
+		b.WriteString(")")
+		return ok
+	}
+	lazy := ""
+	if !h.greedy {
+		lazy = "?"
+	}
+	switch {
+	case h.min == 0 && h.max == 1:
+		ok := sub(budget)
+		b.WriteString("?" + lazy)
+		return ok
+	case h.min == 0 && h.max < 0:
+		ok := sub(budget)
+		b.WriteString("*" + lazy)
+		return ok
+	case h.min == 1 && h.max < 0:
+		ok := sub(budget)
+		b.WriteString("+" + lazy)
+		return ok
+	}
+	count := h.max
+	if count < 0 {
+		count = h.min
+	}
+	if count <= budget {
+		inner := budget
+		if count > 0 {
+			inner = budget / count
+		}
+		ok := sub(inner)
+		b.WriteString("{" + strconv.Itoa(h.min))
+		if h.max < 0 {
+			b.WriteString(",")
+		} else if h.max != h.min {
+			b.WriteString("," + strconv.Itoa(h.max))
+		}
+		b.WriteString("}" + lazy)
+		return ok
+	}
+	// Beyond what Go's syntax takes: spell the repetition out, as copies of the
+	// repeated part, optional ones for the range above the minimum.
+	for i := 0; i < h.min; i++ {
+		if !sub(budget) {
+			return false
+		}
+	}
+	if h.max < 0 {
+		ok := sub(budget)
+		b.WriteString("*" + lazy)
+		return ok
+	}
+	for i := h.min; i < h.max; i++ {
+		if !sub(budget) {
+			return false
+		}
+		b.WriteString("?" + lazy)
+	}
+	return true
+}
+
+func writeGoRune(b *strings.Builder, r rune) {
+	switch {
+	case r < 0x20 || r == 0x7F || !utf8.ValidRune(r) || !unicode.IsPrint(r):
+		b.WriteString(`\x{` + strconv.FormatInt(int64(r), 16) + `}`)
+	case strings.ContainsRune(`\.+*?()|[]{}^$`, r):
+		b.WriteByte('\\')
+		b.WriteRune(r)
+	default:
+		b.WriteRune(r)
+	}
+}
+
+func writeGoClass(b *strings.Builder, c *rxClass) {
+	c.canon()
+	r := c.r
+	if c.bytes {
+		// Go matches runes: bytes above 0x7F stand for any non-ASCII character (an
+		// invalid byte reads as U+FFFD).
+		var rr []rxRange
+		high := false
+		for _, x := range r {
+			if x.hi > 0x7F {
+				high = true
+				x.hi = 0x7F
+			}
+			if x.lo <= x.hi {
+				rr = append(rr, x)
+			}
+		}
+		if high {
+			rr = append(rr, rxRange{0x80, unicode.MaxRune})
+		}
+		n := &rxClass{r: rr}
+		n.canon()
+		r = n.r
+	}
+	switch {
+	case len(r) == 1 && r[0].lo == r[0].hi:
+		writeGoRune(b, r[0].lo)
+		return
+	case len(r) == 2 && r[0].lo == 0 && r[0].hi == '\n'-1 && r[1].lo == '\n'+1 && r[1].hi == unicode.MaxRune:
+		b.WriteString("(?-s:.)")
+		return
+	case len(r) == 1 && r[0].lo == 0 && r[0].hi == unicode.MaxRune:
+		b.WriteString("(?s:.)")
+		return
+	}
+	b.WriteByte('[')
+	for _, x := range r {
+		b.WriteString(`\x{` + strconv.FormatInt(int64(x.lo), 16) + `}`)
+		if x.hi != x.lo {
+			b.WriteString(`-\x{` + strconv.FormatInt(int64(x.hi), 16) + `}`)
+		}
+	}
+	b.WriteByte(']')
+}
+
+// translateRustRegex parses pattern as ripgrep 13 would (caseInsensitive being its
+// --ignore-case) and returns it in Go's regexp syntax, or ripgrep's error message.
+func translateRustRegex(pattern string, caseInsensitive bool) (string, string) {
+	ast, perr := parseRustRegex(pattern)
+	if perr != nil {
+		return "", rgErrorText(perr.Error())
+	}
+	t := &rxTranslator{pat: pattern, flags: rxTransFlags{m: 1}}
+	if caseInsensitive {
+		t.flags.i = 1
+	}
+	h, terr := t.trans(ast)
+	if terr != nil {
+		return "", rgErrorText(terr.Error())
+	}
+	if !stripNewline(h) {
+		return "", rgErrorText(rxNewlineError)
+	}
+	return goSyntaxOf(h)
+}
+
+// goSyntaxOf writes h in Go's syntax, or gives ripgrep's message for a pattern too big
+// to compile (the regex crate's limit is 100MB of compiled program; ours is what can
+// be spelled out in Go's syntax).
+func goSyntaxOf(h *rxHir) (string, string) {
+	e := &goEmitter{}
+	if !e.goSyntax(h, goRepeatMax) {
+		return "", rxSizeLimitError
+	}
+	return e.b.String(), ""
+}
+
+// rxSizeLimitError is ripgrep's message for a pattern whose compiled form is too big.
+const rxSizeLimitError = "Compiled regex exceeds size limit of 104857600 bytes."
+
+// Error is the error as ripgrep prints it: "regex parse error:", the pattern with
+// carets under the span(s), and the message (regex-syntax's error formatter).
+func (e *rxError) Error() string {
+	pat := e.pattern
+	lines := strings.Split(pat, "\n")
+	if strings.HasSuffix(pat, "\n") {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	count := len(lines)
+	if strings.HasSuffix(pat, "\n") {
+		count++
+	}
+	width := 0
+	if count > 1 {
+		width = len(strconv.Itoa(count))
+	}
+	spans := []rxSpan{e.span}
+	if e.aux != nil {
+		spans = append(spans, *e.aux)
+	}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].start.off != spans[j].start.off {
+			return spans[i].start.off < spans[j].start.off
+		}
+		return spans[i].end.off < spans[j].end.off
+	})
+	byLine := make([][]rxSpan, count+1)
+	var multi []rxSpan
+	for _, s := range spans {
+		if s.start.line == s.end.line {
+			byLine[s.start.line-1] = append(byLine[s.start.line-1], s)
+		} else {
+			multi = append(multi, s)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("regex parse error:\n")
+	divider := strings.Repeat("~", 79)
+	if strings.Contains(pat, "\n") {
+		b.WriteString(divider + "\n")
+	}
+	for i, l := range lines {
+		if width > 0 {
+			n := strconv.Itoa(i + 1)
+			b.WriteString(strings.Repeat(" ", width-len(n)) + n + ": ")
+		} else {
+			b.WriteString("    ")
+		}
+		b.WriteString(l + "\n")
+		if len(byLine[i]) == 0 {
+			continue
+		}
+		pad := 4
+		if width > 0 {
+			pad = 2 + width
+		}
+		b.WriteString(strings.Repeat(" ", pad))
+		pos := 0
+		for _, s := range byLine[i] {
+			for ; pos < s.start.col-1; pos++ {
+				b.WriteByte(' ')
+			}
+			n := max(1, s.end.col-s.start.col)
+			b.WriteString(strings.Repeat("^", n))
+			pos += n
+		}
+		b.WriteByte('\n')
+	}
+	if strings.Contains(pat, "\n") {
+		b.WriteString(divider + "\n")
+		var notes []string
+		for _, s := range multi {
+			notes = append(notes, "on line "+strconv.Itoa(s.start.line)+" (column "+strconv.Itoa(s.start.col)+") through line "+strconv.Itoa(s.end.line)+" (column "+strconv.Itoa(s.end.col-1)+")")
+		}
+		if len(notes) > 0 {
+			b.WriteString(strings.Join(notes, "\n") + "\n")
+		}
+	}
+	b.WriteString("error: " + e.msg)
+	return b.String()
+}
