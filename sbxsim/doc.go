@@ -11,8 +11,9 @@
 // PID namespace with the kernel-wide knobs (/proc/sys but its own network's) read-only,
 // read-only /sys, a minimal /dev with its own devpts, and the workspaces bind-mounted at
 // their host absolute paths (":ro" enforced); the host's root is then detached. Unless
-// SBXSIM_DOCKER=0 it runs its own dockerd on /var/run/docker.sock (cgroup2 on
-// /sys/fs/cgroup, data root in the state directory) with a busybox base image and the
+// SBXSIM_DOCKER=0 it runs its own dockerd on /var/run/docker.sock (data root in the
+// state directory) in a cgroup and cgroup namespace of its own (cgroup.go: its
+// /sys/fs/cgroup shows that subtree only) with a busybox base image and the
 // docker compose v2 CLI plugin, bound read-only at
 // /usr/libexec/docker/cli-plugins/docker-compose. The plugin is found at create:
 // $SBXSIM_COMPOSE_PLUGIN ("none": no plugin), else docker-compose beside the sbxsim
@@ -28,9 +29,8 @@
 // reference notes; state lives in SBXSIM_STATE (default /var/lib/sbxsim).
 //
 // It is a test double, not a security boundary: the sandbox shares the host's kernel
-// (one kernel bug away from the host), its root user is the host's root user (no user
-// namespace), /sys/fs/cgroup is the host's cgroup2 hierarchy, writable, and the
-// sandbox's dockerd has every capability — a `docker run --privileged` container, or
+// (one kernel bug away from the host; no seccomp filter), its root user is the host's
+// root user (no user namespace), and the sandbox's dockerd has every capability — a `docker run --privileged` container, or
 // any container given CAP_SYS_ADMIN or the host's devices, is not confined by any of
 // the above. Other known differences from sbx: commands run as root rather than the
 // `agent` user (HOME=/root, also the workdir of a mountless sandbox); the veth reaches

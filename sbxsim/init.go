@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -74,6 +75,12 @@ func RunInit(cfgJSON string) int {
 	control.Close()
 	dockerd := 0
 	if len(cfg.Dockerd) > 0 {
+		// The parent has put init in the sandbox's cgroup by now. The cgroup namespace
+		// is this thread's until dockerd, started from it, inherits it.
+		runtime.LockOSThread()
+		if err := enterOwnCgroupNamespace(); err != nil {
+			return fail(err)
+		}
 		if dockerd, err = startDockerd(cfg.Dockerd); err != nil {
 			return fail(err)
 		}

@@ -54,6 +54,9 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 		}
 		_ = in.cmd.Process.Kill()
 		_ = in.cmd.Wait()
+		if sb.Docker {
+			_ = m.removeCgroup(sb.Name)
+		}
 		if sb.Net != nil {
 			deleteVeth(context.WithoutCancel(ctx), sb.Net.Veth)
 		}
@@ -63,6 +66,11 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 	proc, err := procOf(in.cmd.Process.Pid)
 	if err != nil {
 		return fmt.Errorf("starting init of %s: %w", sb.Name, err)
+	}
+	if sb.Docker {
+		if err := m.placeInCgroup(sb.Name, proc.Pid); err != nil {
+			return fmt.Errorf("starting %s: %w", sb.Name, err)
+		}
 	}
 	if err := in.expect("mounted"); err != nil {
 		return fmt.Errorf("starting %s: %w", sb.Name, err)
@@ -228,6 +236,9 @@ func (m *Manager) stop(ctx context.Context, sb *Sandbox) error {
 	}
 	if sb.Init != nil {
 		errs = append(errs, sb.Init.Terminate(ctx, 5*time.Second)) // init needs ≤ 3 s for dockerd
+	}
+	if sb.Docker {
+		errs = append(errs, m.removeCgroup(sb.Name))
 	}
 	if sb.Net != nil {
 		deleteVeth(ctx, sb.Net.Veth)

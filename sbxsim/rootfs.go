@@ -40,8 +40,8 @@ var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 // buildRoot assembles the sandbox's root file system in a tmpfs mounted on dir and
 // pivots into it: read-only binds of the host's system directories, a private /etc
 // without the host's secrets, empty private /root, /home, /tmp, /run and /var (with
-// /var/run a link to /run), /proc of the sandbox's PID namespace, read-only /sys with a
-// cgroup2 hierarchy for dockerd, a minimal /dev, then the hidden directories, the
+// /var/run a link to /run), /proc of the sandbox's PID namespace, read-only /sys (init
+// mounts its own cgroup2 there for dockerd, cgroup.go), a minimal /dev, then the hidden directories, the
 // workspaces at their host paths, the docker data root and the compose plugin. The host's
 // root is detached at the end: nothing else of it is reachable from inside.
 func buildRoot(dir string, cfg initConfig) error {
@@ -94,11 +94,6 @@ func buildRoot(dir string, cfg initConfig) error {
 	}
 	if err := unix.Mount("sysfs", in("sys"), "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /sys: %w", err)
-	}
-	if len(cfg.Dockerd) > 0 {
-		if err := unix.Mount("none", in("sys/fs/cgroup"), "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			return fmt.Errorf("mounting cgroup2 on /sys/fs/cgroup: %w", err)
-		}
 	}
 	if err := buildDev(in("dev")); err != nil {
 		return err

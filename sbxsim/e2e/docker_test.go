@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestDockerInsideEachSandbox starts the only two dockerds of the suite: each sandbox
-// has its own daemon on /var/run/docker.sock, with the locally built busybox image, and
-// a container's published port is reachable from the host only through `ports`.
+// TestDockerInsideEachSandbox: each sandbox has its own daemon on /var/run/docker.sock,
+// with the locally built busybox image, and its own cgroup subtree; a container's
+// published port is reachable from the host only through `ports`.
 func TestDockerInsideEachSandbox(t *testing.T) {
 	s := newSim(t, true)
 	_, hostSockErr := os.Stat("/var/run/docker.sock")
@@ -41,6 +41,28 @@ func TestDockerInsideEachSandbox(t *testing.T) {
 	if got := s.must("exec", b, "docker", "ps", "-q"); got != "" {
 		t.Errorf("container visible from the other sandbox's daemon: %q", got)
 	}
+	// Cgroups: each sandbox sees its own subtree of the host's cgroup2 hierarchy only —
+	// not a cgroup planted on the host, not the other sandbox's containers.
+	cg := cgroup2Root(t)
+	marker := filepath.Join(cg, "sbxsim-e2e-marker-"+a)
+	if err := os.Mkdir(marker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(marker) })
+	id := strings.TrimSpace(s.must("exec", a, "docker", "inspect", "-f", "{{.Id}}", "web"))
+	if got := s.must("exec", a, "sh", "-c", "ls /sys/fs/cgroup/docker"); !strings.Contains(got, id) {
+		t.Errorf("the container's cgroup is not in its sandbox's /sys/fs/cgroup/docker: %q", got)
+	}
+	for _, probe := range []struct{ sandbox, path string }{
+		{a, "/sys/fs/cgroup/" + filepath.Base(marker)},
+		{b, "/sys/fs/cgroup/docker/" + id},
+		{b, "/sys/fs/cgroup/sbxsim"},
+	} {
+		if r := s.run("exec", probe.sandbox, "test", "-e", probe.path); r.code != 1 {
+			t.Errorf("%s is visible in %s: %s", probe.path, probe.sandbox, r)
+		}
+	}
+
 	ip := s.stateOf(a).Net.SandboxIP
 	assertUnreachable(t, "http://"+ip+":8080/", "the veth lets no connection in")
 	assertUnreachable(t, "http://127.0.0.1:8080/", "not published")
@@ -68,4 +90,24 @@ func TestDockerInsideEachSandbox(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.state, "sandboxes", a)); !os.IsNotExist(err) {
 		t.Errorf("docker data root of %s left after rm: %v", a, err)
 	}
+	if left, _ := filepath.Glob(filepath.Join(cg, "sbxsim", a+".*")); len(left) > 0 {
+		t.Errorf("cgroup of %s left after rm: %v", a, left)
+	}
+}
+
+// cgroup2Root is the host's cgroup2 mount point, from /proc/self/mountinfo.
+func cgroup2Root(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		if f := strings.Fields(pre); ok && strings.HasPrefix(post, "cgroup2 ") && len(f) >= 5 {
+			return f[4]
+		}
+	}
+	t.Fatal("the host has no cgroup2 hierarchy")
+	return ""
 }
