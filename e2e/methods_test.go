@@ -45,9 +45,9 @@ func TestServePtyExec(t *testing.T) {
 	require.False(t, res.IsError, text(res))
 	box := w.sandboxes()[0]
 	want := "tty 132x40\r\n" + box + "\r\n\x1b[31mred\x1b[0m\r\n"
-	mu.Lock()
-	assert.Equal(t, want, streamed.String(), "the raw terminal output, streamed")
-	mu.Unlock()
+	// The Go SDK hands notifications to the handler concurrently with the result.
+	got := func() string { mu.Lock(); defer mu.Unlock(); return streamed.String() }
+	assert.Eventually(t, func() bool { return got() == want }, 5*time.Second, 10*time.Millisecond, "the raw terminal output, streamed: %q", got())
 	var details struct {
 		ExitCode int `json:"exit_code"`
 	}
