@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -76,6 +77,10 @@ func throughput(b *testing.B, size int, f func()) float64 {
 // tool's into w (nil: stdout is /dev/null).
 func runTo(b *testing.B, command string, w io.Writer) {
 	cmd := exec.Command("/bin/bash", "-c", command)
+	// In a session of its own, as the tool runs commands: with the kernel's autogroup
+	// scheduling a new session is a new scheduling group, which on a loaded machine
+	// changes the share of CPU the command gets.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var pr *os.File
 	if w != nil {
 		r, pw, err := os.Pipe()
