@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +71,92 @@ func cmdlines(t *testing.T) map[string]string {
 		out[filepath.Base(filepath.Dir(p))] = string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 	}
 	return out
+}
+
+// loggingSbx writes a wrapper around sbxsim that records every invocation (one line of
+// arguments) in log and runs extra shell code after sbxsim for `create`.
+func loggingSbx(t *testing.T, afterCreate string) (bin, log string) {
+	t.Helper()
+	dir := t.TempDir() // outside every workspace: serve refuses to run an sbx the sandbox can write
+	bin, log = filepath.Join(dir, "sbx"), filepath.Join(dir, "calls.log")
+	script := "#!/bin/sh\necho \"$*\" >> " + log + "\n" + simBin + " \"$@\"\nrc=$?\n" +
+		"if [ \"$1\" = create ]; then " + afterCreate + "; fi\nexit $rc\n"
+	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
+	return bin, log
+}
+
+// sbxCalls returns the recorded invocations whose verb is verb.
+func sbxCalls(t *testing.T, log, verb string) []string {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if strings.HasPrefix(l, verb+" ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestOrderlyExitDisarmsTheWatchdog: after serve has torn its sandbox down and exited,
+// the watchdog does not find its owner dead and run sbx rm again (it used to, five
+// times, for ten seconds).
+func TestOrderlyExitDisarmsTheWatchdog(t *testing.T) {
+	w := newWorld(t)
+	bin, log := loggingSbx(t, "true")
+	cs, cmd, stderr := w.serve(nil, nil, "PI_SBX_BIN="+bin)
+	call(t, cs, "ls", `{}`)
+	require.Len(t, w.sandboxes(), 1)
+	require.NoError(t, cs.Close()) // stdin ends: orderly shutdown
+	require.NoError(t, ignoreExit(cmd.Wait()), stderr.String())
+	assert.Empty(t, w.sandboxes())
+	time.Sleep(7 * time.Second) // the watchdog polls every 2 s, then retries every 2 s
+	assert.Len(t, sbxCalls(t, log, "rm"), 1, "one sbx rm, serve's own:\n%s", stderr)
+	for pid, argv := range cmdlines(t) {
+		assert.NotContains(t, argv, "pi-sbx-watchdog "+strconv.Itoa(cmd.Process.Pid)+" ", "pid %d: a watchdog outlived its owner", pid)
+	}
+}
+
+// TestCancelDuringCreateLeaksNothing: the first call is cancelled (the client times out)
+// while sbx create runs; the creation completes anyway, the next call gets the same
+// sandbox without hanging, and the sandbox goes with the session.
+func TestCancelDuringCreateLeaksNothing(t *testing.T) {
+	w := newWorld(t)
+	bin, log := loggingSbx(t, "sleep 2") // sbx create returns 2 s after the sandbox exists
+	cs, cmd, stderr := w.serve(nil, nil, "PI_SBX_BIN="+bin)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ls", Arguments: json.RawMessage(`{}`)})
+	cancel()
+	require.Error(t, err, "the first call is cancelled mid-create")
+
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute) // bounds a hang only
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: json.RawMessage(`{"command":"hostname"}`)})
+	require.NoError(t, err, "the next call does not hang")
+	require.False(t, res.IsError, "%s\n%s", text(res), stderr)
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1)
+	assert.Equal(t, boxes[0]+"\n", text(res))
+	assert.Len(t, sbxCalls(t, log, "create"), 1, "one creation, shared")
+
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()), stderr.String())
+	assert.Empty(t, w.sandboxes(), "the sandbox is removed with the session")
+}
+
+// TestKillDuringCreateLeaksNothing: serve dies by kill -9 while sbx create runs; the
+// watchdog, armed before the create, removes the sandbox.
+func TestKillDuringCreateLeaksNothing(t *testing.T) {
+	w := newWorld(t)
+	bin, _ := loggingSbx(t, "sleep 3")
+	cs, cmd, _ := w.serve(nil, nil, "PI_SBX_BIN="+bin)
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ls", Arguments: json.RawMessage(`{}`)})
+	require.Eventually(t, func() bool { return len(w.sandboxes()) == 1 }, 30*time.Second, 50*time.Millisecond)
+	require.NoError(t, cmd.Process.Kill())
+	require.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 60*time.Second, 200*time.Millisecond,
+		"the watchdog removed the sandbox whose creation its owner did not live to see")
 }

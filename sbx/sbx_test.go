@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,16 +253,16 @@ func TestSessionLifecycle(t *testing.T) {
 		wantCalls []string // after the two Ensure calls and Close; NAME is the session name
 	}{
 		{"session name, created and removed", nil, false,
-			[]string{"ls --json", "create --name NAME shell /ws", "watchdog 77 2 sbx rm NAME", "rm --force NAME"}},
+			[]string{"ls --json", "watchdog 77 2 sbx rm NAME", "create --name NAME shell /ws", "rm --force NAME"}},
 		{"teardown stop", []string{"DOCKER_SANDBOX_TEARDOWN=stop"}, false,
-			[]string{"ls --json", "create --name NAME shell /ws", "watchdog 77 2 sbx stop NAME", "stop NAME"}},
+			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME shell /ws", "stop NAME"}},
 		{"teardown none", []string{"DOCKER_SANDBOX_TEARDOWN=none"}, false,
 			[]string{"ls --json", "create --name NAME shell /ws"}},
 		{"pinned existing is left alone", []string{"DOCKER_SANDBOX=mybox"}, true, []string{"ls --json"}},
 		{"pinned created is never removed", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=remove"}, false,
 			[]string{"ls --json", "create --name NAME shell /ws"}},
 		{"pinned created may be stopped", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=stop"}, false,
-			[]string{"ls --json", "create --name NAME shell /ws", "watchdog 77 2 sbx stop NAME", "stop NAME"}},
+			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME shell /ws", "stop NAME"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -436,8 +437,8 @@ func TestFailedTeardownLeavesTheWatchdogArmed(t *testing.T) {
 			require.NoError(t, err)
 			_, err = s.Ensure(context.Background())
 			require.NoError(t, err)
-			require.Equal(t, "/bin/sh", f.bins[2])
-			watchdog := f.ctxs[2]
+			require.Equal(t, "/bin/sh", f.bins[1], "armed before sbx create")
+			watchdog := f.ctxs[1]
 			err = s.Close(context.Background())
 			if rmFails {
 				assert.ErrorIs(t, err, ErrFailed)
@@ -448,4 +449,140 @@ func TestFailedTeardownLeavesTheWatchdogArmed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slowProcess is a watchdog stand-in that, like a real process, is gone only some time
+// after its context ends (the kill happens on another goroutine).
+type slowProcess struct {
+	ctx    context.Context
+	exited *atomic.Bool
+}
+
+func (p slowProcess) Wait() (int, error) {
+	<-p.ctx.Done()
+	time.Sleep(50 * time.Millisecond)
+	p.exited.Store(true)
+	return -1, errors.New("signal: killed")
+}
+
+type slowWatchdogRunner struct{ exited atomic.Bool }
+
+func (r *slowWatchdogRunner) Start(ctx context.Context, _ string, _ Cmd) (Process, error) {
+	return slowProcess{ctx, &r.exited}, nil
+}
+
+// TestWatchdogStopWaitsUntilGone: after an orderly teardown the watchdog is disarmed
+// before Stop returns, so an owner exiting right after cannot leave it behind to run
+// sbx rm again and again.
+func TestWatchdogStopWaitsUntilGone(t *testing.T) {
+	r := &slowWatchdogRunner{}
+	w, err := (&Client{Bin: "sbx", Runner: r}).StartWatchdog(os.Getpid(), "box", TeardownRemove, 0)
+	require.NoError(t, err)
+	require.NoError(t, w.Stop())
+	assert.True(t, r.exited.Load(), "the watchdog process is gone when Stop returns")
+}
+
+// TestWatchdogStoppedNeverTearsDown runs the real watchdog script: stopped, it does
+// nothing once its owner dies.
+func TestWatchdogStoppedNeverTearsDown(t *testing.T) {
+	dir := t.TempDir()
+	record := filepath.Join(dir, "calls")
+	fakeSbx := filepath.Join(dir, "sbx")
+	require.NoError(t, os.WriteFile(fakeSbx, []byte("#!/bin/sh\necho \"$@\" >> "+record+"\n"), 0o755))
+	owner := exec.Command("sleep", "1000")
+	require.NoError(t, owner.Start())
+	c := &Client{Bin: fakeSbx, Runner: ExecRunner{}, Env: []string{"PATH=" + os.Getenv("PATH")}}
+	w, err := c.StartWatchdog(owner.Process.Pid, "box", TeardownRemove, 50*time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, w.Stop())
+	require.NoError(t, owner.Process.Kill())
+	owner.Wait()
+	time.Sleep(500 * time.Millisecond) // ten polls
+	assert.NoFileExists(t, record, "a stopped watchdog ran sbx")
+}
+
+// slowCreate answers ls (no sandbox), blocks create until release is
+// closed or its context ends, and records the context every command ran with.
+type slowCreate struct {
+	fakeRunner
+	release chan struct{}
+	made    atomic.Bool
+}
+
+func newSlowCreate() *slowCreate {
+	s := &slowCreate{release: make(chan struct{})}
+	s.answer = func(ctx context.Context, c Cmd) (int, string, string) {
+		switch c.Args[0] {
+		case "ls":
+			return 0, `{"sandboxes":[]}`, ""
+		case "create":
+			s.made.Store(true) // sbx has begun making it
+			select {
+			case <-s.release:
+				return 0, "", ""
+			case <-ctx.Done():
+				return -1, "", ""
+			}
+		}
+		return 0, "", ""
+	}
+	return s
+}
+
+// TestEnsureOutlivesACancelledCall: a call cancelled while sbx create runs stops waiting,
+// but the creation goes on (armed with its watchdog first); the next call waits for the
+// same creation instead of starting another or hanging, and the sandbox is torn down
+// with the session.
+func TestEnsureOutlivesACancelledCall(t *testing.T) {
+	f := newSlowCreate()
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 77, "/ws", nil)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		require.Eventually(t, func() bool { return f.made.Load() }, 5*time.Second, time.Millisecond)
+		cancel()
+	}()
+	_, err = s.Ensure(ctx)
+	require.ErrorIs(t, err, context.Canceled, "the cancelled caller stops waiting")
+	assert.Equal(t, []string{"ls --json", "watchdog 77 2 sbx rm " + s.Name, "create --name " + s.Name + " shell /ws"}, f.argvs(),
+		"the watchdog is armed before sbx create")
+
+	next := make(chan error, 1)
+	go func() { _, err := s.Ensure(context.Background()); next <- err }()
+	select {
+	case err := <-next:
+		t.Fatalf("the next call did not wait for the creation under way: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(f.release)
+	require.NoError(t, <-next)
+	require.NoError(t, s.Close(context.Background()))
+	assert.Equal(t, []string{"ls --json", "watchdog 77 2 sbx rm " + s.Name, "create --name " + s.Name + " shell /ws", "rm --force " + s.Name}, f.argvs(),
+		"one create, and the sandbox removed with the session")
+}
+
+// TestCloseDuringCreationTearsDown: a session closed while its sandbox is being created
+// stops the creation and removes whatever it left.
+func TestCloseDuringCreationTearsDown(t *testing.T) {
+	f := newSlowCreate()
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 77, "/ws", nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		require.Eventually(t, func() bool { return f.made.Load() }, 5*time.Second, time.Millisecond)
+		cancel()
+	}()
+	_, err = s.Ensure(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, s.Close(context.Background()))
+	argv := f.argvs()
+	require.NotEmpty(t, argv)
+	assert.Equal(t, "rm --force "+s.Name, argv[len(argv)-1])
+	f.mu.Lock()
+	createCtx := f.ctxs[2]
+	f.mu.Unlock()
+	assert.Error(t, createCtx.Err(), "the creation was stopped")
+	_, err = s.Ensure(context.Background())
+	assert.Error(t, err, "a closed session creates nothing")
 }

@@ -40,8 +40,20 @@ type Session struct {
 
 	mu       sync.Mutex
 	ensured  bool
-	created  bool
+	created  bool // this session ran (or began) sbx create: teardown applies
+	closed   bool
+	inflight *ensureCall // the one creation under way, shared by every waiting caller
 	watchdog *Watchdog
+	// life bounds the session's own work (creation): it is not any one call's, so a
+	// cancelled call cannot leave a half-made sandbox behind; Close ends it.
+	life context.Context
+	end  context.CancelFunc
+}
+
+// ensureCall is one run of ensure; done is closed when err is set.
+type ensureCall struct {
+	done chan struct{}
+	err  error
 }
 
 // NewSession reads DOCKER_SANDBOX and DOCKER_SANDBOX_TEARDOWN from environ. Without a
@@ -96,48 +108,119 @@ func NewSession(c *Client, environ []string, pid int, workspace string, progress
 // Ensure returns the session's sandbox name, creating the sandbox on the first call if
 // it does not exist. Once ensured it is never re-created: if it disappears later, calls
 // fail (ErrMissing) rather than silently starting over in a fresh one.
+//
+// The creation runs on the session's own context, not ctx: concurrent callers share it,
+// and a caller whose ctx ends stops waiting while the creation goes on (the next call
+// waits for the same one). The watchdog is armed before sbx create starts, and from then
+// on Close tears the sandbox down, whatever became of the create.
 func (s *Session) Ensure(ctx context.Context) (string, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ensured {
+	switch {
+	case s.ensured:
+		s.mu.Unlock()
 		return s.Name, nil
+	case s.closed:
+		s.mu.Unlock()
+		return "", fmt.Errorf("sandbox %s: the session is closed", s.Name)
 	}
+	c := s.inflight
+	if c == nil {
+		c = &ensureCall{done: make(chan struct{})}
+		s.inflight = c
+		life := s.lifeLocked()
+		go s.runEnsure(life, c)
+	}
+	s.mu.Unlock()
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return "", c.err
+		}
+		return s.Name, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("waiting for sandbox %s: %w", s.Name, ctx.Err())
+	}
+}
+
+// lifeLocked returns the session's context, made on first use (s.mu held).
+func (s *Session) lifeLocked() context.Context {
+	if s.life == nil {
+		s.life, s.end = context.WithCancel(context.Background())
+	}
+	return s.life
+}
+
+// runEnsure runs one creation and publishes its outcome. A failure is not remembered:
+// the next call tries again.
+func (s *Session) runEnsure(ctx context.Context, c *ensureCall) {
+	err := s.ensure(ctx)
+	s.mu.Lock()
+	if err == nil {
+		s.ensured = true
+	}
+	s.inflight = nil
+	c.err = err
+	s.mu.Unlock()
+	close(c.done)
+}
+
+func (s *Session) ensure(ctx context.Context) error {
 	_, err := s.Client.Lookup(ctx, s.Name)
 	switch {
 	case err == nil:
-	case errors.Is(err, ErrMissing):
-		s.logf("pi-sbx-backend: creating sandbox %s for %s (this takes a while the first time)…\n", s.Name, s.Workspace)
-		start := time.Now()
-		workspaces, err := s.workspaces()
-		if err != nil {
-			return "", err
-		}
-		if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Progress: s.Progress}); err != nil {
-			return "", fmt.Errorf("creating sandbox %s: %w", s.Name, err)
-		}
-		s.created = true
-		s.logf("pi-sbx-backend: sandbox %s ready in %.1fs\n", s.Name, time.Since(start).Seconds())
-		if s.Owner > 0 && s.Teardown != TeardownNone {
-			// Even a kill -9 of this process must not leave the sandbox running.
-			w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.Teardown, 0)
-			if err != nil {
-				s.logf("pi-sbx-backend: %v (the sandbox is torn down on orderly shutdown only)\n", err)
-			}
-			s.watchdog = w
-		}
-	default:
-		return "", fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
+		return nil
+	case !errors.Is(err, ErrMissing):
+		return fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
 	}
-	s.ensured = true
-	return s.Name, nil
+	workspaces, err := s.workspaces()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	// Even a create that fails or is interrupted may leave a sandbox behind: from here on
+	// it is this session's to tear down.
+	s.created = true
+	arm := s.watchdog == nil && s.Owner > 0 && s.Teardown != TeardownNone
+	s.mu.Unlock()
+	if arm {
+		// Armed before create: even a kill -9 of this process during the create must not
+		// leave the sandbox running.
+		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.Teardown, 0)
+		if err != nil {
+			s.logf("pi-sbx-backend: %v (the sandbox is torn down on orderly shutdown only)\n", err)
+		}
+		s.mu.Lock()
+		s.watchdog = w
+		s.mu.Unlock()
+	}
+	s.logf("pi-sbx-backend: creating sandbox %s for %s (this takes a while the first time)…\n", s.Name, s.Workspace)
+	start := time.Now()
+	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Progress: s.Progress}); err != nil {
+		return fmt.Errorf("creating sandbox %s: %w", s.Name, err)
+	}
+	s.logf("pi-sbx-backend: sandbox %s ready in %.1fs\n", s.Name, time.Since(start).Seconds())
+	return nil
 }
 
 // Close tears the sandbox down as DOCKER_SANDBOX_TEARDOWN says, if this session created
-// it. It tries a few times, since sbx may be briefly busy.
+// it (or began to). A creation under way is stopped first. Teardown is tried a few
+// times, since sbx may be briefly busy; once it succeeded the watchdog is disarmed.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
+	s.closed = true
+	if s.end != nil {
+		s.end()
+	}
+	c := s.inflight
+	s.mu.Unlock()
+	if c != nil {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+		}
+	}
+	s.mu.Lock()
 	created, w := s.created, s.watchdog
-	s.watchdog = nil
 	s.mu.Unlock()
 	if !created || s.Teardown == TeardownNone {
 		return nil
@@ -155,7 +238,13 @@ func (s *Session) Close(ctx context.Context) error {
 		}
 		if err == nil || errors.Is(err, ErrMissing) {
 			if w != nil {
-				w.Stop() // done here; it need not try again when this process exits
+				// Done here: it must not tear down again when this process exits.
+				if err := w.Stop(); err != nil {
+					s.logf("pi-sbx-backend: %v\n", err)
+				}
+				s.mu.Lock()
+				s.watchdog = nil
+				s.mu.Unlock()
 			}
 			if s.ReadOnly && s.Teardown == TeardownRemove {
 				if dir, err := s.scratch(); err == nil {

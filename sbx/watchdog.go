@@ -23,9 +23,12 @@ exit 1`
 
 // Watchdog is a detached process that tears the sandbox down when its owner dies.
 type Watchdog struct {
-	p      Process
 	cancel context.CancelFunc
+	done   chan struct{} // closed once the process has exited
 }
+
+// stopWait bounds how long Stop waits for the watchdog process to be gone.
+const stopWait = 5 * time.Second
 
 // StartWatchdog starts a detached watchdog for sandbox name that runs `sbx rm --force`
 // (mode TeardownRemove) or `sbx stop` (TeardownStop) once process owner is gone, with the
@@ -57,16 +60,29 @@ func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration)
 		cancel()
 		return nil, fmt.Errorf("starting the teardown watchdog: %w", err)
 	}
-	w := &Watchdog{p: p, cancel: cancel}
-	go p.Wait() // reap it whenever it ends
+	w := &Watchdog{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		p.Wait() // reap it whenever it ends
+		close(w.done)
+	}()
 	return w, nil
 }
 
-// Stop ends the watchdog (the owner is tearing down by itself).
+// Stop disarms the watchdog once the owner has torn down by itself. It returns when the
+// watchdog process is gone: the kill that ending its context causes happens on another
+// goroutine, and an owner that exits right after Stop would otherwise leave it armed, to
+// find its owner dead and tear down again.
 func (w *Watchdog) Stop() error {
 	if w == nil {
 		return errors.New("no watchdog")
 	}
 	w.cancel()
-	return nil
+	t := time.NewTimer(stopWait)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("the teardown watchdog did not stop within %s", stopWait)
+	}
 }
