@@ -82,12 +82,18 @@ func errnoOf(err error) error {
 // the kernel keeps or clears on a write by rules of its own) are written in place, as
 // pi does.
 func replaceFile(abs string, content ...string) error {
+	return replaceFileWith(abs, func(f *os.File) error { return writeAll(f, content) })
+}
+
+// replaceFileWith is replaceFile with the content written by write, which returns
+// write's Node-worded error.
+func replaceFileWith(abs string, write func(*os.File) error) error {
 	target := abs
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		target = real
 	} else if fi, lerr := os.Lstat(abs); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
 		// A dangling symlink: let open(2) create its target.
-		return writeInPlace(abs, content...)
+		return writeInPlace(abs, write)
 	}
 	st, err := os.Stat(target)
 	exists := err == nil
@@ -95,7 +101,7 @@ func replaceFile(abs string, content ...string) error {
 	case exists && st.IsDir():
 		return &NodeError{Code: "EISDIR", Syscall: "open", Path: abs, Err: syscall.EISDIR}
 	case exists && (!st.Mode().IsRegular() || hardLinked(st) || st.Mode()&specialBits != 0):
-		return writeInPlace(abs, content...)
+		return writeInPlace(abs, write)
 	case exists:
 		if err := unix.Access(target, unix.W_OK); err != nil {
 			return nodeErr(err, "open", abs)
@@ -107,12 +113,12 @@ func replaceFile(abs string, content ...string) error {
 	tmp, err := createTemp(filepath.Dir(target), filepath.Base(target))
 	if err != nil {
 		if exists && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
-			return writeInPlace(abs, content...)
+			return writeInPlace(abs, write)
 		}
 		return nodeErr(err, "open", abs)
 	}
 	name := tmp.Name()
-	if err := fillTemp(tmp, content, st, exists); err != nil {
+	if err := fillTemp(tmp, write, st, exists); err != nil {
 		os.Remove(name)
 		return err
 	}
@@ -162,9 +168,9 @@ func createTemp(dir, base string) (*os.File, error) {
 }
 
 // fillTemp writes and syncs the temporary file and gives it the old file's mode and owner.
-func fillTemp(tmp *os.File, content []string, old os.FileInfo, exists bool) error {
+func fillTemp(tmp *os.File, write func(*os.File) error, old os.FileInfo, exists bool) error {
 	defer tmp.Close()
-	if err := writeAll(tmp, content); err != nil {
+	if err := write(tmp); err != nil {
 		return err
 	}
 	if exists {
@@ -185,12 +191,12 @@ func fillTemp(tmp *os.File, content []string, old os.FileInfo, exists bool) erro
 }
 
 // writeInPlace is plain fs.writeFile: truncate and write.
-func writeInPlace(abs string, content ...string) error {
+func writeInPlace(abs string, write func(*os.File) error) error {
 	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return nodeErr(err, "open", abs)
 	}
-	if err := writeAll(f, content); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}

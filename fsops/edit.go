@@ -1,10 +1,11 @@
 package fsops
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"os"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -54,13 +55,17 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 			// could not decode; refuse instead and leave the file as it is.
 			return fmt.Errorf("Could not edit file: %s. It is not valid UTF-8 text, and editing it would replace its undecodable bytes with U+FFFD.", a.Path)
 		}
-		// The one copy of the file held: a view of the bytes read, never written to.
-		text := bytesString(raw)
 		bom := ""
-		if strings.HasPrefix(text, "\uFEFF") {
-			bom, text = "\uFEFF", text[len("\uFEFF"):]
+		if bytes.HasPrefix(raw, []byte("\uFEFF")) {
+			bom, raw = "\uFEFF", raw[len("\uFEFF"):]
 		}
-		normalized := normalizeToLF(text)
+		// The one copy of the file held: the bytes read, LF-normalized in place (the
+		// endings kept aside) and viewed as a string, never written to afterwards.
+		var endings *lineEndings
+		if bytes.IndexByte(raw, '\r') >= 0 {
+			raw, endings = normalizeInPlace(raw)
+		}
+		normalized := bytesString(raw)
 		edited, err := applyEdits(normalized, a.Edits, a.Path)
 		if err != nil {
 			return err
@@ -69,13 +74,12 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		var pieces []string
-		if text != normalized { // same string when nothing was normalized: no comparison
-			pieces = applyToOriginal(text, edited.reps)
-		} else {
-			pieces = edited.pieces()
+		if endings != nil {
+			return replaceFileWith(abs, func(f *os.File) error {
+				return writeOriginal(f, bom, normalized, endings, edited.reps)
+			})
 		}
-		return replaceFile(abs, append([]string{bom}, pieces...)...)
+		return replaceFile(abs, append([]string{bom}, edited.pieces()...)...)
 	})
 	if err != nil {
 		return result.Result{}, err

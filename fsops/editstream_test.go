@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Normalizing piece by piece gives the whole text's normalization: pieces end after a
@@ -107,4 +108,46 @@ func TestSpliced(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNormalizeInPlace(t *testing.T) {
+	b := []byte("a\r\r\nb\nc\rd\r\n\r")
+	got, e := normalizeInPlace(b)
+	assert.Equal(t, normalizeToLF(string("a\r\r\nb\nc\rd\r\n\r")), string(got))
+	var kinds []byte
+	for i := range e.n {
+		kinds = append(kinds, e.kind(i))
+	}
+	assert.Equal(t, []byte{eolCR, eolCRLF, eolLF, eolCR, eolCRLF, eolCR}, kinds)
+}
+
+// FuzzWriteOriginal: writing back from the text normalized in place and its endings is
+// pi's applyToOriginal on the original, byte for byte.
+func FuzzWriteOriginal(f *testing.F) {
+	for _, s := range [][3]string{
+		{"a\r\nb\r\nc\r\n", "b", "B\nX"},
+		{"a\rb\rc", "b", "B\nC"},
+		{"x\r\n\r\ny\r\n", "\n\ny", "Y"},
+		{"one\r\ntwo\nthree\r", "two\nthree", "2\n3\n"},
+		{"\r\r\n\n\r", "\n\n", "z\n"},
+		{"tail\r", "tail", "t\r"},
+		{"a\r\nb", "a", "a\r"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, original, oldText, newText string) {
+		normalized := normalizeToLF(original)
+		edited, err := applyEdits(normalized, []Replacement{{OldText: oldText, NewText: newText}}, "f.txt")
+		if err != nil || !strings.Contains(original, "\r") {
+			return
+		}
+		want := strings.Join(applyToOriginal(original, edited.reps), "")
+		inPlace, e := normalizeInPlace([]byte(original))
+		if !assert.Equal(t, normalized, string(inPlace)) {
+			return
+		}
+		var b strings.Builder
+		require.NoError(t, writeOriginal(&b, "", string(inPlace), e, edited.reps))
+		assert.Equal(t, want, b.String())
+	})
 }
