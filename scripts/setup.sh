@@ -67,7 +67,7 @@ if [ ! -x "$compose_bin" ]; then
 	trap 'rm -rf "$compose_tmp"' EXIT
 	cp -R "$compose_src" "$compose_tmp/src"
 	chmod -R u+w "$compose_tmp/src"
-	(cd "$compose_tmp/src" && CGO_ENABLED=0 go build -trimpath \
+	(cd "$compose_tmp/src" && CGO_ENABLED=0 go build -trimpath -buildvcs=false \
 		-ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$compose_version" \
 		-o "$compose_tmp/docker-compose" ./cmd)
 	mkdir -p "$(dirname "$compose_bin")"
