@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // mkdirAll is fs.promises.mkdir(dir, {recursive: true}), Node's algorithm step by step
@@ -103,7 +101,7 @@ func replaceFileWith(abs string, write func(*os.File) error) error {
 	case exists && (!st.Mode().IsRegular() || hardLinked(st) || st.Mode()&specialBits != 0):
 		return writeInPlace(abs, write)
 	case exists:
-		if err := unix.Access(target, unix.W_OK); err != nil {
+		if err := access(target, accessWrite); err != nil {
 			return nodeErr(err, "open", abs)
 		}
 	case !isNotExist(err):
@@ -176,9 +174,9 @@ func fillTemp(tmp *os.File, write func(*os.File) error, old os.FileInfo, exists 
 	if exists {
 		// Owner first: chown clears setuid and setgid, chmod after it cannot be undone.
 		// (Files with those bits are written in place; this order is only the safe one.)
-		if sys, ok := old.Sys().(*syscall.Stat_t); ok {
+		if uid, gid, ok := owner(old); ok {
 			// Best effort: only a privileged process may give the file away.
-			_ = tmp.Chown(int(sys.Uid), int(sys.Gid))
+			_ = tmp.Chown(uid, gid)
 		}
 		if err := tmp.Chmod(old.Mode() & (os.ModePerm | specialBits)); err != nil {
 			return nodeErr(err, "chmod", "")
@@ -208,8 +206,7 @@ func writeInPlace(abs string, write func(*os.File) error) error {
 
 // hardLinked reports whether the file has other names that a rename would detach.
 func hardLinked(st os.FileInfo) bool {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && sys.Nlink > 1
+	return linkCount(st) > 1
 }
 
 // writeAll writes the pieces in order; WriteString does not copy them.

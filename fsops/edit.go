@@ -8,8 +8,6 @@ import (
 	"os"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
@@ -39,7 +37,7 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		if err := unix.Access(abs, unix.R_OK|unix.W_OK); err != nil {
+		if err := access(abs, accessRead|accessWrite); err != nil {
 			if code := errCode(err); code != "" {
 				return fmt.Errorf("Could not edit file: %s. Error code: %s.", a.Path, code)
 			}

@@ -1,11 +1,8 @@
 package fsops
 
 import (
-	"errors"
 	"os"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // lockFileInode takes an exclusive flock(2) on the file abs names, so that edits and
@@ -29,11 +26,8 @@ func lockFileInode(abs string) func() {
 			f.Close()
 			return func() {}
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		if err := flockExclusive(f); err != nil {
 			f.Close()
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
 			return func() {}
 		}
 		if now, err := os.Stat(abs); err == nil && os.SameFile(held, now) {

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 
-	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/pi-sbx/pi-sbx-backend/jsnum"
@@ -41,7 +40,7 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 		return result.Result{}, errAborted
 	}
 	abs := resolveReadPath(a.Path, cwd)
-	if err := unix.Access(abs, unix.R_OK); err != nil {
+	if err := access(abs, accessRead); err != nil {
 		return result.Result{}, nodeErr(err, "access", abs)
 	}
 	mime, err := detectImageMimeTypeFromFile(abs)
@@ -200,5 +199,5 @@ func resolveReadPath(p, cwd string) string {
 }
 
 func pathExists(p string) bool {
-	return unix.Access(p, unix.F_OK) == nil
+	return access(p, accessExists) == nil
 }
