@@ -1,8 +1,11 @@
 package fsops_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -208,4 +211,134 @@ func BenchmarkFind(b *testing.B) {
 			}, ref)
 		})
 	}
+}
+
+// goTree returns a copy of Go's own source tree ($GOROOT/src, about 11,000 files and
+// 157 MB) as a git repository, cached under /tmp between runs: a real tree for the
+// grep classes of issue 11.
+func goTree(b *testing.B) string {
+	b.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(out)), "src")
+	root := filepath.Join(os.TempDir(), "pi-sbx-bench-gosrc-v1")
+	done := filepath.Join(root, ".complete")
+	if _, err := os.Stat(done); err == nil {
+		return root
+	}
+	os.RemoveAll(root)
+	if out, err := exec.Command("cp", "-a", src, root).CombinedOutput(); err != nil {
+		b.Fatalf("copying %s: %v %s", src, err, out)
+	}
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v %s", err, out)
+	}
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return root
+}
+
+// piRg runs ripgrep as pi's grep tool does — same flags, reading its JSON events and
+// killing it once pi's match limit is proven (the limit-th match, then one more) — and
+// returns when ripgrep has exited: the time pi's grep waits for ripgrep.
+func piRg(dir string, limit int, flags ...string) func() (time.Duration, error) {
+	return func() (time.Duration, error) {
+		args := append([]string{"--no-config", "--json", "--line-number", "--color=never", "--hidden"}, flags...)
+		cmd := exec.Command("rg", append(args, ".")...)
+		cmd.Dir = dir
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return 0, err
+		}
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<30)
+		matches := 0
+		for sc.Scan() {
+			if bytes.HasPrefix(sc.Bytes(), []byte(`{"type":"match"`)) {
+				if matches++; matches > limit {
+					cmd.Process.Kill()
+					break
+				}
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+	}
+}
+
+// BenchmarkGrepGoTree compares our grep with ripgrep run as pi runs it, on a copy of
+// Go's source tree, for the classes of issue 11: many matches under the default limit,
+// limit 1, and case-insensitive patterns with ".*":
+//
+//	go test ./fsops -run '^$' -bench GrepGoTree -benchtime 10x
+func BenchmarkGrepGoTree(b *testing.B) {
+	root := goTree(b)
+	type c struct {
+		name  string
+		args  fsops.GrepArgs
+		flags []string
+	}
+	lim := func(n float64) *float64 { return &n }
+	cases := []c{
+		{"many-matches-limit-100", fsops.GrepArgs{Pattern: "if err != nil"}, nil},
+		{"many-matches-limit-1", fsops.GrepArgs{Pattern: "if err != nil", Limit: lim(1)}, nil},
+		{"ignore-case-dot-star", fsops.GrepArgs{Pattern: "func.*zzq", IgnoreCase: true}, []string{"--ignore-case"}},
+		{"ignore-case-dot-star-hits", fsops.GrepArgs{Pattern: "func.*error", IgnoreCase: true}, []string{"--ignore-case"}},
+		{"ignore-case-literal", fsops.GrepArgs{Pattern: "NEWREADER", IgnoreCase: true, Limit: lim(1e6)}, []string{"--ignore-case"}},
+		{"dot-star", fsops.GrepArgs{Pattern: "func.*zzq"}, nil},
+		{"literal-rare", fsops.GrepArgs{Pattern: "zzq_not_there"}, nil},
+		{"regex-class", fsops.GrepArgs{Pattern: `[A-Z][a-z]+Error\(`, Limit: lim(1e6)}, nil},
+		{"word-class-no-literal", fsops.GrepArgs{Pattern: `\w+_\d{3}\b`, Limit: lim(1e6)}, nil},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			limit := 100
+			if c.args.Limit != nil {
+				limit = int(*c.args.Limit)
+			}
+			ref := piRg(root, limit, append(c.flags, "--", c.args.Pattern)...)
+			benchVsFunc(b, "rg", func() error {
+				r, err := fsops.Grep(context.Background(), root, c.args)
+				if err == nil && len(r.Content) != 1 {
+					err = fmt.Errorf("unexpected result %+v", r)
+				}
+				return err
+			}, ref)
+		})
+	}
+}
+
+// benchVsFunc is benchVsTool for a reference that runs itself and reports its CPU time.
+func benchVsFunc(b *testing.B, unit string, ours func() error, ref func() (time.Duration, error)) {
+	var oursWall, refWall, oursCPU, refCPU time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c0 := selfCPU()
+		t0 := time.Now()
+		if err := ours(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		oursCPU += selfCPU() - c0
+		cpu, err := ref()
+		if err != nil {
+			b.Fatal(err)
+		}
+		refWall += time.Since(t1)
+		oursWall += t1.Sub(t0)
+		refCPU += cpu
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(oursWall.Nanoseconds())/n, "ours-ns/op")
+	b.ReportMetric(float64(refWall.Nanoseconds())/n, unit+"-ns/op")
+	b.ReportMetric(float64(oursWall)/float64(refWall), "x-"+unit)
+	b.ReportMetric(float64(oursCPU)/float64(refCPU), "x-"+unit+"-cpu")
 }

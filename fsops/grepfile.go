@@ -287,7 +287,7 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 				return 0, false
 			}
 			s, e := lineStart(data, pos, i), lineEnd(data, i)
-			if p.whole || p.re.Match(data[s:e]) {
+			if p.whole || p.match(data[s:e]) {
 				return s, true
 			}
 			pos = e + 1
@@ -304,7 +304,7 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 			}
 		}
 		s, e := lineStart(data, pos, i), lineEnd(data, i)
-		if p.re.Match(data[s:e]) {
+		if p.match(data[s:e]) {
 			return s, true
 		}
 		pos = e + 1
@@ -327,7 +327,7 @@ func (p *grepPattern) lineMatches(line []byte) bool {
 	if p.whole {
 		return p.finds[0].index(line) >= 0
 	}
-	return p.re.Match(line)
+	return p.match(line)
 }
 
 // lineStart returns the start of the line containing i, given that a line starts at

@@ -53,16 +53,49 @@ func requiredLiterals(t *syntax.Regexp) []requiredLit {
 	return nil
 }
 
-// betterLits prefers the set whose shortest literal is longer, then the smaller set.
+// betterLits prefers the set whose literals are expected to occur less often (by their
+// rarest bytes, which is what litFinder searches for), then the one whose shortest
+// literal is longer, then the smaller set. Length alone is a poor guide: in "func.*zzq"
+// the rare "zzq" is worth far more than the longer "func", which is on most Go lines.
 func betterLits(a, b []requiredLit) bool {
 	if b == nil {
 		return true
+	}
+	if ca, cb := litSetCost(a), litSetCost(b); ca != cb {
+		return ca < cb
 	}
 	ma, mb := shortestLit(a), shortestLit(b)
 	if ma != mb {
 		return ma > mb
 	}
 	return len(a) < len(b)
+}
+
+// litSetCost estimates how often a candidate of the set turns up: the sum over its
+// literals of the frequency of the byte a litFinder would search for, discounted for
+// longer literals (each further byte must match too).
+func litSetCost(set []requiredLit) int {
+	cost := 0
+	for _, l := range set {
+		best := -1
+		for _, c := range l.text {
+			if l.fold && !asciiFoldOnly(c) {
+				continue
+			}
+			score := byteFrequency(c)
+			if l.fold && isASCIILetter(c) {
+				score = byteFrequency(c|0x20) + byteFrequency(c&^0x20)
+			}
+			if best < 0 || score < best {
+				best = score
+			}
+		}
+		if best < 0 {
+			best = 4000 // no byte to search for: the finder cannot be used
+		}
+		cost += best * 4 / (3 + min(len(l.text), 8))
+	}
+	return cost
 }
 
 func shortestLit(set []requiredLit) int {

@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"encoding/binary"
 	"errors"
 	"regexp"
 	"regexp/syntax"
@@ -12,6 +13,9 @@ import (
 // used to find candidate lines quickly.
 type grepPattern struct {
 	re *regexp.Regexp
+	// ascii, when set, is re for lines of ASCII text only (see asciiOnly): much faster
+	// than re when the pattern has big Unicode classes.
+	ascii *regexp.Regexp
 	// finds locate byte strings one of which every match contains (none if no such set
 	// is known), so candidate lines are found with memchr instead of running the regexp
 	// over everything.
@@ -29,38 +33,35 @@ type grepPattern struct {
 // translated to an equivalent Go regexp (see greprx_hir.go for the few constructs Go
 // can only approximate).
 func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern, error) {
-	var goSyntax string
+	var h *rxHir
 	if literal {
-		h := &rxHir{kind: hirConcat}
+		h = &rxHir{kind: hirConcat}
 		for _, r := range pattern {
 			h.subs = append(h.subs, &rxHir{kind: hirLiteral, c: r, fold: ignoreCase && hasCaseMapping(r)})
 		}
 		if !stripNewline(h) {
 			return nil, errors.New(rgErrorText(rxNewlineError))
 		}
-		var msg string
-		if goSyntax, msg = goSyntaxOf(h); msg != "" {
-			return nil, errors.New(msg)
-		}
 	} else {
 		var msg string
-		if goSyntax, msg = translateRustRegex(pattern, ignoreCase); msg != "" {
+		if h, msg = translateRustHir(pattern, ignoreCase); msg != "" {
 			return nil, errors.New(msg)
 		}
 	}
-	tree, err := syntax.Parse(goSyntax, syntax.Perl)
-	if err != nil {
-		return nil, rxSizeError(err)
+	goSyntax, msg := goSyntaxOf(h)
+	if msg != "" {
+		return nil, errors.New(msg)
 	}
-	if err := stripNewlines(tree); err != nil {
+	tree, re, err := compileGoSyntax(goSyntax)
+	if err != nil {
 		return nil, err
 	}
-	tree = tree.Simplify()
-	re, err := regexp.Compile(tree.String())
-	if err != nil {
-		return nil, rxSizeError(err)
-	}
 	p := &grepPattern{re: re}
+	if asciiSyntax, _ := goSyntaxOf(asciiOnly(h)); asciiSyntax != goSyntax {
+		if _, p.ascii, err = compileGoSyntax(asciiSyntax); err != nil {
+			return nil, err
+		}
+	}
 	for _, l := range requiredLiterals(tree) {
 		f := newLitFinder(l.text, l.fold)
 		if f == nil {
@@ -74,6 +75,48 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 		p.bytes = requiredBytes(tree)
 	}
 	return p, nil
+}
+
+// compileGoSyntax compiles a translated pattern.
+func compileGoSyntax(goSyntax string) (*syntax.Regexp, *regexp.Regexp, error) {
+	tree, err := syntax.Parse(goSyntax, syntax.Perl)
+	if err != nil {
+		return nil, nil, rxSizeError(err)
+	}
+	if err := stripNewlines(tree); err != nil {
+		return nil, nil, err
+	}
+	tree = tree.Simplify()
+	re, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, nil, rxSizeError(err)
+	}
+	return tree, re, nil
+}
+
+// match reports whether one line (without terminator) matches: with the ASCII-only
+// regexp when there is one and the line is ASCII.
+func (p *grepPattern) match(line []byte) bool {
+	if p.ascii != nil && isASCII(line) {
+		return p.ascii.Match(line)
+	}
+	return p.re.Match(line)
+}
+
+// isASCII reports whether s has no byte above 0x7F, eight bytes at a time.
+func isASCII(s []byte) bool {
+	for len(s) >= 8 {
+		if binary.LittleEndian.Uint64(s)&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for _, c := range s {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // rxSizeError words Go's refusal of a translated pattern. Every pattern that reaches

@@ -874,6 +874,9 @@ func writeGoClass(b *strings.Builder, c *rxClass) {
 		r = n.r
 	}
 	switch {
+	case len(r) == 0:
+		b.WriteString(`[^\x00-\x{10FFFF}]`) // matches nothing
+		return
 	case len(r) == 1 && r[0].lo == r[0].hi:
 		writeGoRune(b, r[0].lo)
 		return
@@ -897,9 +900,18 @@ func writeGoClass(b *strings.Builder, c *rxClass) {
 // translateRustRegex parses pattern as ripgrep 13 would (caseInsensitive being its
 // --ignore-case) and returns it in Go's regexp syntax, or ripgrep's error message.
 func translateRustRegex(pattern string, caseInsensitive bool) (string, string) {
+	h, msg := translateRustHir(pattern, caseInsensitive)
+	if msg != "" {
+		return "", msg
+	}
+	return goSyntaxOf(h)
+}
+
+// translateRustHir is translateRustRegex's result before it is written out.
+func translateRustHir(pattern string, caseInsensitive bool) (*rxHir, string) {
 	ast, perr := parseRustRegex(pattern)
 	if perr != nil {
-		return "", rgErrorText(perr.Error())
+		return nil, rgErrorText(perr.Error())
 	}
 	t := &rxTranslator{pat: pattern, flags: rxTransFlags{m: 1}}
 	if caseInsensitive {
@@ -907,12 +919,47 @@ func translateRustRegex(pattern string, caseInsensitive bool) (string, string) {
 	}
 	h, terr := t.trans(ast)
 	if terr != nil {
-		return "", rgErrorText(terr.Error())
+		return nil, rgErrorText(terr.Error())
 	}
 	if !stripNewline(h) {
-		return "", rgErrorText(rxNewlineError)
+		return nil, rgErrorText(rxNewlineError)
 	}
-	return goSyntaxOf(h)
+	return h, ""
+}
+
+// asciiOnly returns h as it can match ASCII text: classes lose their non-ASCII members
+// and characters beyond ASCII can never match. On a line of ASCII text it matches
+// exactly where h does, and Go's regexp runs it much faster when h has big Unicode
+// classes (\w, \d, \s, \p{…}, negations), whose every test is a binary search.
+func asciiOnly(h *rxHir) *rxHir {
+	never := &rxHir{kind: hirClass, cls: &rxClass{}}
+	switch h.kind {
+	case hirLiteral:
+		if h.fold { // its case folds may be ASCII (ſ folds to s, the Kelvin sign to k)
+			c := &rxClass{}
+			c.add(h.c, h.c)
+			c.foldCase()
+			return asciiOnly(&rxHir{kind: hirClass, cls: c})
+		}
+		if h.c > 0x7F {
+			return never
+		}
+	case hirByte:
+		return never
+	case hirClass:
+		c := &rxClass{r: append([]rxRange(nil), h.cls.r...), bytes: h.cls.bytes}
+		c.intersect(&rxClass{r: []rxRange{{0, 0x7F}}})
+		return &rxHir{kind: hirClass, cls: c}
+	}
+	if len(h.subs) == 0 {
+		return h
+	}
+	n := *h
+	n.subs = make([]*rxHir, len(h.subs))
+	for i, s := range h.subs {
+		n.subs[i] = asciiOnly(s)
+	}
+	return &n
 }
 
 // goSyntaxOf writes h in Go's syntax, or gives ripgrep's message for a pattern too big

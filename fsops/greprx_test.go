@@ -85,6 +85,12 @@ func TestRustRegexMeaning(t *testing.T) {
 		{"(?-i)K", "k", true, false},
 		{"[^a]", "A", true, false}, // folded before negation, as in Rust
 		{`(?s).`, "x", false, true},
+		// ASCII lines run an ASCII-only form of the pattern: folds into ASCII count.
+		{"ſ", "s", true, true},
+		{"\u212a", "K", true, true},
+		{`\w+_\d`, "ab_1", false, true},
+		{`[^a]`, "é", false, true},
+		{`\W`, "-", false, true},
 	}
 	for _, c := range cases {
 		p, err := compileGrepPattern(c.pattern, false, c.fold)

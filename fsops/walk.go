@@ -29,6 +29,8 @@ type walkOptions struct {
 	// override, when set, is ripgrep's --glob: a whitelist verdict keeps an entry even
 	// if an ignore file excludes it, an ignore verdict drops it.
 	override func(rel string, isDir bool) ignoreMatch
+	// onRead, when set, is called after each directory is read (tests count them).
+	onRead func()
 }
 
 // walkNode is one directory read by a worker; the emitter waits on done.
@@ -38,6 +40,7 @@ type walkNode struct {
 	entries  []walkEntry
 	children []*walkNode // per entry: the node of a directory to descend into, else nil
 	done     chan struct{}
+	started  bool // taken by a worker (walker.mu)
 }
 
 // walker reads directories in parallel and hands them to one emitter that visits the
@@ -51,7 +54,16 @@ type walker struct {
 	cond    *sync.Cond
 	stack   []*walkNode
 	stopped bool
+	// ahead counts directories read (or being read) but not yet reached by the
+	// emitter; past walkMaxAhead workers read only the directory the emitter waits for
+	// (want), so a walk its visitor ends early (grep's match limit) has not read the
+	// rest of the tree meanwhile.
+	ahead int
+	want  *walkNode
 }
+
+// walkMaxAhead bounds how many directories the workers read ahead of the emitter.
+const walkMaxAhead = 64
 
 // walkTree visits every entry below root (not root itself) in depth-first order with
 // each directory's entries sorted by name, skipping ignored entries. visit returning
@@ -92,11 +104,23 @@ func (w *walker) stop() {
 
 // emit visits n's entries in order, descending into each child as it is reached.
 func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bool) bool {
+	w.mu.Lock()
+	if !n.started {
+		w.want = n
+		w.mu.Unlock()
+		w.cond.Broadcast()
+	} else {
+		w.mu.Unlock()
+	}
 	select {
 	case <-n.done:
 	case <-ctx.Done():
 		return false
 	}
+	w.mu.Lock()
+	w.ahead--
+	w.mu.Unlock()
+	w.cond.Signal()
 	for i, e := range n.entries {
 		if !visit(e) {
 			return false
@@ -111,21 +135,51 @@ func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bo
 	return true
 }
 
+// next takes the directory to read from the stack (w.mu held): the top one, or past
+// the read-ahead bound only the one the emitter waits for; nil if none may be read.
+func (w *walker) next() *walkNode {
+	if w.ahead < walkMaxAhead {
+		if len(w.stack) == 0 {
+			return nil
+		}
+		n := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		return n
+	}
+	if w.want == nil || w.want.started {
+		return nil
+	}
+	for i := len(w.stack) - 1; i >= 0; i-- {
+		if w.stack[i] == w.want {
+			w.stack = append(w.stack[:i], w.stack[i+1:]...)
+			return w.want
+		}
+	}
+	return nil
+}
+
 func (w *walker) work() {
 	for {
 		w.mu.Lock()
-		for len(w.stack) == 0 && !w.stopped {
+		var n *walkNode
+		for !w.stopped {
+			if n = w.next(); n != nil {
+				break
+			}
 			w.cond.Wait()
 		}
 		if w.stopped {
 			w.mu.Unlock()
 			return
 		}
-		n := w.stack[len(w.stack)-1]
-		w.stack = w.stack[:len(w.stack)-1]
+		n.started = true
+		w.ahead++
 		w.mu.Unlock()
 
 		w.read(n)
+		if w.opt.onRead != nil {
+			w.opt.onRead()
+		}
 		var subdirs []*walkNode
 		for _, c := range n.children {
 			if c != nil {
