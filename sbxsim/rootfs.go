@@ -15,10 +15,11 @@ import (
 // same symlinks, on a merged-/usr system): programs and libraries, nothing else.
 var systemDirs = []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"}
 
-// etcEntries are what the sandbox's private /etc copies from the host's: what programs
-// need to resolve users, hosts and libraries, to verify TLS, to pick the iptables
-// variant (dockerd) and to start a shell. Never the host's secrets: no shadow, gshadow,
-// ssh host keys, ssl/private, sudoers, docker or containerd configuration.
+// etcEntries (file patterns) are what the sandbox's private /etc copies from the host's:
+// what programs need to resolve users, hosts and libraries, to verify TLS, to pick the
+// iptables variant (dockerd), to start a shell, and the configuration of language
+// runtimes in /usr that read theirs from /etc. Never the host's secrets: no shadow,
+// gshadow, ssh host keys, ssl/private, sudoers, docker or containerd configuration.
 var etcEntries = []string{
 	"passwd", "group", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf", "networks",
 	"protocols", "services", "ethertypes", "rpc", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
@@ -26,6 +27,7 @@ var etcEntries = []string{
 	"localtime", "timezone", "os-release", "debian_version", "issue", "shells", "profile",
 	"profile.d", "bash.bashrc", "environment", "inputrc", "login.defs", "terminfo", "skel",
 	"mime.types", "magic", "magic.mime", "xattr.conf", "iproute2", "locale.alias", "wgetrc",
+	"adduser.conf", "deluser.conf", "perl", "python3*", "java-*",
 }
 
 // procReadOnly are the parts of the PID namespace's /proc that act on the whole kernel,
@@ -156,16 +158,16 @@ func buildEtc(etc, hostname string) error {
 	if err := os.Mkdir(etc, 0o755); err != nil {
 		return err
 	}
-	for _, e := range etcEntries {
-		src := filepath.Join("/etc", e)
-		if _, err := os.Lstat(src); err != nil {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(etc, e)), 0o755); err != nil {
-			return err
-		}
-		if err := copyTree(src, filepath.Join(etc, e)); err != nil {
-			return fmt.Errorf("copying /etc/%s: %w", e, err)
+	for _, pattern := range etcEntries {
+		matches, _ := filepath.Glob(filepath.Join("/etc", pattern)) // only ErrBadPattern
+		for _, src := range matches {
+			rel := src[len("/etc/"):]
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(etc, rel)), 0o755); err != nil {
+				return err
+			}
+			if err := copyTree(src, filepath.Join(etc, rel)); err != nil {
+				return fmt.Errorf("copying /etc/%s: %w", rel, err)
+			}
 		}
 	}
 	hosts := fmt.Sprintf("127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n", hostname)
