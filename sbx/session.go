@@ -37,6 +37,10 @@ type Session struct {
 	// and the workspace an additional `:ro` one.
 	ReadOnly bool
 	Home     string
+	// HostFiles are the host files the session executes or installs into the VM. A
+	// sandbox that already exists is refused if it mounts any of them (its mounts may
+	// be more than this session's workspace); see CheckHostFiles.
+	HostFiles []HostFile
 
 	mu       sync.Mutex
 	ensured  bool
@@ -165,9 +169,12 @@ func (s *Session) runEnsure(ctx context.Context, c *ensureCall) {
 }
 
 func (s *Session) ensure(ctx context.Context) error {
-	_, err := s.Client.Lookup(ctx, s.Name)
+	existing, err := s.Client.Lookup(ctx, s.Name)
 	switch {
 	case err == nil:
+		if err := CheckHostFiles(s.HostFiles, existing.Mounts()); err != nil {
+			return fmt.Errorf("sandbox %s: %w", s.Name, err)
+		}
 		return nil
 	case !errors.Is(err, ErrMissing):
 		return fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
@@ -297,4 +304,23 @@ func pause(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// Mounts returns the host directories sbx lists for the sandbox (without :ro).
+func (b Sandbox) Mounts() []string {
+	var mounts []string
+	for _, w := range b.Workspaces {
+		mounts = append(mounts, trimMode(w))
+	}
+	return mounts
+}
+
+// trimMode drops a workspace's :ro/:readonly (or :rw) suffix, as sbx lists them.
+func trimMode(ws string) string {
+	for _, suffix := range []string{":ro", ":readonly", ":rw"} {
+		if strings.HasSuffix(ws, suffix) {
+			return strings.TrimSuffix(ws, suffix)
+		}
+	}
+	return ws
 }

@@ -21,6 +21,9 @@ for i in 1 2 3 4 5; do
 done
 exit 1`
 
+// WatchdogShell is the program the watchdog runs (its script is watchdogScript).
+const WatchdogShell = "/bin/sh"
+
 // Watchdog is a detached process that tears the sandbox down when its owner dies.
 type Watchdog struct {
 	cancel context.CancelFunc
@@ -52,7 +55,7 @@ func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration)
 	secs := strconv.FormatFloat(poll.Seconds(), 'f', -1, 64)
 	// Not bound to any caller's context: it must outlive this process. Stop ends it.
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := c.Runner.Start(ctx, "/bin/sh", Cmd{
+	p, err := c.Runner.Start(ctx, WatchdogShell, Cmd{
 		Args: []string{"-c", watchdogScript, "pi-sbx-watchdog", strconv.Itoa(owner), secs, c.Bin, verb, name},
 		Env:  c.Env,
 	})

@@ -3,26 +3,83 @@
 # arguments given. With `sbx` on PATH (or PI_SBX_BIN set) the tools run in Docker
 # Sandboxes microVMs. Without it, on Linux as root, the sandboxes come from sbxsim, the
 # project's simulator — a test double, not a security boundary (README: sbxsim).
+#
+#   serve.sh --build     only build (and check the simulator's prerequisites), then exit:
+#                        do this once before pointing an MCP client at serve.sh, since a
+#                        cold build takes longer than a client waits for its first answer.
+#
+# Everything it builds goes to $PI_SBX_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/pi-sbx-backend),
+# outside the repository: serve refuses to run a file inside a workspace it serves (the
+# sandbox could rewrite it), and the README's main command serves this repository.
+# Progress goes to stderr; stdout is the protocol's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$root/bin"
-(cd "$root" && CGO_ENABLED=0 go build -o bin/pi-sbx-backend ./cmd/pi-sbx-backend)
+out=${PI_SBX_CACHE:-${XDG_CACHE_HOME:-${HOME:?}/.cache}/pi-sbx-backend}
+say() { echo "serve.sh: $*" >&2; }
 
+build_only=0
+if [ "${1:-}" = --build ]; then
+	build_only=1
+	shift
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+	say "building needs Go $(sed -n 's/^go //p' "$root/go.mod") or later, which is not on PATH: get it from https://go.dev/dl/"
+	exit 1
+fi
+
+use_sim=0
 if [ -z "${PI_SBX_BIN:-}" ] && ! command -v sbx >/dev/null 2>&1; then
 	if [ "$(uname -s)" != Linux ] || [ "$(id -u)" != 0 ]; then
-		echo "serve.sh: no sbx on PATH; the sbxsim fallback needs Linux and root" >&2
+		say "no sbx on PATH (install Docker Sandboxes: https://github.com/docker/sbx-releases); the sbxsim fallback needs Linux and root"
 		exit 1
 	fi
-	(cd "$root" && CGO_ENABLED=0 go build -o bin/sbxsim ./cmd/sbxsim)
+	use_sim=1
 	docker=${SBXSIM_DOCKER:-1}
-	command -v dockerd >/dev/null 2>&1 || docker=0
-	# The backend runs sbx with a scrubbed environment, so sbxsim's settings live in a wrapper.
-	cat >"$root/bin/sbx" <<WRAP
-#!/bin/sh
-exec env SBXSIM_STATE='${SBXSIM_STATE:-/var/lib/sbxsim}' SBXSIM_DOCKER='$docker' '$root/bin/sbxsim' "\$@"
-WRAP
-	chmod +x "$root/bin/sbx"
-	export PI_SBX_BIN="$root/bin/sbx"
-	echo "serve.sh: no sbx on PATH: using sbxsim (a simulator, not a security boundary; docker inside: $docker)" >&2
+	# What sbxsim runs, looked up where it looks (a fixed PATH); dockerd is optional.
+	sim_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	have() { local p; p=$(PATH=$sim_path command -v "$1" 2>/dev/null) && [ -f "$p" ] && [ -x "$p" ]; }
+	need=() pkgs=()
+	for pair in ip:iproute2 nsenter:util-linux setpriv:util-linux iptables-restore:iptables; do
+		if ! have "${pair%%:*}"; then
+			need+=("${pair%%:*}")
+			case " ${pkgs[*]} " in *" ${pair#*:} "*) ;; *) pkgs+=("${pair#*:}") ;; esac
+		fi
+	done
+	if [ ${#need[@]} -gt 0 ]; then
+		say "sbxsim needs ${need[*]}, not found: run apt-get install -y ${pkgs[*]} (or bash scripts/setup.sh, which installs everything the tests need)"
+		exit 1
+	fi
+	if [ "$docker" != 0 ] && ! { have dockerd && have busybox; }; then
+		say "no dockerd/busybox: sandboxes get no Docker daemon (apt-get install -y docker.io busybox-static to have one)"
+		docker=0
+	fi
 fi
-exec "$root/bin/pi-sbx-backend" serve "$@"
+
+mkdir -p "$out"
+build() { # build NAME: cmd/NAME into $out
+	if [ -e "$out/$1" ]; then
+		say "building $1 into $out…"
+	else
+		say "building $1 into $out (the first build downloads modules and compiles everything: a minute or more)…"
+	fi
+	(cd "$root" && CGO_ENABLED=0 go build -o "$out/$1" "./cmd/$1")
+}
+build pi-sbx-backend
+if [ "$use_sim" = 1 ]; then
+	build sbxsim
+	# The backend runs sbx with a scrubbed environment, so sbxsim's settings live in a wrapper.
+	cat >"$out/sbx.tmp" <<WRAP
+#!/bin/sh
+exec env SBXSIM_STATE='${SBXSIM_STATE:-/var/lib/sbxsim}' SBXSIM_DOCKER='$docker' '$out/sbxsim' "\$@"
+WRAP
+	chmod +x "$out/sbx.tmp"
+	mv -f "$out/sbx.tmp" "$out/sbx"
+	export PI_SBX_BIN="$out/sbx"
+	say "no sbx on PATH: using sbxsim (a simulator, not a security boundary; docker inside: $docker)"
+fi
+if [ "$build_only" = 1 ]; then
+	say "built; serve with: bash $0 --workspace DIR"
+	exit 0
+fi
+exec "$out/pi-sbx-backend" serve "$@"

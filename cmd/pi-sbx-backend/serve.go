@@ -44,6 +44,9 @@ removes it. Nothing ever runs on the host when the sandbox fails.`,
 			if err := noArgs(args); err != nil {
 				return err
 			}
+			if o.transport != "persistent" && o.transport != "per-call" {
+				return usagef("--transport %q: want persistent or per-call", o.transport)
+			}
 			return runServe(ctx, std, o)
 		},
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
@@ -67,6 +69,16 @@ func newSandboxSession(std stdio, d dirOptions) (*sandboxSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Nothing the sandbox can write may ever run on the host: refuse before starting
+	// anything, and pin the sbx program to the file that was checked.
+	files, err := hostFiles(client)
+	if err != nil {
+		return nil, err
+	}
+	if err := sbx.CheckHostFiles(files, session.Mounts()); err != nil {
+		return nil, err
+	}
+	session.HostFiles = files
 	return &sandboxSession{client: client, Session: session, workspace: ws, cwd: dir,
 		vmEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), reuse: reuse}, nil
 }
@@ -77,4 +89,25 @@ func (s *sandboxSession) teardown(ctx context.Context) error {
 	down, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	return s.Close(down)
+}
+
+// hostFiles are the files this process runs on the host or installs into the VM: the sbx
+// program (resolved and pinned by ResolveBin), the watchdog's shell, this executable (the
+// agent on a linux host of the VM's architecture) and the linux agents beside it.
+func hostFiles(c *sbx.Client) ([]sbx.HostFile, error) {
+	files := append(c.ResolveBin(), sbx.HostFile{Role: "the watchdog's shell", Path: sbx.WatchdogShell})
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this executable: %w", err)
+	}
+	files = append(files, sbx.HostFile{Role: "this program (" + prog + ", also the agent it installs)", Path: exe})
+	// The agents beside it; one that does not exist is in this executable's directory,
+	// which is checked with it.
+	for _, arch := range []string{"amd64", "arm64"} {
+		p := filepath.Join(filepath.Dir(exe), prog+"-linux-"+arch)
+		if _, err := os.Lstat(p); err == nil {
+			files = append(files, sbx.HostFile{Role: "the agent binary", Path: p})
+		}
+	}
+	return files, nil
 }

@@ -29,6 +29,20 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 	}
 	environ := os.Environ()
 	client := sbx.NewClient(environ, sbx.ExecRunner{})
+	// The sandbox exists already: check the host files against the working directory
+	// (most likely its workspace) before running sbx at all, then against what it mounts.
+	files, err := hostFiles(client)
+	if err != nil {
+		return err
+	}
+	if err := sbx.CheckHostFiles(files, []string{cwd}); err != nil {
+		return err
+	}
+	if box, err := client.Lookup(ctx, sandbox); err == nil {
+		if err := sbx.CheckHostFiles(files, box.Mounts()); err != nil {
+			return fmt.Errorf("sandbox %s: %w", sandbox, err)
+		}
+	}
 	ch := &agent.Channel{
 		Target: agent.Target{
 			Sbx:       client,
