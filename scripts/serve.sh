@@ -58,12 +58,15 @@ fi
 
 mkdir -p "$out"
 build() { # build NAME: cmd/NAME into $out
+	local v=()
 	if [ -e "$out/$1" ]; then
 		say "building $1 into $out…"
 	else
+		# A cold build: list the packages as they compile (go build -v, on stderr).
 		say "building $1 into $out (the first build downloads modules and compiles everything: a minute or more)…"
+		v=(-v)
 	fi
-	(cd "$root" && CGO_ENABLED=0 go build -o "$out/$1" "./cmd/$1")
+	(cd "$root" && CGO_ENABLED=0 go build "${v[@]}" -o "$out/$1" "./cmd/$1")
 }
 build pi-sbx-backend
 if [ "$use_sim" = 1 ]; then
