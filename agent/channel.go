@@ -94,6 +94,10 @@ func (c *conn) alive() bool {
 // ErrAgentDied marks a call that was in flight when the agent's channel ended.
 var ErrAgentDied = errors.New("the sandbox agent stopped during the call")
 
+// TakesStandIns implements backend.StandInTaker: the channel's transport splices the
+// large strings back into the request as it writes it.
+func (ch *Channel) TakesStandIns() {}
+
 // CallTool implements backend.Caller.
 func (ch *Channel) CallTool(ctx context.Context, name string, args json.RawMessage, progress backend.Progress) (*mcp.CallToolResult, error) {
 	c, err := ch.get(ctx)

@@ -22,7 +22,8 @@ type PerCall struct {
 	Target
 }
 
-// CallTool implements backend.Caller.
+// CallTool implements backend.Caller. It gets the arguments whole (it is no
+// backend.StandInTaker): they go to the agent on stdin.
 func (p *PerCall) CallTool(ctx context.Context, name string, args json.RawMessage, _ backend.Progress) (*mcp.CallToolResult, error) {
 	sandbox, agentPath, err := p.prepare(ctx)
 	if err != nil {

