@@ -140,6 +140,9 @@ type grepBatch struct {
 	done  chan struct{}
 }
 
+// grepBatchSize is the batch size once the search is under way; the first batches
+// are smaller (1, 2, 4, …), so that a limit met in the first files is seen before the
+// workers have searched far ahead.
 const grepBatchSize = 16
 
 // searchTree walks root and searches its files in parallel, feeding the collector in
@@ -148,8 +151,10 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	workers := 2 * runtime.GOMAXPROCS(0)
-	work := make(chan *grepBatch, 64)
-	ordered := make(chan *grepBatch, 256)
+	// Few batches in flight: enough to keep the workers busy, few enough that once the
+	// collector has its result (a match limit), little was searched beyond it.
+	work := make(chan *grepBatch, workers)
+	ordered := make(chan *grepBatch, 2*workers)
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
@@ -175,6 +180,7 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		defer close(ordered)
 		defer close(work)
 		batch := &grepBatch{done: make(chan struct{})}
+		size := 1
 		send := func() bool {
 			select {
 			case ordered <- batch:
@@ -194,7 +200,11 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 				return true // directories are walked, links and devices are not searched
 			}
 			batch.files = append(batch.files, e)
-			return len(batch.files) < grepBatchSize || send()
+			if len(batch.files) < size {
+				return true
+			}
+			size = min(2*size, grepBatchSize)
+			return send()
 		})
 		if err == nil && len(batch.files) > 0 {
 			send()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
+	"unicode/utf8"
 )
 
 // grepPattern is a compiled grep pattern: a regexp that can never match a line
@@ -16,6 +17,10 @@ type grepPattern struct {
 	// ascii, when set, is re for lines of ASCII text only (see asciiOnly): much faster
 	// than re when the pattern has big Unicode classes.
 	ascii *regexp.Regexp
+	// chain, when set, are literals the pattern is, in order, joined by ".*" (like
+	// "func.*zzq"): a line matches if they occur in it in that order, which is checked
+	// without the regexp (Go's backtracker is slow at ".*").
+	chain []*litFinder
 	// finds locate byte strings one of which every match contains (none if no such set
 	// is known), so candidate lines are found with memchr instead of running the regexp
 	// over everything.
@@ -71,6 +76,7 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 		p.finds = append(p.finds, f)
 	}
 	p.whole = len(p.finds) == 1 && p.finds[0].exact && tree.Op == syntax.OpLiteral
+	p.chain = literalChain(tree)
 	if len(p.finds) == 0 {
 		p.bytes = requiredBytes(tree)
 	}
@@ -97,6 +103,9 @@ func compileGoSyntax(goSyntax string) (*syntax.Regexp, *regexp.Regexp, error) {
 // match reports whether one line (without terminator) matches: with the ASCII-only
 // regexp when there is one and the line is ASCII.
 func (p *grepPattern) match(line []byte) bool {
+	if p.chain != nil {
+		return chainMatch(p.chain, line)
+	}
 	if p.ascii != nil && isASCII(line) {
 		return p.ascii.Match(line)
 	}
@@ -169,4 +178,48 @@ func stripNewlines(t *syntax.Regexp) error {
 		}
 	}
 	return nil
+}
+
+// literalChain returns the literals of a pattern of the form L1.*L2.*…Ln (n >= 2, any
+// ".*" greedy or not, also at the ends), each with an exact finder; nil otherwise.
+func literalChain(t *syntax.Regexp) []*litFinder {
+	if t.Op != syntax.OpConcat {
+		return nil
+	}
+	var chain []*litFinder
+	for _, s := range t.Sub {
+		switch {
+		case s.Op == syntax.OpLiteral:
+			b := make([]byte, 0, len(s.Rune))
+			for _, r := range s.Rune {
+				b = utf8.AppendRune(b, r)
+			}
+			f := newLitFinder(b, s.Flags&syntax.FoldCase != 0)
+			if f == nil || !f.exact {
+				return nil
+			}
+			chain = append(chain, f)
+		case s.Op == syntax.OpStar && s.Sub[0].Op == syntax.OpAnyCharNotNL:
+		default:
+			return nil
+		}
+	}
+	if len(chain) < 2 {
+		return nil
+	}
+	return chain
+}
+
+// chainMatch reports whether the chain's literals occur in line in order, without
+// overlapping: the earliest occurrence of each after the previous one is the best
+// choice, so one pass decides.
+func chainMatch(chain []*litFinder, line []byte) bool {
+	for _, f := range chain {
+		i := f.index(line)
+		if i < 0 {
+			return false
+		}
+		line = line[i+len(f.lit):]
+	}
+	return true
 }

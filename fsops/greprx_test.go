@@ -91,6 +91,14 @@ func TestRustRegexMeaning(t *testing.T) {
 		{`\w+_\d`, "ab_1", false, true},
 		{`[^a]`, "é", false, true},
 		{`\W`, "-", false, true},
+		// L1.*L2 patterns are matched as literals in order, without the regexp.
+		{"a.*b", "ba", false, false},
+		{"a.*b", "xaxxb", false, true},
+		{"aa.*aa", "aaa", false, false}, // no overlap
+		{"aa.*aa", "aaaa", false, true},
+		{"func.*zzq", "FUNC x ZzQ", true, true},
+		{"func.*zzq", "zzq func", true, false},
+		{".*x.*?y.*", "--x--y--", false, true},
 	}
 	for _, c := range cases {
 		p, err := compileGrepPattern(c.pattern, false, c.fold)

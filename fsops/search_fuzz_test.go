@@ -22,6 +22,8 @@ func FuzzGrepPrefilter(f *testing.F) {
 		{"^$", "\n\nx\n", false},
 		{"a|", "x\ny", false},
 		{`\w+é`, "café\n", true},
+		{"aa.*aa", "aaa\naaaa\n", false},
+		{"func.*zzq", "FUNC zzq\nzzq func\n", true},
 	}
 	for _, s := range seeds {
 		f.Add(s.pattern, s.text, s.fold)

@@ -58,8 +58,9 @@ type walker struct {
 	// emitter; past walkMaxAhead workers read only the directory the emitter waits for
 	// (want), so a walk its visitor ends early (grep's match limit) has not read the
 	// rest of the tree meanwhile.
-	ahead int
-	want  *walkNode
+	ahead   int
+	reached int // directories the emitter has reached
+	want    *walkNode
 }
 
 // walkMaxAhead bounds how many directories the workers read ahead of the emitter.
@@ -119,6 +120,7 @@ func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bo
 	}
 	w.mu.Lock()
 	w.ahead--
+	w.reached++
 	w.mu.Unlock()
 	w.cond.Signal()
 	for i, e := range n.entries {
@@ -138,7 +140,9 @@ func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bo
 // next takes the directory to read from the stack (w.mu held): the top one, or past
 // the read-ahead bound only the one the emitter waits for; nil if none may be read.
 func (w *walker) next() *walkNode {
-	if w.ahead < walkMaxAhead {
+	// The bound starts small and grows with the walk, so that a walk ended within its
+	// first directories (a match limit met at once) has read little beyond them.
+	if w.ahead < min(walkMaxAhead, 2+w.reached) {
 		if len(w.stack) == 0 {
 			return nil
 		}
