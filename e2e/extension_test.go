@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,73 @@ func TestPiExtension(t *testing.T) {
 	assert.Len(t, report.Checks, 11)
 	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
 	assert.Empty(t, servePids(), "no serve process is left after pi exits")
+}
+
+// TestPiTUI runs the pi CLI's interactive TUI in tmux with the extension (and a scripted
+// model from extension/test/faux-provider.ts): the status line shows the pre-warmed
+// sandbox, a `!` command runs in it on a terminal, a tool call runs in it, /sandbox
+// describes it, and after exit nothing is left. The screens are in the test log.
+func TestPiTUI(t *testing.T) {
+	root, node := piEnv(t)
+	w := newWorld(t)
+	gitInit(t, w.ws)
+	home := t.TempDir() // pi's own configuration: fresh
+	socket := filepath.Join(t.TempDir(), "tmux.sock")
+	tmux := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("tmux", append([]string{"-S", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		require.NoError(t, err, "tmux %v: %s", args, out)
+		return string(out)
+	}
+	var screen string
+	expect := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second) // bounds a hang only
+		for {
+			screen = tmux("capture-pane", "-p", "-t", "t")
+			if strings.Contains(screen, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("screen never showed %q:\n%s", want, screen)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	var env []string
+	for _, kv := range w.env("HOME="+home, "PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"), "TERM=xterm-256color") {
+		env = append(env, "'"+kv+"'")
+	}
+	ext := filepath.Join(root, "extension")
+	script := "cd " + w.ws + " && env -i " + strings.Join(env, " ") + " " + filepath.Join(ext, "node_modules/.bin/pi") +
+		" --provider faux --model scripted -e " + ext + " -e " + filepath.Join(ext, "test/faux-provider.ts") +
+		`; echo "PI-EXIT=$?"; sleep 60`
+	tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "40", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", socket, "kill-server").Run() })
+
+	expect("sandbox: pi-sbx-") // pre-warmed: the status line names it before any call
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1)
+	box := boxes[0]
+	expect("sandbox: " + box + " (rw)")
+
+	tmux("send-keys", "-t", "t", `!test -t 1 && echo TTY-$((40+2)); echo host-$(hostname)`, "Enter")
+	expect("host-" + box)
+	assert.Contains(t, screen, "TTY-42", "the ! command ran on a terminal")
+	t.Logf("after the ! command:\n%s", screen)
+
+	tmux("send-keys", "-t", "t", "go", "Enter")
+	expect("turn 1 done")
+	assert.Contains(t, screen, "tool-ran-in-"+box, "the model's bash call ran in the sandbox")
+	t.Logf("after the tool call:\n%s", screen)
+
+	tmux("send-keys", "-t", "t", "/sandbox", "Enter")
+	expect("shell: DOCKER_SANDBOX=" + box + " pi-sbx-backend shell")
+	assert.Contains(t, screen, "workspace: "+w.ws+" (rw)")
+	assert.Contains(t, screen, "teardown: remove")
+
+	tmux("send-keys", "-t", "t", "C-d")
+	expect("PI-EXIT=0")
+	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 20*time.Second, 100*time.Millisecond, "the sandbox is removed when pi exits")
+	assert.Empty(t, servePids(), "serve has exited")
 }
