@@ -29,7 +29,7 @@ func piEnv(t *testing.T) (root, node string) {
 }
 
 // gitInit makes the workspace a git repository: pi's find needs one with Debian's fd.
-func gitInit(t *testing.T, dir string) {
+func gitInit(t testing.TB, dir string) {
 	t.Helper()
 	out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -69,7 +69,7 @@ func TestPiExtension(t *testing.T) {
 	reportPath := filepath.Join(t.TempDir(), "report.json")
 	config, err := json.Marshal(map[string]any{
 		"ws": w.ws, "sim": simBin, "extension": filepath.Join(root, "extension"),
-		"hostSecret": secret, "report": reportPath,
+		"hostSecret": secret, "report": reportPath, "backend": backendBin,
 	})
 	require.NoError(t, err)
 	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
@@ -87,7 +87,7 @@ func TestPiExtension(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.NoError(t, json.Unmarshal(b, &report))
 	t.Logf("checks passed: %s", strings.Join(report.Checks, "; "))
-	assert.Len(t, report.Checks, 11)
+	assert.Len(t, report.Checks, 14)
 	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
 	assert.Empty(t, servePids(), "no serve process is left after pi exits")
 }

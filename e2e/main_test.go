@@ -61,7 +61,7 @@ type world struct {
 	decoyHits atomic.Int64
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("e2e tests must run as root (sbxsim creates namespaces); CI runs them as root")

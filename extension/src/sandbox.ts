@@ -83,7 +83,7 @@ export class Sandbox {
 		const bin = process.env.PI_SBX_BACKEND || "pi-sbx-backend";
 		this.spec = {
 			bin,
-			args: ["serve", "--workspace", ctx.cwd, "--log-level", "info"],
+			args: ["serve", "--workspace", ctx.cwd],
 			cwd: ctx.cwd,
 			env: serveEnv(process.env, sessionVars(ctx)),
 			onStderrLine: (line) => this.onServeLog(line),

@@ -150,6 +150,18 @@ function normalize(messages) {
 	);
 }
 
+/** Pids of serve processes of the binary under test. */
+function servePids() {
+	const pids = [];
+	for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+		try {
+			const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+			if (args[0] === config.backend && args[1] === "serve") pids.push(pid);
+		} catch {}
+	}
+	return pids;
+}
+
 function sandboxes() {
 	const out = spawnSync(config.sim, ["ls", "--json"], { env: { ...process.env }, encoding: "utf8" });
 	return JSON.parse(out.stdout || '{"sandboxes":[]}').sandboxes.map((s) => s.name);
@@ -275,23 +287,84 @@ check("bash streams at least two updates for a slow command", () => {
 	});
 }
 
-// --- 5. lifecycle: /new tears the old sandbox down; exit leaves nothing ---
+// --- 5. serve dies: the call in flight fails clearly, the next call starts it again ---
 {
-	const before = sandboxes();
+	const pids = servePids();
+	assert.equal(pids.length, 1, `one serve runs: ${pids}`);
+	const started = new Promise((resolve) => {
+		const unsub = ext.session.subscribe((e) => {
+			if (e.type === "tool_execution_start" && e.toolCallId === "k1") {
+				unsub();
+				resolve();
+			}
+		});
+	});
+	const run = converse(ext, [
+		calls(["bash", { command: "sleep 20" }, "k1"]),
+		calls(["bash", { command: "echo back in $(hostname)" }, "k2"]),
+		fauxAssistantMessage("ok"),
+	]);
+	await started;
+	await new Promise((r) => setTimeout(r, 500));
+	process.kill(Number(pids[0]), "SIGKILL");
+	const died = await run;
+	check("serve killed: the call in flight fails with a clear error, the next one restarts it", () => {
+		assert.equal(died.events.ends.k1.isError, true);
+		assert.match(died.events.ends.k1.result.content[0].text, /^pi-sbx-backend serve exited unexpectedly \(SIGKILL\).*the next call starts it again$/s);
+		assert.match(died.events.ends.k2.result.content[0].text, /^back in pi-sbx-\d+-[a-z0-9]+\n$/);
+		assert.notDeepEqual(servePids(), pids);
+	});
+}
+
+// --- 6. lifecycle: /new tears the old sandbox down; exit leaves nothing ---
+{
+	// The killed serve's watchdog removes its sandbox: wait for just the new one.
+	const before = (await waitFor(() => (sandboxes().length === 1 ? sandboxes() : undefined))) ?? sandboxes();
 	await ext.runtime.newSession();
 	await ext.bind();
 	const after = await waitFor(() => {
 		const now = sandboxes();
-		return !now.includes(box) && now.some((n) => n.startsWith("pi-sbx-")) ? now : undefined;
+		return now.length === 1 && !before.includes(now[0]) ? now : undefined;
 	});
 	check("/new removes the session's sandbox and pre-warms a new one", () => {
-		assert.ok(before.includes(box));
+		assert.equal(before.length, 1);
 		assert.ok(after, `sandboxes after /new: ${sandboxes()}`);
 	});
 	report.sandboxesAfterNew = after;
 	await ext.runtime.dispose();
 	report.sandboxesAtExit = sandboxes();
 	check("after shutdown no sandbox is left", () => assert.deepEqual(report.sandboxesAtExit, []));
+}
+
+// --- 7. faults: no binary → every call fails with one clear message, nothing runs here ---
+{
+	process.env.PI_SBX_BACKEND = "/nonexistent/pi-sbx-backend";
+	const broken = await startPi({ extension: true, tools: ALL_TOOLS });
+	const r = await converse(broken, [calls(["bash", { command: "touch ran-on-the-host" }, "x1"], ["read", { path: "README.md" }, "x2"]), fauxAssistantMessage("ok")]);
+	check("a missing binary fails every call with one message, never locally", () => {
+		for (const id of ["x1", "x2"]) {
+			assert.equal(r.events.ends[id].isError, true);
+			assert.equal(r.events.ends[id].result.content[0].text,
+				"pi-sbx-backend not found (/nonexistent/pi-sbx-backend): install it and put it on PATH, or set PI_SBX_BACKEND to its path");
+		}
+		assert.equal(fs.existsSync(path.join(ws, "ran-on-the-host")), false);
+	});
+	await broken.runtime.dispose();
+	process.env.PI_SBX_BACKEND = config.backend;
+}
+
+// --- 8. deploy-target mode: pi's own tools, nothing overridden ---
+{
+	process.env.PI_SBX_MODE = "deploy";
+	const deploy = await startPi({ extension: true, tools: ALL_TOOLS });
+	delete process.env.PI_SBX_MODE;
+	const r = await converse(deploy, [calls(["bash", { command: "hostname" }, "d1"]), fauxAssistantMessage("ok")]);
+	check("PI_SBX_MODE=deploy leaves pi's seven tools (and !) on the host", () => {
+		assert.equal(r.events.ends.d1.result.content[0].text, `${os.hostname()}\n`);
+		const bash = deploy.session.getAllTools().find((t) => t.name === "bash");
+		assert.equal(bash.sourceInfo.source, "builtin");
+	});
+	await deploy.runtime.dispose();
 }
 
 fs.writeFileSync(config.report, JSON.stringify(report));
