@@ -205,10 +205,13 @@ check("tool results with details are pi's", () => {
 			// Known difference: structuredContent (codemode's, not the model's) of a fast
 			// 108 KB burst. serve streams the newest 64 KB of a burst, so the extension has
 			// the tail and marks the rest omitted; pi has all of it.
-			assert.equal(got.result.structuredContent.truncated, true);
-			assert.ok(want.result.structuredContent.output.endsWith(got.result.structuredContent.output.split("omitted ...]\n\n")[1]));
-			delete got.result.structuredContent;
-			delete want.result.structuredContent;
+			// When the burst came in several messages the stream is whole and equal to pi's.
+			const sc = got.result.structuredContent;
+			if (sc.truncated) {
+				assert.ok(want.result.structuredContent.output.endsWith(sc.output.split("omitted ...]\n\n")[1]));
+				delete got.result.structuredContent;
+				delete want.result.structuredContent;
+			}
 		}
 		same(got, want, id);
 	}
