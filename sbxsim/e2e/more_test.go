@@ -8,6 +8,8 @@ import (
 	"testing"
 )
 
+// TestCp copies both ways with docker cp's naming rules, and installs and runs a program
+// in /tmp the way the backend installs its agent.
 func TestCp(t *testing.T) {
 	s := newSim(t, false)
 	ws := t.TempDir()
@@ -42,6 +44,23 @@ func TestCp(t *testing.T) {
 	for p, want := range map[string]string{"out.txt": "from the sandbox\n", "dir/tree/sub/leaf": "leaf\n"} {
 		if b, err := os.ReadFile(filepath.Join(host, p)); err != nil || string(b) != want {
 			t.Errorf("%s on the host: %q, %v", p, b, err)
+		}
+	}
+
+	// The backend's agent install: a program streamed into /tmp by `exec -i … cat > tmp
+	// && mv`, or copied there, runs from /tmp (writable, not noexec).
+	payload, err := os.ReadFile(bin) // a static program: sbxsim itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := "umask 077 && cat > /tmp/pi-sbx-agent-x.tmp && chmod 700 /tmp/pi-sbx-agent-x.tmp && mv /tmp/pi-sbx-agent-x.tmp /tmp/pi-sbx-agent-x"
+	if r := s.runWith(nil, string(payload), "exec", "-i", name, "sh", "-c", install); r.code != 0 {
+		t.Fatalf("streaming a program into /tmp: %s", r)
+	}
+	s.must("cp", bin, name+":/tmp/pi-sbx-agent-y")
+	for _, p := range []string{"/tmp/pi-sbx-agent-x", "/tmp/pi-sbx-agent-y"} {
+		if got := s.must("exec", name, p, "version"); !strings.HasPrefix(got, "sbxsim ") {
+			t.Errorf("%s version inside: %q", p, got)
 		}
 	}
 

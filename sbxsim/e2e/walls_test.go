@@ -120,25 +120,3 @@ func TestSandboxHasItsOwnRoot(t *testing.T) {
 		t.Errorf("workspace write: %q, %v", b, err)
 	}
 }
-
-// TestAgentInstallIntoTmp installs and runs a program the way the backend installs its
-// agent: streamed into /tmp by `exec -i … cat > tmp && mv`, and by `cp`; /tmp must be
-// writable and executable.
-func TestAgentInstallIntoTmp(t *testing.T) {
-	s := newSim(t, false)
-	name := s.create("agent", t.TempDir())
-	payload, err := os.ReadFile(bin) // a static program: sbxsim itself
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := "umask 077 && cat > /tmp/pi-sbx-agent-x.tmp && chmod 700 /tmp/pi-sbx-agent-x.tmp && mv /tmp/pi-sbx-agent-x.tmp /tmp/pi-sbx-agent-x"
-	if r := s.runWith(nil, string(payload), "exec", "-i", name, "sh", "-c", install); r.code != 0 {
-		t.Fatalf("streaming the agent in: %s", r)
-	}
-	s.must("cp", bin, name+":/tmp/pi-sbx-agent-y")
-	for _, p := range []string{"/tmp/pi-sbx-agent-x", "/tmp/pi-sbx-agent-y"} {
-		if got := s.must("exec", name, p, "version"); !strings.HasPrefix(got, "sbxsim ") {
-			t.Errorf("%s version inside: %q", p, got)
-		}
-	}
-}
