@@ -187,9 +187,14 @@ func literalChain(t *syntax.Regexp) []*litFinder {
 		return nil
 	}
 	var chain []*litFinder
+	star := true // a ".*" since the last literal (or the start)
 	for _, s := range t.Sub {
 		switch {
 		case s.Op == syntax.OpLiteral:
+			if !star {
+				return nil // two literals side by side: not this form
+			}
+			star = false
 			b := make([]byte, 0, len(s.Rune))
 			for _, r := range s.Rune {
 				b = utf8.AppendRune(b, r)
@@ -200,6 +205,7 @@ func literalChain(t *syntax.Regexp) []*litFinder {
 			}
 			chain = append(chain, f)
 		case s.Op == syntax.OpStar && s.Sub[0].Op == syntax.OpAnyCharNotNL:
+			star = true
 		default:
 			return nil
 		}

@@ -99,6 +99,8 @@ func TestRustRegexMeaning(t *testing.T) {
 		{"func.*zzq", "FUNC x ZzQ", true, true},
 		{"func.*zzq", "zzq func", true, false},
 		{".*x.*?y.*", "--x--y--", false, true},
+		{`\.{2}`, "a.b.c", true, false}, // adjacent literals are not a chain
+		{"needle=", "needle x =", true, false},
 	}
 	for _, c := range cases {
 		p, err := compileGrepPattern(c.pattern, false, c.fold)
