@@ -95,12 +95,53 @@ func TestPiExtension(t *testing.T) {
 // TestPiTUI runs the pi CLI's interactive TUI in tmux with the extension (and a scripted
 // model from extension/test/faux-provider.ts): the status line shows the pre-warmed
 // sandbox, a `!` command runs in it on a terminal, a tool call runs in it, /sandbox
-// describes it, and after exit nothing is left. The screens are in the test log.
+// describes it, and after exit nothing is left. The screens are in the test log. The
+// package is loaded both ways a user would: `pi -e ./extension`, and `npm pack` installed
+// with npm and then `pi install`ed (as from a registry: no pi packages inside it).
 func TestPiTUI(t *testing.T) {
 	root, node := piEnv(t)
+	ext := filepath.Join(root, "extension")
+	npm := func(t *testing.T, dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("npm", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "npm %v: %s", args, out)
+	}
+	t.Run("pi -e", func(t *testing.T) {
+		runTUI(t, node, ext, "-e "+ext, nil)
+	})
+	t.Run("npm pack, pi install", func(t *testing.T) {
+		runTUI(t, node, ext, "", func(home string) {
+			tmp := t.TempDir()
+			npm(t, ext, "pack", "--silent", "--pack-destination", tmp)
+			tgz, err := filepath.Glob(filepath.Join(tmp, "pi-sbx-*.tgz"))
+			require.NoError(t, err)
+			require.Len(t, tgz, 1)
+			inst := filepath.Join(tmp, "inst")
+			require.NoError(t, os.Mkdir(inst, 0o755))
+			npm(t, inst, "install", "--omit=peer", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline", "--silent", tgz[0])
+			pkg := filepath.Join(inst, "node_modules/pi-sbx")
+			_, err = os.Stat(filepath.Join(inst, "node_modules/@earendil-works"))
+			require.True(t, os.IsNotExist(err), "pi's own packages are peers, never installed with it")
+			cmd := exec.Command(filepath.Join(ext, "node_modules/.bin/pi"), "install", pkg)
+			cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(node) + ":" + os.Getenv("PATH")}
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "pi install: %s", out)
+		})
+	})
+}
+
+// runTUI runs pi in tmux with load (its -e flags for the package, or "" when installed by
+// install into the fresh home) and walks through a session.
+func runTUI(t *testing.T, node, ext, load string, install func(home string)) {
 	w := newWorld(t)
 	gitInit(t, w.ws)
 	home := t.TempDir() // pi's own configuration: fresh
+	if install != nil {
+		install(home)
+	}
 	socket := filepath.Join(t.TempDir(), "tmux.sock")
 	tmux := func(args ...string) string {
 		t.Helper()
@@ -127,9 +168,8 @@ func TestPiTUI(t *testing.T) {
 	for _, kv := range w.env("HOME="+home, "PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"), "TERM=xterm-256color") {
 		env = append(env, "'"+kv+"'")
 	}
-	ext := filepath.Join(root, "extension")
 	script := "cd " + w.ws + " && env -i " + strings.Join(env, " ") + " " + filepath.Join(ext, "node_modules/.bin/pi") +
-		" --provider faux --model scripted -e " + ext + " -e " + filepath.Join(ext, "test/faux-provider.ts") +
+		" --provider faux --model scripted " + load + " -e " + filepath.Join(ext, "test/faux-provider.ts") +
 		`; echo "PI-EXIT=$?"; sleep 60`
 	tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "40", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", socket, "kill-server").Run() })
