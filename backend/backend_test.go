@@ -325,11 +325,3 @@ func TestServeAnswersEveryRequestBeforeEOF(t *testing.T) {
 	assert.Contains(t, ids, "4")
 	assert.Contains(t, ids[`"slow"`], "slow done")
 }
-
-// newServer serves pi's seven tools, every one through caller.
-func newServer(t testing.TB, caller Caller, o Options) *mcp.Server {
-	t.Helper()
-	srv, err := NewServer(Routes(tools.Pi(), caller), o)
-	require.NoError(t, err)
-	return srv
-}

@@ -45,14 +45,14 @@ func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
 	var names []string
 	for _, tl := range list.Tools {
 		names = append(names, tl.Name)
-		want, err := tools.Lookup(tools.Pi(), tl.Name)
+		want, err := tools.Lookup(append(tools.Pi(), tools.Docker()...), tl.Name)
 		require.NoError(t, err, tl.Name)
 		assert.Equal(t, want.Description, tl.Description)
 		wantSchema, _ := json.Marshal(want.Schema)
 		gotSchema, _ := json.Marshal(tl.InputSchema)
 		assert.JSONEq(t, string(wantSchema), string(gotSchema), tl.Name)
 	}
-	assert.ElementsMatch(t, []string{"bash", "read", "write", "edit", "grep", "find", "ls"}, names)
+	assert.ElementsMatch(t, tools.Names(append(tools.Pi(), tools.Docker()...)), names, "pi's seven and the docker_* tools")
 	assert.Empty(t, w.sandboxes(), "listing tools creates no sandbox")
 
 	for _, c := range readOnlyCalls {
@@ -350,13 +350,16 @@ func TestServeWithoutSbxFailsClosed(t *testing.T) {
 	cs, _, _ := w.serve(nil, nil, "PI_SBX_BIN="+missing)
 	list, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Len(t, list.Tools, 7, "tools are listed without any sandbox")
+	assert.Len(t, list.Tools, len(tools.Pi())+len(tools.Docker()), "tools are listed without any sandbox")
 	marker := filepath.Join(w.ws, "ran-on-the-host")
 	res := call(t, cs, "bash", `{"command":"touch `+marker+`"}`)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "sandbox error: ")
 	assert.Contains(t, text(res), missing)
 	assert.NoFileExists(t, marker, "nothing ran on the host")
+	res = call(t, cs, "docker_ps", `{}`)
+	assert.True(t, res.IsError, "the docker tools fail closed too")
+	assert.Contains(t, text(res), missing)
 }
 
 // TestPerCallCarriesLargeArguments writes a file far larger than one argv string may be

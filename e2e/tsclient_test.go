@@ -65,9 +65,9 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		} `json:"streamed"`
 	}
 	require.NoError(t, json.Unmarshal(out, &got))
-	require.Len(t, got.Tools, 7)
+	require.Len(t, got.Tools, len(tools.Pi())+len(tools.Docker()))
 	for _, tl := range got.Tools {
-		want, err := tools.Lookup(tools.Pi(), tl.Name)
+		want, err := tools.Lookup(append(tools.Pi(), tools.Docker()...), tl.Name)
 		require.NoError(t, err, tl.Name)
 		assert.Equal(t, want.Description, tl.Description)
 	}

@@ -274,6 +274,7 @@ type CreateOpts struct {
 	Agent      string   // the agent kit; "shell" when empty
 	Workspaces []string // the first is the primary (read/write)
 	Quiet      bool
+	Resources  Resources // --cpus, --memory, --template
 	// Progress receives sbx's own output (both streams); may be nil. It must not be the
 	// protocol stream.
 	Progress io.Writer
@@ -296,6 +297,10 @@ func (c *Client) Create(ctx context.Context, name string, o CreateOpts) error {
 	if o.Quiet {
 		args = append(args, "-q")
 	}
+	if err := o.Resources.Validate(); err != nil {
+		return err
+	}
+	args = append(args, o.Resources.Args()...)
 	args = append(args, agent)
 	args = append(args, o.Workspaces...)
 	timeout := o.Timeout

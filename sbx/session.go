@@ -41,6 +41,11 @@ type Session struct {
 	// sandbox that already exists is refused if it mounts any of them (its mounts may
 	// be more than this session's workspace); see CheckHostFiles.
 	HostFiles []HostFile
+	// Resources are the create options (DOCKER_SANDBOX_CPUS/MEMORY/TEMPLATE).
+	Resources Resources
+	// Owners keeps the owner record of a sandbox this session creates (for GC); nil:
+	// none is kept.
+	Owners *Owners
 
 	mu       sync.Mutex
 	ensured  bool
@@ -81,6 +86,11 @@ func NewSession(c *Client, environ []string, pid int, workspace string, progress
 			s.Home = v
 		}
 	}
+	res, err := ResourcesFromEnv(environ)
+	if err != nil {
+		return nil, err
+	}
+	s.Resources = res
 	if s.Pinned {
 		if err := ValidateName(s.Name); err != nil {
 			return nil, fmt.Errorf("DOCKER_SANDBOX: %w", err)
@@ -200,9 +210,16 @@ func (s *Session) ensure(ctx context.Context) error {
 		s.watchdog = w
 		s.mu.Unlock()
 	}
+	if s.Owners != nil {
+		// The project's own owner record: GC removes a stopped pi-sbx-* sandbox only when
+		// it proves the owner gone.
+		if err := s.Owners.Record(s.Name, s.ownerPID(), s.Pinned, s.Workspace, time.Now()); err != nil {
+			s.logf("pi-sbx-backend: %v (GC will keep this sandbox)\n", err)
+		}
+	}
 	s.logf("pi-sbx-backend: creating sandbox %s for %s (this takes a while the first time)…\n", s.Name, s.Workspace)
 	start := time.Now()
-	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Progress: s.Progress}); err != nil {
+	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Resources: s.Resources, Progress: s.Progress}); err != nil {
 		return fmt.Errorf("creating sandbox %s: %w", s.Name, err)
 	}
 	s.logf("pi-sbx-backend: sandbox %s ready in %.1fs\n", s.Name, time.Since(start).Seconds())
@@ -252,6 +269,9 @@ func (s *Session) Close(ctx context.Context) error {
 				s.mu.Lock()
 				s.watchdog = nil
 				s.mu.Unlock()
+			}
+			if s.Owners != nil && s.Teardown == TeardownRemove {
+				s.Owners.Remove(s.Name) // best effort: a stale record only keeps GC away
 			}
 			if s.ReadOnly && s.Teardown == TeardownRemove {
 				if dir, err := s.scratch(); err == nil {

@@ -106,3 +106,20 @@ func TestPrepareEditArgs(t *testing.T) {
 		})
 	}
 }
+
+func TestDockerToolsResolve(t *testing.T) {
+	names := Names(Docker())
+	require.Len(t, names, 19)
+	for _, tool := range Docker() {
+		require.NoError(t, tool.Resolve(), tool.Name)
+		assert.NotEmpty(t, tool.Description, tool.Name)
+	}
+	run, err := Lookup(Docker(), "docker_run")
+	require.NoError(t, err)
+	_, err = run.Validate([]byte(`{"image":"busybox","command":["sh","-c","x"],"env":"A=1","ports":["8080"]}`))
+	require.NoError(t, err)
+	_, err = run.Validate([]byte(`{"image":"busybox","network":"macvlan"}`))
+	assert.ErrorIs(t, err, ErrUsage)
+	_, err = run.Validate([]byte(`{"image":"busybox","command":3}`))
+	assert.ErrorIs(t, err, ErrUsage)
+}

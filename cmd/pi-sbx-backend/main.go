@@ -50,6 +50,8 @@ func commands() []command {
 		serveCommand(),
 		shellCommand(),
 		toolCommand(),
+		verifyCommand(),
+		gcCommand(),
 		{name: "version", summary: "print the version", help: "Prints the version of this build.",
 			flags: func(*flag.FlagSet) {},
 			run: func(_ context.Context, std stdio, args []string) error {

@@ -29,12 +29,15 @@ func serveCommand() command {
 		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--log-level LEVEL]",
 		summary:  "MCP server on stdio; every tool call runs in the session's sandbox",
 		help: `An MCP server on stdio (stdout carries the protocol only; logs and sandbox-creation
-progress go to stderr). Its tools are pi's seven: bash read write edit grep find ls. The
+progress go to stderr). Its tools are pi's seven (bash read write edit grep find ls), which
+run in the VM, and the docker_* tools (a private Docker daemon in the sandbox: build, run,
+publish ports on host 127.0.0.1, compose, docker_curl, the docker_verify audit, GC), which
+run here and reach docker only through sbx exec. The
 first call creates the session's sandbox pi-sbx-<pid>-<random> with the workspace mounted
 at its host path, installs the agent in the VM and runs every call there. When serve ends
 (stdin closed, SIGTERM), a sandbox it created is removed; after kill -9, a watchdog
 removes it. Nothing ever runs on the host when the sandbox fails.`,
-		env: sandboxEnv,
+		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
 		flags: func(fs *flag.FlagSet) {
 			o.dirs.define(fs, "working `DIR` of tool calls")
 			fs.StringVar(&o.transport, "transport", "persistent", "`MODE` of reaching the sandbox: persistent (one agent channel) or per-call")
@@ -85,6 +88,15 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	// pi's seven run in the VM, through the agent.
 	routes := backend.Routes(tools.Pi(), caller)
 	routes = append(routes, serveMethods(session, caller)...) // unlisted: ! commands, status
+	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
+	dep, err := newDeployer(session)
+	if err != nil {
+		return err
+	}
+	routes = append(routes, dep.Routes()...)
+	if err := startupGC(ctx, logger, dep, session.environ); err != nil {
+		return err
+	}
 	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
 	if err != nil {
 		return err

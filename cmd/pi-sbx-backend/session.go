@@ -22,6 +22,7 @@ type sandboxSession struct {
 	cwd       string   // working directory in the VM: the workspace or --cwd, at its host path
 	vmEnv     []string // KEY=VALUE forwarded as -e (PI_*, the allowlist)
 	reuse     bool     // DOCKER_SANDBOX_REUSE: the project's sandbox, kept
+	environ   []string // the environment the session's settings were read from
 }
 
 // dirOptions are the --workspace and --cwd flags of the sandbox commands.
@@ -79,8 +80,11 @@ func newSandboxSession(std stdio, d dirOptions) (*sandboxSession, error) {
 		return nil, err
 	}
 	session.HostFiles = files
+	if owners, err := sbx.OwnersFromEnv(environ); err == nil {
+		session.Owners = owners // GC collects only what an owner record proves abandoned
+	}
 	return &sandboxSession{client: client, Session: session, workspace: ws, cwd: dir,
-		vmEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), reuse: reuse}, nil
+		vmEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), reuse: reuse, environ: environ}, nil
 }
 
 // teardown removes (or stops) a sandbox this session created, as DOCKER_SANDBOX_TEARDOWN

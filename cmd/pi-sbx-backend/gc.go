@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+)
+
+type gcOptions struct {
+	hours  float64
+	dryRun bool
+}
+
+func gcCommand() command {
+	var o gcOptions
+	return command{
+		name:     "gc",
+		synopsis: "[--hours N] [--dry-run]",
+		summary:  "remove stale pi-sbx-* sandboxes (stopped, owner gone, older than N hours)",
+		help: `Removes pi-sbx-* sandboxes that sbx lists as stopped, whose owner record (kept by the
+session that created them) shows the owner gone, and that are older than --hours. Running
+sandboxes, pinned ones (DOCKER_SANDBOX, DOCKER_SANDBOX_REUSE), sandboxes without an owner
+record, unknown states and other sandboxes are never touched. Each verdict is printed with
+its reason.`,
+		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
+		flags: func(fs *flag.FlagSet) {
+			fs.Float64Var(&o.hours, "hours", 24, "minimum age in `HOURS` (0: any age)")
+			fs.BoolVar(&o.dryRun, "dry-run", false, "only say what would be removed")
+		},
+		run: func(ctx context.Context, std stdio, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if o.hours < 0 {
+				return usagef("--hours %v: want >= 0", o.hours)
+			}
+			session, err := newSandboxSession(std, dirOptions{})
+			if err != nil {
+				return err
+			}
+			d, err := newDeployer(session)
+			if err != nil {
+				return err
+			}
+			entries, err := d.GC(ctx, time.Duration(o.hours*float64(time.Hour)), o.dryRun)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(std.out, sbx.FormatGC(entries))
+			return nil
+		},
+	}
+}

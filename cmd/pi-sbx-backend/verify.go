@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+)
+
+type verifyOptions struct {
+	dirs dirOptions
+}
+
+func verifyCommand() command {
+	var o verifyOptions
+	return command{
+		name:     "verify",
+		synopsis: "[--workspace DIR]",
+		summary:  "run the live isolation audit of the session's sandbox (exit 0 only if all 8 checks pass)",
+		help: `Runs docker_verify's eight checks (transport, env scrub, env forwarding, daemon
+pinning, mounts, contexts, host socket, port binds) against the session's sandbox and
+prints each verdict with its evidence. The sandbox is DOCKER_SANDBOX's when set (created
+if missing, kept); otherwise a session sandbox is created for the audit and removed after
+it. Exit status 0 only if every check passes, 1 if any fails.`,
+		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
+		flags: func(fs *flag.FlagSet) {
+			o.dirs.define(fs, "working `DIR`")
+		},
+		run: func(ctx context.Context, std stdio, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			return runVerify(ctx, std, o)
+		},
+	}
+}
+
+func runVerify(ctx context.Context, std stdio, o verifyOptions) error {
+	session, err := newSandboxSession(std, o.dirs)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := session.teardown(ctx); err != nil {
+			fmt.Fprintf(std.err, "%s verify: %v\n", prog, err)
+		}
+	}()
+	d, err := newDeployer(session)
+	if err != nil {
+		return err
+	}
+	report, err := d.Verify(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(std.out, report.String())
+	if !report.Passed() {
+		return exitError{code: 1}
+	}
+	return nil
+}

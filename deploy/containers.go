@@ -1,0 +1,695 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+)
+
+var (
+	envKVRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	memoryRE  = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$`)
+	idRE      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+)
+
+// stringList accepts a string or a list of strings (the schema allows both).
+func stringList(v any, split bool) ([]string, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if split {
+			return splitCommand(v)
+		}
+		return []string{v}, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			s, ok := x.(string)
+			if !ok {
+				return nil, refuse("list items must be strings")
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, refuse("want a string or a list of strings")
+}
+
+// splitCommand splits a command line on blanks, honouring single and double quotes and
+// backslash escapes (outside single quotes), as a shell would without expanding anything.
+func splitCommand(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inWord, quote := false, rune(0)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\\' && i+1 < len(rs) && quote != '\'':
+			i++
+			cur.WriteRune(rs[i])
+			inWord = true
+		case quote == '"':
+			if r == '"' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, refuse("command %q: unterminated quote", s)
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+func checkImage(field, image string) error {
+	if err := safeArg(field, image); err != nil {
+		return err
+	}
+	if len(image) > 255 || !imageRE.MatchString(image) {
+		return refuse("%s %q is not an image reference", field, image)
+	}
+	return nil
+}
+
+func checkID(id string) error {
+	if err := safeArg("id", id); err != nil {
+		return err
+	}
+	if len(id) > 128 || !idRE.MatchString(id) {
+		return refuse("id %q is not a container name or ID", id)
+	}
+	return nil
+}
+
+type runArgs struct {
+	Image   string   `json:"image"`
+	Name    string   `json:"name"`
+	Command any      `json:"command"`
+	Detach  *bool    `json:"detach"`
+	Rm      bool     `json:"rm"`
+	Ports   []string `json:"ports"`
+	Env     any      `json:"env"`
+	Memory  string   `json:"memory"`
+	Volumes []string `json:"volumes"`
+	Network string   `json:"network"`
+	Restart string   `json:"restart"`
+	Workdir string   `json:"workdir"`
+}
+
+// runArgv validates docker_run's arguments and builds docker's argv. Every value goes
+// in a --flag=value form or after the image, so no value can become a flag.
+func (d *Deployer) runArgv(a runArgs) (argv []string, ports []portSpec, detach bool, err error) {
+	detach = a.Detach == nil || *a.Detach
+	if err := checkImage("image", a.Image); err != nil {
+		return nil, nil, false, err
+	}
+	if a.Rm && detach {
+		return nil, nil, false, refuse("rm=true needs detach=false (a detached container with --rm leaves no logs to read)")
+	}
+	argv = []string{"run"}
+	if detach {
+		argv = append(argv, "--detach")
+	}
+	if a.Rm {
+		argv = append(argv, "--rm")
+	}
+	if a.Name != "" {
+		if err := safeArg("name", a.Name); err != nil || !nameRE.MatchString(a.Name) || len(a.Name) > 128 {
+			return nil, nil, false, refuse("name %q: want letters, digits, '_', '.', '-'", a.Name)
+		}
+		argv = append(argv, "--name="+a.Name)
+	}
+	var specs []string
+	for _, s := range a.Ports {
+		p, err := parsePort(s)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		ports = append(ports, p)
+		specs = append(specs, p.String())
+		argv = append(argv, "--publish="+p.dockerPublish())
+	}
+	argv = append(argv, "--label="+Label+"=true")
+	if len(specs) > 0 {
+		argv = append(argv, "--label="+PortsLabel+"="+strings.Join(specs, ","))
+	}
+	env, err := stringList(a.Env, false)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, kv := range env {
+		if err := noControl("env", kv); err != nil {
+			return nil, nil, false, err
+		}
+		if !envKVRE.MatchString(kv) {
+			return nil, nil, false, refuse("env %q: want KEY=VALUE", kv)
+		}
+		argv = append(argv, "--env="+kv)
+	}
+	if a.Memory != "" {
+		if !memoryRE.MatchString(a.Memory) {
+			return nil, nil, false, refuse("memory %q: want a size like 256m", a.Memory)
+		}
+		argv = append(argv, "--memory="+a.Memory)
+	}
+	for _, v := range a.Volumes {
+		mapped, err := d.volume(v)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		argv = append(argv, "--volume="+mapped)
+	}
+	switch a.Network {
+	case "", "bridge", "host", "none":
+		if a.Network != "" {
+			argv = append(argv, "--network="+a.Network)
+		}
+	default:
+		return nil, nil, false, refuse("network %q: want bridge, host or none", a.Network)
+	}
+	restart := a.Restart
+	if restart == "" && detach && !a.Rm {
+		restart = "unless-stopped"
+	}
+	switch restart {
+	case "", "no", "always", "unless-stopped", "on-failure":
+		if restart != "" {
+			argv = append(argv, "--restart="+restart)
+		}
+	default:
+		return nil, nil, false, refuse("restart %q", restart)
+	}
+	if a.Workdir != "" {
+		if err := noControl("workdir", a.Workdir); err != nil {
+			return nil, nil, false, err
+		}
+		if !filepath.IsAbs(a.Workdir) {
+			return nil, nil, false, refuse("workdir %q must be absolute", a.Workdir)
+		}
+		argv = append(argv, "--workdir="+filepath.Clean(a.Workdir))
+	}
+	cmd, err := stringList(a.Command, true)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, c := range cmd {
+		if err := noControl("command", c); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	argv = append(argv, a.Image)
+	return append(argv, cmd...), ports, detach, nil
+}
+
+func (d *Deployer) run(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[runArgs](raw)
+	if err != nil {
+		return "", err
+	}
+	argv, ports, detach, err := d.runArgv(a)
+	if err != nil {
+		return "", err
+	}
+	timeout := ShortTimeout
+	if !detach {
+		timeout = LongTimeout
+	}
+	o, err := d.docker(ctx, timeout, argv...)
+	if err != nil {
+		return "", err
+	}
+	if !detach {
+		if o.code != 0 {
+			return o.text(), fmt.Errorf("the container exited with status %d", o.code)
+		}
+		return o.text(), nil
+	}
+	if err := o.err("docker run"); err != nil {
+		return "", err
+	}
+	id := strings.TrimSpace(lastLine(o.stdout))
+	var b strings.Builder
+	fmt.Fprintf(&b, "Started container %s from %s.\n", short(id), a.Image)
+	if a.Name != "" {
+		fmt.Fprintf(&b, "Name: %s\n", a.Name)
+	}
+	lines, perr := d.publishContainer(ctx, id, ports)
+	b.WriteString(lines)
+	return b.String(), perr
+}
+
+// publishContainer publishes each of a running container's port specs on the host and
+// returns one line per port.
+func (d *Deployer) publishContainer(ctx context.Context, id string, ports []portSpec) (string, error) {
+	if len(ports) == 0 {
+		return "", nil
+	}
+	name, err := d.sandbox(ctx)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("Ports (reach them with docker_curl or any HTTP client on this host):\n")
+	var errs []error
+	for _, p := range ports {
+		sandboxPort := p.host
+		if sandboxPort == 0 {
+			o, err := d.docker(ctx, ShortTimeout, "port", id, fmt.Sprintf("%d/%s", p.container, p.proto))
+			if err == nil {
+				err = o.err("docker port")
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("port %s: %w", p, err))
+				continue
+			}
+			if sandboxPort, err = parseDockerPort(o.stdout); err != nil {
+				errs = append(errs, fmt.Errorf("port %s: %w", p, err))
+				continue
+			}
+		}
+		m, note, err := d.publish(ctx, name, p.host, sandboxPort, p.proto)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("port %s: %w", p, err))
+			continue
+		}
+		d.remember(id, m)
+		fmt.Fprintf(&b, "  %d/%s -> %s  (host %s:%d, sandbox port %d)\n", p.container, p.proto, url(m), m.HostIP, m.HostPort, m.SandboxPort)
+		if note != "" {
+			fmt.Fprintf(&b, "    note: %s\n", note)
+		}
+	}
+	return b.String(), errors.Join(errs...)
+}
+
+// parseDockerPort reads the sandbox port from `docker port` (0.0.0.0:32768, [::]:32768).
+func parseDockerPort(s string) (int, error) {
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		i := strings.LastIndexByte(line, ':')
+		if i < 0 {
+			continue
+		}
+		if n, err := portNumber(strings.TrimSpace(line[i+1:])); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("docker port printed no port: %q", s)
+}
+
+func (d *Deployer) remember(id string, m sbx.Published) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.published[id] = append(d.published[id], m)
+}
+
+func (d *Deployer) forget(id string) []sbx.Published {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ms := d.published[id]
+	delete(d.published, id)
+	return ms
+}
+
+// container is what stop/start/rm need to know of a container.
+type container struct {
+	id    string
+	ports map[int]string // sandbox ports it publishes (from docker and from memory)
+	specs []portSpec     // its docker_run port specs (label)
+}
+
+// inspect asks the daemon about a container: its full ID, the sandbox ports it binds
+// now or was asked to bind, and its docker_run port specs.
+func (d *Deployer) inspect(ctx context.Context, id string) (container, error) {
+	o, err := d.docker(ctx, ShortTimeout, "inspect", "--type=container", "--format",
+		`{{.Id}}|{{json .NetworkSettings.Ports}}|{{json .HostConfig.PortBindings}}|{{index .Config.Labels "`+PortsLabel+`"}}`, id)
+	if err != nil {
+		return container{}, err
+	}
+	if err := o.err("docker inspect"); err != nil {
+		return container{}, err
+	}
+	f := strings.SplitN(strings.TrimSpace(o.stdout), "|", 4)
+	if len(f) != 4 {
+		return container{}, fmt.Errorf("docker inspect: unexpected output %q", o.stdout)
+	}
+	c := container{id: f[0], ports: map[int]string{}}
+	for _, j := range f[1:3] {
+		var m map[string][]struct{ HostPort string }
+		if json.Unmarshal([]byte(j), &m) != nil {
+			continue
+		}
+		for key, binds := range m {
+			_, proto, _ := strings.Cut(key, "/")
+			for _, bnd := range binds {
+				if n, err := strconv.Atoi(bnd.HostPort); err == nil && n > 0 {
+					c.ports[n] = proto
+				}
+			}
+		}
+	}
+	if f[3] != "" && f[3] != "<no value>" {
+		for _, s := range strings.Split(f[3], ",") {
+			if p, err := parsePort(s); err == nil {
+				c.specs = append(c.specs, p)
+			}
+		}
+	}
+	d.mu.Lock()
+	for _, m := range d.published[c.id] {
+		c.ports[m.SandboxPort] = strings.TrimRight(m.Protocol, "46")
+	}
+	d.mu.Unlock()
+	return c, nil
+}
+
+func (d *Deployer) stopOrRm(ctx context.Context, raw json.RawMessage, verb string) (string, error) {
+	a, err := decode[struct {
+		ID string `json:"id"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	if err := checkID(a.ID); err != nil {
+		return "", err
+	}
+	c, err := d.inspect(ctx, a.ID)
+	if err != nil {
+		return "", err
+	}
+	var argv []string
+	if verb == "stop" {
+		argv = []string{"stop", "--time=10", c.id}
+	} else {
+		argv = []string{"rm", "--force", "--volumes", c.id}
+	}
+	o, err := d.docker(ctx, ShortTimeout, argv...)
+	if err != nil {
+		return "", err
+	}
+	if err := o.err("docker " + verb); err != nil {
+		return "", err
+	}
+	name, err := d.sandbox(ctx)
+	if err != nil {
+		return "", err
+	}
+	done, uerr := d.unpublishSandboxPorts(ctx, name, c.ports)
+	d.forget(c.id)
+	word := map[string]string{"stop": "Stopped", "rm": "Removed"}[verb]
+	msg := fmt.Sprintf("%s container %s.", word, short(c.id))
+	if u := describeUnpublished(done); u != "" {
+		msg += "\n" + u
+	}
+	return msg, uerr
+}
+
+func (d *Deployer) stop(ctx context.Context, raw json.RawMessage) (string, error) {
+	return d.stopOrRm(ctx, raw, "stop")
+}
+
+func (d *Deployer) rm(ctx context.Context, raw json.RawMessage) (string, error) {
+	return d.stopOrRm(ctx, raw, "rm")
+}
+
+func (d *Deployer) start(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[struct {
+		ID string `json:"id"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	if err := checkID(a.ID); err != nil {
+		return "", err
+	}
+	c, err := d.inspect(ctx, a.ID)
+	if err != nil {
+		return "", err
+	}
+	o, err := d.docker(ctx, ShortTimeout, "start", c.id)
+	if err != nil {
+		return "", err
+	}
+	if err := o.err("docker start"); err != nil {
+		return "", err
+	}
+	lines, perr := d.publishContainer(ctx, c.id, c.specs)
+	return fmt.Sprintf("Started container %s.\n%s", short(c.id), lines), perr
+}
+
+func (d *Deployer) ps(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[struct {
+		All bool `json:"all"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	argv := []string{"ps", "--format", "table {{.ID}}\t{{.Names}}\t{{.Image}}\t{{.Status}}\t{{.Ports}}"}
+	if a.All {
+		argv = append(argv, "--all")
+	}
+	o, err := d.docker(ctx, ShortTimeout, argv...)
+	if err != nil {
+		return "", err
+	}
+	if err := o.err("docker ps"); err != nil {
+		return "", err
+	}
+	text := o.text()
+	if name, err := d.sandbox(ctx); err == nil {
+		if list, err := d.Sbx.ListPorts(ctx, name); err == nil && len(list) > 0 {
+			text += "\n\nPublished on the host:"
+			for _, m := range list {
+				text += fmt.Sprintf("\n  %s -> sandbox port %d", url(m), m.SandboxPort)
+			}
+		}
+	}
+	return text, nil
+}
+
+func (d *Deployer) images(ctx context.Context, _ json.RawMessage) (string, error) {
+	o, err := d.docker(ctx, ShortTimeout, "images", "--format", "table {{.Repository}}:{{.Tag}}\t{{.ID}}\t{{.Size}}\t{{.CreatedSince}}")
+	if err != nil {
+		return "", err
+	}
+	return o.text(), o.err("docker images")
+}
+
+func (d *Deployer) pull(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[struct {
+		Image string `json:"image"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	if err := checkImage("image", a.Image); err != nil {
+		return "", err
+	}
+	o, err := d.docker(ctx, LongTimeout, "pull", a.Image)
+	if err != nil {
+		return "", err
+	}
+	if o.code != 0 {
+		return "", fmt.Errorf("%w\nThe sandbox's daemon could not pull %s. If no registry is reachable from the sandbox, build from an image it already has (docker_images).", o.err("docker pull"), a.Image)
+	}
+	return o.text(), nil
+}
+
+func (d *Deployer) logs(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[struct {
+		ID         string `json:"id"`
+		Tail       *int   `json:"tail"`
+		Timestamps bool   `json:"timestamps"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	if err := checkID(a.ID); err != nil {
+		return "", err
+	}
+	tail := 200
+	if a.Tail != nil {
+		tail = *a.Tail
+	}
+	if tail < 1 || tail > 100000 {
+		return "", refuse("tail %d: want 1-100000", tail)
+	}
+	argv := []string{"logs", "--tail=" + strconv.Itoa(tail)}
+	if a.Timestamps {
+		argv = append(argv, "--timestamps")
+	}
+	o, err := d.docker(ctx, ShortTimeout, append(argv, a.ID)...)
+	if err != nil {
+		return "", err
+	}
+	if o.code != 0 {
+		return "", o.err("docker logs")
+	}
+	if t := o.text(); t != "" {
+		return t, nil
+	}
+	return "(no output)", nil
+}
+
+func (d *Deployer) exec(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[struct {
+		ID      string `json:"id"`
+		Command any    `json:"command"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	if err := checkID(a.ID); err != nil {
+		return "", err
+	}
+	cmd, err := stringList(a.Command, true)
+	if err != nil {
+		return "", err
+	}
+	if len(cmd) == 0 {
+		return "", refuse("command is required")
+	}
+	for _, c := range cmd {
+		if err := noControl("command", c); err != nil {
+			return "", err
+		}
+	}
+	o, err := d.docker(ctx, ShortTimeout, append([]string{"exec", a.ID}, cmd...)...)
+	if err != nil {
+		return "", err
+	}
+	text := o.text()
+	if o.code != 0 {
+		return text, fmt.Errorf("exit status %d", o.code)
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	return text, nil
+}
+
+func (d *Deployer) build(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[struct {
+		Context    string `json:"context"`
+		Tag        string `json:"tag"`
+		Dockerfile string `json:"dockerfile"`
+		BuildArgs  string `json:"buildargs"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	dir, err := Confine(d.Workspace, a.Context)
+	if err != nil {
+		return "", fmt.Errorf("context: %w", err)
+	}
+	if err := checkImage("tag", a.Tag); err != nil {
+		return "", err
+	}
+	argv := []string{"build", "--tag=" + a.Tag, "--label=" + Label + "=true"}
+	if a.Dockerfile != "" {
+		df := a.Dockerfile
+		if !filepath.IsAbs(df) {
+			df = filepath.Join(dir, df)
+		}
+		p, err := Confine(dir, df)
+		if err != nil {
+			return "", fmt.Errorf("dockerfile must be inside the context: %w", err)
+		}
+		argv = append(argv, "--file="+p)
+	}
+	if a.BuildArgs != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(a.BuildArgs), &m); err != nil {
+			return "", refuse("buildargs must be a JSON object string: %v", err)
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !envNameRE.MatchString(k) {
+				return "", refuse("build arg name %q", k)
+			}
+			v := fmt.Sprint(m[k])
+			if s, ok := m[k].(string); ok {
+				v = s
+			}
+			if err := noControl("build arg "+k, v); err != nil {
+				return "", err
+			}
+			argv = append(argv, "--build-arg="+k+"="+v)
+		}
+	}
+	o, err := d.docker(ctx, LongTimeout, append(argv, dir)...)
+	if err != nil {
+		return "", err
+	}
+	if o.code != 0 {
+		return o.text(), fmt.Errorf("docker build failed (exit status %d)", o.code)
+	}
+	return o.text() + fmt.Sprintf("\nBuilt %s from %s.", a.Tag, dir), nil
+}
+
+func (d *Deployer) prune(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[struct {
+		Volumes bool `json:"volumes"`
+	}](raw)
+	if err != nil {
+		return "", err
+	}
+	argv := []string{"system", "prune", "--all", "--force"}
+	if a.Volumes {
+		argv = append(argv, "--volumes")
+	}
+	o, err := d.docker(ctx, LongTimeout, argv...)
+	if err != nil {
+		return "", err
+	}
+	return o.text(), o.err("docker system prune")
+}
+
+func short(id string) string {
+	if len(id) > 12 && !strings.ContainsAny(id, "-_.") {
+		return id[:12]
+	}
+	return id
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,123 @@
+package sbx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// GCOptions bound a sweep.
+type GCOptions struct {
+	MaxAge time.Duration // only sandboxes created longer ago than this
+	DryRun bool          // say what would go, remove nothing
+	Keep   []string      // never removed: this session's sandbox, pinned names
+	Now    time.Time     // the sweep's clock (time.Now when zero)
+}
+
+// GC verdicts.
+const (
+	GCRemoved     = "removed"
+	GCWouldRemove = "would remove"
+	GCKept        = "kept"
+	GCFailed      = "remove failed"
+)
+
+// GCEntry is the sweep's verdict on one sandbox, with the reason.
+type GCEntry struct {
+	Name, Status, Verdict, Reason string
+}
+
+// SessionPrefix starts the names of per-session sandboxes, the only ones GC considers.
+const SessionPrefix = "pi-sbx-"
+
+// GC removes pi-sbx-* sandboxes that sbx lists as stopped, that are not kept, whose owner
+// record exists, is not pinned and proves the owner gone, and that are older than
+// MaxAge. Everything else — running, unknown states, foreign names, no record — is kept.
+// It uses `sbx ls --json` and the project's owner records only.
+func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry, error) {
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	list, err := c.Ls(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gc: listing sandboxes: %w", err)
+	}
+	var out []GCEntry
+	for _, s := range list {
+		e := GCEntry{Name: s.Name, Status: s.Status, Verdict: GCKept}
+		e.Reason = c.gcReason(s, owners, o, now)
+		if e.Reason == "" {
+			if o.DryRun {
+				e.Verdict, e.Reason = GCWouldRemove, "stopped, owner gone, old enough"
+			} else if err := c.Rm(ctx, s.Name); err != nil && !errors.Is(err, ErrMissing) {
+				e.Verdict, e.Reason = GCFailed, err.Error()
+			} else {
+				e.Verdict, e.Reason = GCRemoved, "stopped, owner gone, old enough"
+				if err := owners.Remove(s.Name); err != nil {
+					e.Reason += fmt.Sprintf(" (owner record not removed: %v)", err)
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// gcReason returns why s is kept, or "" when it may be collected.
+func (c *Client) gcReason(s Sandbox, owners *Owners, o GCOptions, now time.Time) string {
+	if !strings.HasPrefix(s.Name, SessionPrefix) {
+		return "not a pi-sbx sandbox"
+	}
+	for _, k := range o.Keep {
+		if k == s.Name {
+			return "this session's or a pinned sandbox"
+		}
+	}
+	switch s.Status {
+	case "stopped":
+	case "running":
+		return "running"
+	default:
+		return fmt.Sprintf("unknown state %q", s.Status)
+	}
+	if owners == nil {
+		return "no owner records"
+	}
+	rec, err := owners.Read(s.Name)
+	if errors.Is(err, os.ErrNotExist) {
+		return "no owner record (not provably ours)"
+	}
+	if err != nil {
+		return err.Error()
+	}
+	if rec.Pinned {
+		return "pinned by DOCKER_SANDBOX"
+	}
+	if gone, why := rec.Gone(); !gone {
+		return why
+	}
+	if age := now.Sub(rec.Created); age <= o.MaxAge {
+		return fmt.Sprintf("only %s old", age.Round(time.Second))
+	}
+	return ""
+}
+
+// FormatGC renders a sweep's verdicts for people and models.
+func FormatGC(entries []GCEntry) string {
+	if len(entries) == 0 {
+		return "GC: no sandboxes.\n"
+	}
+	var b strings.Builder
+	n := 0
+	for _, e := range entries {
+		if e.Verdict == GCRemoved || e.Verdict == GCWouldRemove {
+			n++
+		}
+		fmt.Fprintf(&b, "%-13s %s (%s): %s\n", e.Verdict, e.Name, e.Status, e.Reason)
+	}
+	return fmt.Sprintf("GC: %d of %d sandboxes collected.\n", n, len(entries)) + b.String()
+}

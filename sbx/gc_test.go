@@ -1,0 +1,122 @@
+package sbx
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// deadPID returns the pid of a process that has exited (and been reaped).
+func deadPID(t *testing.T) int {
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
+func TestGCRemovesOnlyWhatItShould(t *testing.T) {
+	owners := &Owners{Dir: t.TempDir()}
+	now := time.Now()
+	old, young := now.Add(-48*time.Hour), now.Add(-time.Hour)
+	dead := deadPID(t)
+	record := func(name string, pid int, pinned bool, at time.Time) {
+		require.NoError(t, owners.Record(name, pid, pinned, "/ws", at))
+	}
+	record("pi-sbx-1-gone", dead, false, old)         // collected
+	record("pi-sbx-2-young", dead, false, young)      // too young
+	record("pi-sbx-3-alive", os.Getpid(), false, old) // owner alive
+	record("pi-sbx-4-running", dead, false, old)      // running
+	record("pi-sbx-5-pinned", dead, true, old)        // pinned by its record
+	record("pi-sbx-6-current", dead, false, old)      // this session's
+	record("pi-sbx-7-odd", dead, false, old)          // unknown state
+	record("other-box", dead, false, old)             // not pi-sbx
+	// pi-sbx-8-norecord: stopped, no record: kept
+	ls := `{"sandboxes":[` +
+		`{"name":"pi-sbx-1-gone","status":"stopped"},{"name":"pi-sbx-2-young","status":"stopped"},` +
+		`{"name":"pi-sbx-3-alive","status":"stopped"},{"name":"pi-sbx-4-running","status":"running"},` +
+		`{"name":"pi-sbx-5-pinned","status":"stopped"},{"name":"pi-sbx-6-current","status":"stopped"},` +
+		`{"name":"pi-sbx-7-odd","status":"paused"},{"name":"other-box","status":"stopped"},` +
+		`{"name":"pi-sbx-8-norecord","status":"stopped"}]}`
+	for _, dry := range []bool{true, false} {
+		r := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+			if c.Args[0] == "ls" {
+				return 0, ls, ""
+			}
+			return 0, "", ""
+		}}
+		c := &Client{Bin: "sbx", Runner: r}
+		entries, err := c.GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, DryRun: dry, Keep: []string{"pi-sbx-6-current"}, Now: now})
+		require.NoError(t, err)
+		verdicts := map[string]string{}
+		for _, e := range entries {
+			verdicts[e.Name] = e.Verdict + ": " + e.Reason
+		}
+		want := GCRemoved
+		if dry {
+			want = GCWouldRemove
+		}
+		assert.True(t, strings.HasPrefix(verdicts["pi-sbx-1-gone"], want), verdicts["pi-sbx-1-gone"])
+		for name, why := range map[string]string{
+			"pi-sbx-2-young": "old", "pi-sbx-3-alive": "is running", "pi-sbx-4-running": "running",
+			"pi-sbx-5-pinned": "pinned", "pi-sbx-6-current": "this session", "pi-sbx-7-odd": "unknown state",
+			"other-box": "not a pi-sbx", "pi-sbx-8-norecord": "no owner record",
+		} {
+			assert.Contains(t, verdicts[name], GCKept+": ", name)
+			assert.Contains(t, verdicts[name], why, name)
+		}
+		var rms []string
+		for _, a := range r.argvs() {
+			if strings.HasPrefix(a, "rm") {
+				rms = append(rms, a)
+			}
+		}
+		if dry {
+			assert.Empty(t, rms, "a dry run removes nothing")
+			_, err := owners.Read("pi-sbx-1-gone")
+			assert.NoError(t, err)
+		} else {
+			assert.Equal(t, []string{"rm --force pi-sbx-1-gone"}, rms)
+			_, err := owners.Read("pi-sbx-1-gone")
+			assert.ErrorIs(t, err, os.ErrNotExist, "the record goes with the sandbox")
+		}
+		assert.Contains(t, FormatGC(entries), "collected")
+	}
+}
+
+func TestOwnerGone(t *testing.T) {
+	self := Owner{Name: "pi-sbx-x", PID: os.Getpid(), Boot: bootID(), Start: processStart(os.Getpid())}
+	gone, why := self.Gone()
+	assert.False(t, gone, why)
+	dead := self
+	dead.PID = deadPID(t)
+	gone, why = dead.Gone()
+	assert.True(t, gone, why)
+	reused := self
+	reused.Start = "1" // our pid, but "started" at another time: a reused pid
+	gone, why = reused.Gone()
+	assert.True(t, gone, why)
+	if bootID() != "" {
+		rebooted := self
+		rebooted.Boot = "another-boot"
+		gone, why = rebooted.Gone()
+		assert.True(t, gone, why)
+	}
+}
+
+func TestOwnersFromEnv(t *testing.T) {
+	o, err := OwnersFromEnv([]string{"HOME=/h"})
+	require.NoError(t, err)
+	assert.Equal(t, "/h/.local/state/pi-sbx-backend/owners", o.Dir)
+	o, err = OwnersFromEnv([]string{"HOME=/h", "XDG_STATE_HOME=/s"})
+	require.NoError(t, err)
+	assert.Equal(t, "/s/pi-sbx-backend/owners", o.Dir)
+	_, err = OwnersFromEnv(nil)
+	assert.Error(t, err)
+	_, err = (&Owners{Dir: t.TempDir()}).Read("../etc")
+	assert.ErrorIs(t, err, ErrBadName)
+}
