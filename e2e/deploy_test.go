@@ -368,3 +368,16 @@ func TestDeployRefusesEscapes(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	assert.Zero(t, hits.Load(), "docker_curl connected to a port the sandbox did not publish")
 }
+
+// TestServeWithoutDockerTools: PI_SBX_DOCKER_TOOLS=0 leaves serve with pi's seven.
+func TestServeWithoutDockerTools(t *testing.T) {
+	w := newWorld(t)
+	cs, _, _ := w.serve(nil, nil, "PI_SBX_DOCKER_TOOLS=0")
+	list, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.ElementsMatch(t, []string{"bash", "read", "write", "edit", "grep", "find", "ls"}, names)
+}

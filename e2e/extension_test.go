@@ -72,7 +72,9 @@ func TestPiExtension(t *testing.T) {
 		"hostSecret": secret, "report": reportPath, "backend": backendBin,
 	})
 	require.NoError(t, err)
-	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+	// The conversation is compared with pi's built-in tools, so serve offers pi's seven
+	// only (the docker_* tools would add to the tool list and system prompt).
+	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"), "PI_SBX_DOCKER_TOOLS=0")
 	cmd := command(node, env, filepath.Join(root, "extension/test/e2e.mjs"), string(config))
 	cmd.Dir = filepath.Join(root, "extension")
 	out, err := cmd.CombinedOutput()

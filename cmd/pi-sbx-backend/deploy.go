@@ -14,6 +14,7 @@ import (
 // deployEnv documents the variables of the docker_* tools and GC.
 var deployEnv = []envDoc{
 	{"DOCKER_SANDBOX_CPUS, _MEMORY, _TEMPLATE", "sbx create --cpus (whole number, 0 = all), --memory (>= 512m), --template"},
+	{"PI_SBX_DOCKER_TOOLS=0", "serve offers pi's seven tools only (no docker_* tools)"},
 	{"DOCKER_SANDBOX_GC_HOURS", "at session start, remove stale pi-sbx-* sandboxes older than this (default 24, 0 = off)"},
 	{"XDG_STATE_HOME", "owner records for GC live in $XDG_STATE_HOME/pi-sbx-backend/owners (default ~/.local/state)"},
 }

@@ -93,7 +93,9 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	routes = append(routes, dep.Routes()...)
+	if envValue(session.environ, "PI_SBX_DOCKER_TOOLS") != "0" {
+		routes = append(routes, dep.Routes()...)
+	}
 	if err := startupGC(ctx, logger, dep, session.environ); err != nil {
 		return err
 	}
