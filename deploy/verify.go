@@ -159,9 +159,13 @@ func (d *Deployer) checkTransport(ctx context.Context, name string) Check {
 	if err != nil || o.code != 0 {
 		return fail(n, "docker version through sbx exec failed: %v %s", err, o.text())
 	}
-	want := sbxProgram(d.Environ)
+	// The sbx program the host environment names, resolved as the session resolved its
+	// own (PATH lookup, symlinks).
+	ref := &sbx.Client{Bin: sbxProgram(d.Environ)}
+	ref.ResolveBin()
+	want := resolved(ref.Bin)
 	for i, bin := range rec.bins {
-		if bin != want {
+		if resolved(bin) != want {
 			return fail(n, "started %q (argv %q), not the sbx program %q", bin, rec.calls[i], want)
 		}
 		if !strings.HasPrefix(rec.calls[i], "exec ") || !strings.Contains(rec.calls[i], " "+name+" -- docker ") {
@@ -183,6 +187,14 @@ func (d *Deployer) checkTransport(ctx context.Context, name string) Check {
 	}
 	return pass(n, "%d process(es) started, each `%s exec %s -- docker …`; engine %s answered; the command ran on host %q in mount namespace %s (this process: %q, %s)",
 		len(rec.bins), filepath.Base(want), name, strings.TrimSpace(o.stdout), first(lines, 0), first(lines, 1), hostName, orNA(hostNS))
+}
+
+// resolved is an absolute program path with its symlinks resolved (as given otherwise).
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil && filepath.IsAbs(r) {
+		return r
+	}
+	return p
 }
 
 func first(l []string, i int) string {
