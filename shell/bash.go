@@ -272,10 +272,10 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 			if shellDone {
 				end.shellExited, end.exitedAfter = true, exitedAfter
 			}
-			killGroup(pid) // also after the shell exited: its background jobs are in the group
+			killSessionGroup(pid) // also after the shell exited: its background jobs are in the group
 		case <-done:
 			done = nil
-			killGroup(pid)
+			killSessionGroup(pid)
 		}
 	}
 	// Whatever reached the pipe and was not read yet is output all the same.
