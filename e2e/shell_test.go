@@ -79,8 +79,20 @@ func TestShellInATerminal(t *testing.T) {
 	tmux("send-keys", "-t", "t", "stty size", "Enter")
 	expect("24 80")
 	tmux("resize-window", "-t", "t", "-x", "100", "-y", "30")
-	tmux("send-keys", "-t", "t", "clear; stty size", "Enter")
-	expect("30 100")
+	// The new size travels as SIGWINCH to sbx, which resizes the VM's terminal: keys
+	// typed meanwhile may run first, so ask again until it shows (bounded by expect's
+	// deadline on the last try).
+	for try := 0; ; try++ {
+		tmux("send-keys", "-t", "t", "clear; stty size", "Enter")
+		if try == 20 {
+			expect("30 100")
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+		if strings.Contains(tmux("capture-pane", "-p", "-t", "t"), "30 100") {
+			break
+		}
+	}
 	tmux("send-keys", "-t", "t", "exit 4", "Enter")
 	expect("EXIT=4")
 }
