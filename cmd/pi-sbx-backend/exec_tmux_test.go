@@ -72,11 +72,15 @@ func TestExecInteractiveTerminal(t *testing.T) {
 	p.keys("clear; stty size", "Enter")
 	p.expect("30 100")
 
-	p.keys("sleep 60", "Enter")
+	// ^C once the command runs in the terminal's foreground group (it has printed), as a
+	// person would: sent right after Enter it could reach bash before the job exists.
+	p.keys("(echo SLEEP-$((1+2)); exec sleep 60)", "Enter")
+	p.expect("SLEEP-3")
 	p.keys("C-c")
-	// The terminal flushes its input queue when ^C interrupts; a person types on once the
-	// ^C shows, and so must the test, or the flush may eat the next keys.
-	p.expect("^C")
+	// The terminal flushes its input queue when ^C interrupts, and bash may drop what was
+	// typed ahead while it recovers: a person types on at the next prompt, and so must
+	// the test, or the next keys may be lost.
+	p.expect("^C\nIN>")
 	p.keys("echo ALIVE-$((1+1))", "Enter")
 	p.expect("ALIVE-2")
 
