@@ -381,3 +381,28 @@ func TestServeWithoutDockerTools(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"bash", "read", "write", "edit", "grep", "find", "ls"}, names)
 }
+
+// TestDeployReadOnlyWorkspace: with DOCKER_SANDBOX_WORKSPACE_RO=1 the project still
+// builds, docker_run's workspace binds are :ro, a compose project with a writable bind of
+// the workspace is refused, and docker_init cannot write.
+func TestDeployReadOnlyWorkspace(t *testing.T) {
+	w := newWorld(t)
+	cs, _, _ := w.serve(nil, nil, w.deployEnv(t, "DOCKER_SANDBOX_WORKSPACE_RO=1")...)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, "app"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "app", "Dockerfile"), []byte("FROM busybox:latest\nCOPY . /app\n"), 0o644))
+	assert.Contains(t, tool(t, cs, "docker_build", map[string]any{"context": "app", "tag": "ro:1"}, false), "Built ro:1")
+	tool(t, cs, "docker_run", map[string]any{"image": "busybox:latest", "name": "ro-c", "volumes": []string{"app:/data:rw"}, "command": "sleep 300"}, false)
+	sandbox := w.sandboxes()[0]
+	out, code := w.sim("exec", sandbox, "--", "docker", "inspect", "ro-c", "--format", "{{range .Mounts}}{{.Source}} rw={{.RW}}{{end}}")
+	require.Zero(t, code, out)
+	assert.Equal(t, filepath.Join(w.ws, "app")+" rw=false", strings.TrimSpace(out), "the bind was made :ro although rw was asked")
+	out = tool(t, cs, "docker_exec", map[string]any{"id": "ro-c", "command": "touch /data/x"}, true)
+	assert.Contains(t, out, "Read-only file system")
+
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "compose.yaml"), []byte("services:\n  x:\n    image: busybox:latest\n    volumes:\n      - ./app:/data\n"), 0o644))
+	out = tool(t, cs, "docker_compose", map[string]any{}, true)
+	assert.Contains(t, out, "must be read-only")
+	out = tool(t, cs, "docker_init", map[string]any{"context": "app", "force": true}, true)
+	assert.Contains(t, out, "Read-only file system")
+	assert.Contains(t, tool(t, cs, "docker_status", map[string]any{}, false), "read-only")
+}
