@@ -1,6 +1,8 @@
 package sbx
 
 import (
+	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +38,31 @@ func TestResourcesFromEnv(t *testing.T) {
 		require.NoError(t, err, "%v", tt.env)
 		assert.Equal(t, tt.args, r.Args(), "%v", tt.env)
 	}
+}
+
+// TestSessionCreatesWithResourcesAndOwnerRecord: the create options reach sbx create, the
+// owner record is written for GC, and removed with the sandbox.
+func TestSessionCreatesWithResourcesAndOwnerRecord(t *testing.T) {
+	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+		if c.Args[0] == "ls" {
+			return 0, `{"sandboxes":[]}`, ""
+		}
+		return 0, "", ""
+	}}
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX_CPUS=2", "DOCKER_SANDBOX_MEMORY=1g", "DOCKER_SANDBOX_TEMPLATE=my/template:1"}, 0, "/ws", nil)
+	require.NoError(t, err)
+	s.Owners = &Owners{Dir: t.TempDir()}
+	_, err = s.Ensure(context.Background())
+	require.NoError(t, err)
+	assert.Contains(t, f.argvs(), "create --name "+s.Name+" --cpus 2 --memory 1g --template my/template:1 shell /ws")
+	rec, err := s.Owners.Read(s.Name)
+	require.NoError(t, err)
+	assert.Equal(t, os.Getpid(), rec.PID)
+	assert.Equal(t, "/ws", rec.Workspace)
+	require.NoError(t, s.Close(context.Background()))
+	_, err = s.Owners.Read(s.Name)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	_, err = NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX_MEMORY=100m"}, 0, "/ws", nil)
+	assert.ErrorContains(t, err, "512 MiB")
 }
