@@ -70,8 +70,9 @@ func (p EnvPolicy) HostEnv(environ []string) []string {
 }
 
 // VMEnv returns the KEY=VALUE pairs to forward into the VM as `-e` flags: pi's PI_*
-// variables and the allowlisted names; with Passthrough every variable except docker,
-// compose and host-describing ones.
+// variables (not the backend's own PI_SBX_* settings, which describe the host) and the
+// allowlisted names; with Passthrough every variable except docker, compose and
+// host-describing ones.
 func (p EnvPolicy) VMEnv(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
@@ -80,7 +81,11 @@ func (p EnvPolicy) VMEnv(environ []string) []string {
 			continue
 		}
 		switch {
-		case strings.HasPrefix(k, "PI_"), contains(p.Allow, k):
+		case contains(p.Allow, k):
+			out = append(out, kv)
+		case strings.HasPrefix(k, "PI_SBX_"):
+			// the backend's own host settings (PI_SBX_BIN, …): host paths, not pi's session
+		case strings.HasPrefix(k, "PI_"):
 			out = append(out, kv)
 		case p.Passthrough && !contains(hostOnly, k):
 			out = append(out, kv)

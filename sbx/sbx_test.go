@@ -43,7 +43,7 @@ func TestHostEnv(t *testing.T) {
 }
 
 func TestVMEnv(t *testing.T) {
-	host := []string{"HOME=/root", "PATH=/bin", "PI_MODEL=m", "DOCKER_HOST=x", "MYVAR=v", "OTHER=o", "PWD=/w"}
+	host := []string{"HOME=/root", "PATH=/bin", "PI_MODEL=m", "PI_SBX_BIN=/host/sbx", "DOCKER_HOST=x", "MYVAR=v", "OTHER=o", "PWD=/w"}
 	tests := []struct {
 		name  string
 		extra []string
