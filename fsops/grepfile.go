@@ -287,7 +287,7 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 				return 0, false
 			}
 			s, e := lineStart(data, pos, i), lineEnd(data, i)
-			if p.whole || p.match(data[s:e]) {
+			if p.whole || ((p.after == nil && p.before == nil) || p.aroundOK(data[s:e])) && p.match(data[s:e]) {
 				return s, true
 			}
 			pos = e + 1

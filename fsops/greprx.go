@@ -21,6 +21,15 @@ type grepPattern struct {
 	// "func.*zzq"): a line matches if they occur in it in that order, which is checked
 	// without the regexp (Go's backtracker is slow at ".*").
 	chain []*litFinder
+	// after, when set, is what must match right after the one prefilter literal (the
+	// rest of a top-level concatenation), anchored: a cheap test that rules out most
+	// candidate lines before the whole pattern runs (in "\w+_\d{3}" a "_" must be
+	// followed by three digits).
+	after *regexp.Regexp
+	// before, when set, are the ranges (Go's syntax.Regexp.Rune pairs) of the class the
+	// character right before the literal must be in (the last part of the concatenation
+	// before it): in "[A-Z][a-z]+Error\(" the "Error(" of "err.Error()" is ruled out.
+	before []rune
 	// finds locate byte strings one of which every match contains (none if no such set
 	// is known), so candidate lines are found with memchr instead of running the regexp
 	// over everything.
@@ -77,6 +86,9 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	}
 	p.whole = len(p.finds) == 1 && p.finds[0].exact && tree.Op == syntax.OpLiteral
 	p.chain = literalChain(tree)
+	if len(p.finds) == 1 && !p.whole && p.chain == nil {
+		p.before, p.after = aroundLiteral(tree, p.finds[0])
+	}
 	if len(p.finds) == 0 {
 		p.bytes = requiredBytes(tree)
 	}
@@ -110,6 +122,114 @@ func (p *grepPattern) match(line []byte) bool {
 		return p.ascii.Match(line)
 	}
 	return p.re.Match(line)
+}
+
+// aroundOK reports whether some occurrence of the prefilter literal in line has the
+// right character before it and is followed by a match of p.after (a necessary
+// condition for line to match).
+func (p *grepPattern) aroundOK(line []byte) bool {
+	f := p.finds[0]
+	for off := 0; off < len(line); {
+		j := f.index(line[off:])
+		if j < 0 {
+			return false
+		}
+		at := off + j
+		off = at + 1
+		if p.before != nil {
+			r, n := utf8.DecodeLastRune(line[:at])
+			if n == 0 || !inRanges(p.before, r) {
+				continue
+			}
+		}
+		if p.after == nil || p.after.Match(line[at+len(f.lit):]) {
+			return true
+		}
+	}
+	return false
+}
+
+func inRanges(ranges []rune, r rune) bool {
+	for i := 0; i+1 < len(ranges); i += 2 {
+		if ranges[i] <= r && r <= ranges[i+1] {
+			return true
+		}
+	}
+	return false
+}
+
+// aroundLiteral returns, for a pattern that is a concatenation with the literal f as
+// one of its parts, the class of the character right before it (when the part before
+// always ends by consuming one) and the rest after it anchored at the start (when it
+// starts by consuming a character: an assertion there would need the character
+// before, which the test does not see); either may be nil.
+func aroundLiteral(t *syntax.Regexp, f *litFinder) (before []rune, after *regexp.Regexp) {
+	if t.Op != syntax.OpConcat || !f.exact {
+		return nil, nil
+	}
+	for k, s := range t.Sub {
+		if s.Op != syntax.OpLiteral || (s.Flags&syntax.FoldCase != 0) != f.fold || string(s.Rune) != string([]rune(string(f.lit))) {
+			continue
+		}
+		if k > 0 {
+			before = lastClass(t.Sub[k-1])
+		}
+		rest := t.Sub[k+1:]
+		if len(rest) > 0 && consumesFirst(rest[0]) {
+			b := `\A(?:`
+			for _, r := range rest {
+				b += r.String()
+			}
+			after, _ = regexp.Compile(b + ")")
+		}
+		return before, after
+	}
+	return nil, nil
+}
+
+// lastClass returns the ranges of the character every match of t ends with, when t
+// ends by consuming one character of a class (or a plain literal); nil otherwise.
+func lastClass(t *syntax.Regexp) []rune {
+	switch t.Op {
+	case syntax.OpCharClass:
+		return t.Rune
+	case syntax.OpLiteral:
+		if t.Flags&syntax.FoldCase != 0 || len(t.Rune) == 0 {
+			return nil
+		}
+		r := t.Rune[len(t.Rune)-1]
+		return []rune{r, r}
+	case syntax.OpPlus, syntax.OpCapture:
+		return lastClass(t.Sub[0])
+	case syntax.OpRepeat:
+		if t.Min >= 1 {
+			return lastClass(t.Sub[0])
+		}
+	case syntax.OpConcat:
+		if n := len(t.Sub); n > 0 {
+			return lastClass(t.Sub[n-1])
+		}
+	}
+	return nil
+}
+
+// consumesFirst reports whether every match of t starts by consuming a character.
+func consumesFirst(t *syntax.Regexp) bool {
+	switch t.Op {
+	case syntax.OpLiteral:
+		return len(t.Rune) > 0
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpPlus:
+		return consumesFirst(t.Sub[0])
+	case syntax.OpRepeat:
+		return t.Min >= 1 && consumesFirst(t.Sub[0])
+	case syntax.OpCapture:
+		return consumesFirst(t.Sub[0])
+	case syntax.OpConcat:
+		return len(t.Sub) > 0 && consumesFirst(t.Sub[0])
+	}
+	return false
 }
 
 // isASCII reports whether s has no byte above 0x7F, eight bytes at a time.

@@ -101,6 +101,16 @@ func TestRustRegexMeaning(t *testing.T) {
 		{".*x.*?y.*", "--x--y--", false, true},
 		{`\.{2}`, "a.b.c", true, false}, // adjacent literals are not a chain
 		{"needle=", "needle x =", true, false},
+		// What follows the prefilter literal is tested first, at each occurrence.
+		{`\w+_\d{3}\b`, "a_123", false, true},
+		{`\w+_\d{3}\b`, "a_12", false, false},
+		{`\w+_\d{3}\b`, "a_1234", false, false},
+		{`\w+_\d{3}\b`, "x_ab y_123 z", false, true},
+		{`a_\bx`, "a_x", false, false},
+		{`(?i)x_[a-z]+$`, "X_abc", false, true},
+		{`[A-Z][a-z]+Error\(`, "err.Error()", false, false},
+		{`[A-Z][a-z]+Error\(`, "x.Error() NewError(", false, true},
+		{`\d+Error`, "٣Error", false, true},
 	}
 	for _, c := range cases {
 		p, err := compileGrepPattern(c.pattern, false, c.fold)

@@ -24,6 +24,7 @@ func FuzzGrepPrefilter(f *testing.F) {
 		{`\w+é`, "café\n", true},
 		{"aa.*aa", "aaa\naaaa\n", false},
 		{"func.*zzq", "FUNC zzq\nzzq func\n", true},
+		{`\w+_\d{3}\b`, "a_1234\nx_ab y_123\n", false},
 	}
 	for _, s := range seeds {
 		f.Add(s.pattern, s.text, s.fold)
