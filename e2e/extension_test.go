@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,12 +86,14 @@ func TestPiExtension(t *testing.T) {
 		Checks            []string `json:"checks"`
 		SandboxesDuring   []string `json:"sandboxesDuring"`
 		SandboxesAfterNew []string `json:"sandboxesAfterNew"`
+		ReattachMs        float64  `json:"reattachMs"`
 	}
 	b, err := os.ReadFile(reportPath)
 	require.NoError(t, err, "%s", out)
 	require.NoError(t, json.Unmarshal(b, &report))
 	t.Logf("checks passed: %s", strings.Join(report.Checks, "; "))
-	assert.Len(t, report.Checks, 14)
+	t.Logf("warm re-use: a new session re-attached and ran its first call in %.0f ms", report.ReattachMs)
+	assert.Len(t, report.Checks, 16)
 	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
 	assert.Empty(t, servePids(), "no serve process is left after pi exits")
 }
@@ -99,7 +103,8 @@ func TestPiExtension(t *testing.T) {
 // sandbox, a `!` command runs in it on a terminal, a tool call runs in it, /sandbox
 // describes it, and after exit nothing is left. The screens are in the test log. The
 // package is loaded both ways a user would: `pi -e ./extension`, and `npm pack` installed
-// with npm and then `pi install`ed (as from a registry: no pi packages inside it).
+// with npm and then `pi install`ed (as from a registry: no pi packages inside it); the
+// second session ends with pi killed by SIGKILL.
 func TestPiTUI(t *testing.T) {
 	root, node := piEnv(t)
 	ext := filepath.Join(root, "extension")
@@ -112,7 +117,7 @@ func TestPiTUI(t *testing.T) {
 		require.NoError(t, err, "npm %v: %s", args, out)
 	}
 	t.Run("pi -e", func(t *testing.T) {
-		runTUI(t, node, ext, "-e "+ext, nil)
+		runTUI(t, node, ext, "-e "+ext, nil, false)
 	})
 	t.Run("npm pack, pi install", func(t *testing.T) {
 		runTUI(t, node, ext, "", func(home string) {
@@ -131,13 +136,14 @@ func TestPiTUI(t *testing.T) {
 			cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(node) + ":" + os.Getenv("PATH")}
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "pi install: %s", out)
-		})
+		}, true)
 	})
 }
 
 // runTUI runs pi in tmux with load (its -e flags for the package, or "" when installed by
-// install into the fresh home) and walks through a session.
-func runTUI(t *testing.T, node, ext, load string, install func(home string)) {
+// install into the fresh home) and walks through a session, which ends with ^D or, with
+// kill9, with pi killed by SIGKILL (serve's stdin ends, and it tears the sandbox down).
+func runTUI(t *testing.T, node, ext, load string, install func(home string), kill9 bool) {
 	w := newWorld(t)
 	gitInit(t, w.ws)
 	home := t.TempDir() // pi's own configuration: fresh
@@ -197,8 +203,19 @@ func runTUI(t *testing.T, node, ext, load string, install func(home string)) {
 	assert.Contains(t, screen, "workspace: "+w.ws+" (rw)")
 	assert.Contains(t, screen, "teardown: remove")
 
-	tmux("send-keys", "-t", "t", "C-d")
-	expect("PI-EXIT=0")
+	if kill9 {
+		pane := strings.TrimSpace(tmux("display-message", "-p", "-t", "t", "#{pane_pid}"))
+		children, err := os.ReadFile("/proc/" + pane + "/task/" + pane + "/children")
+		require.NoError(t, err)
+		require.NotEmpty(t, strings.Fields(string(children)), "pi runs under the pane's shell")
+		pid, err := strconv.Atoi(strings.Fields(string(children))[0])
+		require.NoError(t, err)
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		expect("PI-EXIT=137")
+	} else {
+		tmux("send-keys", "-t", "t", "C-d")
+		expect("PI-EXIT=0")
+	}
 	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 20*time.Second, 100*time.Millisecond, "the sandbox is removed when pi exits")
 	assert.Empty(t, servePids(), "serve has exited")
 }

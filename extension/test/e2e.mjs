@@ -370,6 +370,54 @@ check("bash streams at least two updates for a slow command", () => {
 	await deploy.runtime.dispose();
 }
 
+// --- 9. every other tool serve lists becomes a pi tool (serve's name, description, schema) ---
+{
+	process.env.PI_SBX_BACKEND = path.join(path.dirname(new URL(import.meta.url).pathname), "fake-serve.mjs");
+	const deploy = await startPi({ extension: true });
+	process.env.PI_SBX_BACKEND = config.backend;
+	const r = await converse(deploy, [calls(["docker_demo", { service: "web" }, "q1"]), fauxAssistantMessage("ok")]);
+	check("serve's other tools (docker_*) are pi tools with serve's name, description and schema", () => {
+		const all = deploy.session.getAllTools().find((t) => t.name === "docker_demo");
+		assert.ok(all, "registered");
+		assert.equal(all.description, "Demo deploy tool: echoes its service name.");
+		assert.deepEqual(JSON.parse(JSON.stringify(all.parameters)), {
+			type: "object", properties: { service: { type: "string", description: "service name" } }, required: ["service"],
+		});
+		assert.ok(deploy.session.getActiveToolNames().includes("docker_demo"), "active");
+		assert.equal(r.events.ends.q1.result.content[0].text, "deployed web");
+		assert.deepEqual(r.events.ends.q1.result.details, { service: "web" });
+	});
+	await deploy.runtime.dispose();
+}
+
+// --- 10. warm re-use: the project's sandbox, kept, and re-attached by the next session ---
+{
+	process.env.DOCKER_SANDBOX_REUSE = "1";
+	const warm = await startPi({ extension: true });
+	const first = await waitFor(() => (sandboxes().length === 1 ? sandboxes()[0] : undefined));
+	const ready = async (pi) => {
+		const t0 = performance.now();
+		const r = await converse(pi, [calls(["bash", { command: "hostname" }, "w1"]), fauxAssistantMessage("ok")]);
+		return { host: r.events.ends.w1.result.content[0].text.trim(), ms: performance.now() - t0 };
+	};
+	const a1 = await ready(warm);
+	const t0 = performance.now();
+	await warm.runtime.newSession(); // a new pi session: serve ends, the sandbox stays
+	await warm.bind();
+	const a2 = await ready(warm);
+	report.reattachMs = performance.now() - t0;
+	await warm.runtime.dispose();
+	delete process.env.DOCKER_SANDBOX_REUSE;
+	const kept = sandboxes();
+	check("DOCKER_SANDBOX_REUSE=1: one project sandbox, kept at exit, re-attached by the next session", () => {
+		assert.match(first, /^pi-sbx-\d{3}-[0-9a-f]{8}$|^pi-sbx-.+-[0-9a-f]{8}$/);
+		assert.equal(a1.host, first);
+		assert.equal(a2.host, first, "the new session re-attached to it");
+		assert.deepEqual(kept, [first], "kept after pi exits");
+	});
+	spawnSync(config.sim, ["rm", "-f", first], { env: process.env });
+}
+
 fs.writeFileSync(config.report, JSON.stringify(report));
 
 async function waitFor(f, ms = 30_000) {
