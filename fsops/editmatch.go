@@ -282,22 +282,39 @@ func applyReplacements(s string, reps []replacement, offset int) string {
 	return b.String()
 }
 
-// lineSpan is a line's byte range, its "\n" included.
-type lineSpan struct{ start, end int }
-
-// lineSpans splits s like /[^\n]*\n|[^\n]+/g.
-func lineSpans(s string) []lineSpan {
-	var out []lineSpan
-	for off := 0; off < len(s); {
-		i := strings.IndexByte(s[off:], '\n')
-		end := len(s)
-		if i >= 0 {
-			end = off + i + 1
-		}
-		out = append(out, lineSpan{off, end})
-		off = end
+// spanCount is how many lines /[^\n]*\n|[^\n]+/g finds in s.
+func spanCount(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && s[len(s)-1] != '\n' {
+		n++
 	}
-	return out
+	return n
+}
+
+// lineCursor finds the byte ranges of the lines of s (as /[^\n]*\n|[^\n]+/g splits
+// it, "\n" included) by index, moving only forward: no table of every line's range,
+// which for a large file would weigh a good part of the file itself.
+type lineCursor struct {
+	s         string
+	line, off int // off is where line `line` starts
+}
+
+// start is where line k (k >= every k asked before, k < spanCount) starts.
+func (c *lineCursor) start(k int) int {
+	for c.line < k {
+		c.off += strings.IndexByte(c.s[c.off:], '\n') + 1
+		c.line++
+	}
+	return c.off
+}
+
+// end is where line k ends, its "\n" included.
+func (c *lineCursor) end(k int) int {
+	st := c.start(k)
+	if i := strings.IndexByte(c.s[st:], '\n'); i >= 0 {
+		return st + i + 1
+	}
+	return len(c.s)
 }
 
 var errOutsideBase = errors.New("Replacement range is outside the base content.")
@@ -306,8 +323,7 @@ var errOutsideBase = errors.New("Replacement range is outside the base content."
 // become replacements of whole original lines, so untouched lines keep their bytes and
 // only touched lines take the normalized text.
 func widenToLines(original, base string, reps []replacement) ([]replacement, error) {
-	origLines, baseLines := lineSpans(original), lineSpans(base)
-	if len(origLines) != len(baseLines) {
+	if spanCount(original) != spanCount(base) {
 		return nil, errors.New("Cannot preserve unchanged lines because the base content has a different line count.")
 	}
 	type group struct {
@@ -315,23 +331,26 @@ func widenToLines(original, base string, reps []replacement) ([]replacement, err
 		reps               []replacement
 	}
 	var groups []*group
+	// lineOf is the index of the line holding base offset off; offsets come in order
+	// (the replacements are sorted and disjoint), so "\n" are counted once.
+	counted, lines := 0, 0
+	lineOf := func(off int) int {
+		lines += strings.Count(base[counted:off], "\n")
+		counted = off
+		return lines
+	}
 	for _, r := range reps { // already sorted by index
-		start := -1
-		for i, l := range baseLines {
-			if r.index >= l.start && r.index < l.end {
-				start = i
-				break
+		if r.index >= len(base) {
+			return nil, errOutsideBase
+		}
+		start := lineOf(r.index)
+		end := start // the first line whose end reaches the replacement's end
+		if r.length > 0 {
+			last := r.index + r.length - 1
+			if last >= len(base) {
+				return nil, errOutsideBase
 			}
-		}
-		if start < 0 {
-			return nil, errOutsideBase
-		}
-		end := start
-		for end < len(baseLines) && baseLines[end].end < r.index+r.length {
-			end++
-		}
-		if end >= len(baseLines) {
-			return nil, errOutsideBase
+			end = lineOf(last)
 		}
 		if n := len(groups); n > 0 && start < groups[n-1].endLine {
 			g := groups[n-1]
@@ -342,12 +361,13 @@ func widenToLines(original, base string, reps []replacement) ([]replacement, err
 		groups = append(groups, &group{startLine: start, endLine: end + 1, reps: []replacement{r}})
 	}
 	out := make([]replacement, len(groups))
+	bc, oc := lineCursor{s: base}, lineCursor{s: original}
 	for i, g := range groups {
-		gs, ge := baseLines[g.startLine].start, baseLines[g.endLine-1].end
-		os := origLines[g.startLine].start
+		gs, ge := bc.start(g.startLine), bc.end(g.endLine-1)
+		os := oc.start(g.startLine)
 		out[i] = replacement{
 			index:   os,
-			length:  origLines[g.endLine-1].end - os,
+			length:  oc.end(g.endLine-1) - os,
 			newText: applyReplacements(base[gs:ge], g.reps, gs),
 		}
 	}
