@@ -29,7 +29,8 @@ type grepPattern struct {
 	// before, when set, are the ranges (Go's syntax.Regexp.Rune pairs) of the class the
 	// character right before the literal must be in (the last part of the concatenation
 	// before it): in "[A-Z][a-z]+Error\(" the "Error(" of "err.Error()" is ruled out.
-	before []rune
+	before      []rune
+	beforeASCII [utf8.RuneSelf]bool // before's ASCII members, for a table lookup
 	// finds locate byte strings one of which every match contains (none if no such set
 	// is known), so candidate lines are found with memchr instead of running the regexp
 	// over everything.
@@ -88,6 +89,9 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	p.chain = literalChain(tree)
 	if len(p.finds) == 1 && !p.whole && p.chain == nil {
 		p.before, p.after = aroundLiteral(tree, p.finds[0])
+		for c := range p.beforeASCII {
+			p.beforeASCII[c] = p.before != nil && inRanges(p.before, rune(c))
+		}
 	}
 	if len(p.finds) == 0 {
 		p.bytes = requiredBytes(tree)
@@ -137,8 +141,17 @@ func (p *grepPattern) aroundOK(line []byte) bool {
 		at := off + j
 		off = at + 1
 		if p.before != nil {
-			r, n := utf8.DecodeLastRune(line[:at])
-			if n == 0 || !inRanges(p.before, r) {
+			if at == 0 {
+				continue
+			}
+			ok := false
+			if c := line[at-1]; c < utf8.RuneSelf {
+				ok = p.beforeASCII[c]
+			} else {
+				r, _ := utf8.DecodeLastRune(line[:at])
+				ok = inRanges(p.before, r)
+			}
+			if !ok {
 				continue
 			}
 		}
@@ -149,9 +162,18 @@ func (p *grepPattern) aroundOK(line []byte) bool {
 	return false
 }
 
+// inRanges reports whether r is in the sorted range pairs, by binary search (a Unicode
+// class like \w has hundreds).
 func inRanges(ranges []rune, r rune) bool {
-	for i := 0; i+1 < len(ranges); i += 2 {
-		if ranges[i] <= r && r <= ranges[i+1] {
+	lo, hi := 0, len(ranges)/2
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch {
+		case r < ranges[2*m]:
+			hi = m
+		case r > ranges[2*m+1]:
+			lo = m + 1
+		default:
 			return true
 		}
 	}
