@@ -93,7 +93,7 @@ func TestPiExtension(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &report))
 	t.Logf("checks passed: %s", strings.Join(report.Checks, "; "))
 	t.Logf("warm re-use: a new session re-attached and ran its first call in %.0f ms", report.ReattachMs)
-	assert.Len(t, report.Checks, 16)
+	assert.Len(t, report.Checks, 18)
 	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
 	assert.Empty(t, servePids(), "no serve process is left after pi exits")
 }
@@ -218,4 +218,24 @@ func runTUI(t *testing.T, node, ext, load string, install func(home string), kil
 	}
 	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 20*time.Second, 100*time.Millisecond, "the sandbox is removed when pi exits")
 	assert.Empty(t, servePids(), "serve has exited")
+}
+
+// TestPiPrintMode: in print mode (`pi -p`) the extension's progress and serve's output go
+// to stderr only; stdout carries pi's answer alone (after a bash call), and nothing is left.
+func TestPiPrintMode(t *testing.T) {
+	root, node := piEnv(t)
+	ext := filepath.Join(root, "extension")
+	w := newWorld(t)
+	gitInit(t, w.ws)
+	cmd := command(filepath.Join(ext, "node_modules/.bin/pi"),
+		w.env("HOME="+t.TempDir(), "PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH")),
+		"-p", "--provider", "faux", "--model", "scripted", "-e", ext, "-e", filepath.Join(ext, "test/faux-provider.ts"), "go")
+	cmd.Dir = w.ws
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "%s", stderr.String())
+	assert.Equal(t, "turn 1 done\n", stdout.String())
+	assert.Contains(t, stderr.String(), "creating sandbox pi-sbx-", "sandbox progress on stderr")
+	assert.Empty(t, w.sandboxes())
+	assert.Empty(t, servePids())
 }

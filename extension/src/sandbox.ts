@@ -74,6 +74,8 @@ export class Sandbox {
 	private restarts = 0;
 	private stopped = false;
 	private lastStatus?: SandboxStatus;
+	/** The pre-warm in flight: calls wait for it, so they see what it found (e.g. a serve too old). */
+	private warming?: Promise<void>;
 	/** Tools serve lists, once connected. */
 	tools: Tool[] = [];
 
@@ -97,7 +99,7 @@ export class Sandbox {
 			this.fail(err as Error);
 			return;
 		}
-		void this.prewarm();
+		this.warming = this.prewarm();
 	}
 
 	/** Creates the sandbox now, so that the first tool call does not wait for it. */
@@ -107,13 +109,15 @@ export class Sandbox {
 			const st = await this.status();
 			this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""})`);
 		} catch (err) {
-			if (this.stopped) return;
+			if (this.stopped || this.fatal) return;
 			const e = err as Error;
-			if (!this.fatal && !(e instanceof SandboxError)) {
-				// The sandbox could not be made: calls still go to serve, which tries again and
-				// fails with its own message.
-				this.report("error", `sandbox: ${e.message}`);
+			if (e.message.includes(`unknown tool "${STATUS_TOOL}"`)) {
+				this.fail(new Error(`${this.spec?.bin} is too old for this package (it has no ${STATUS_TOOL}): install a newer pi-sbx-backend`));
+				return;
 			}
+			// The sandbox could not be made: calls still go to serve, which tries again and
+			// fails with its own message.
+			this.report("error", `sandbox: ${e.message}`);
 		}
 	}
 
@@ -143,6 +147,7 @@ export class Sandbox {
 	/** Calls a serve tool. Rejects with a SandboxError when serve cannot be reached or dies. */
 	async call(name: string, args: Record<string, unknown>, o: CallOptions = {}): Promise<CallToolResult> {
 		if (o.signal?.aborted) throw abortError();
+		if (name !== STATUS_TOOL && this.warming) await untilAborted(this.warming, o.signal);
 		const conn = await this.connection();
 		try {
 			const res = await conn.client.callTool({ name, arguments: args }, undefined, {
@@ -232,6 +237,16 @@ export function textOf(res: CallToolResult): string {
 
 function abortError(): Error {
 	return new Error("aborted");
+}
+
+/** p, or a rejection as soon as signal aborts. */
+function untilAborted(p: Promise<void>, signal?: AbortSignal): Promise<void> {
+	if (!signal) return p;
+	return new Promise((resolve, reject) => {
+		const onAbort = () => reject(abortError());
+		signal.addEventListener("abort", onAbort, { once: true });
+		p.then(resolve, resolve).finally(() => signal.removeEventListener("abort", onAbort));
+	});
 }
 
 function delay(ms: number): Promise<undefined> {

@@ -390,7 +390,33 @@ check("bash streams at least two updates for a slow command", () => {
 	await deploy.runtime.dispose();
 }
 
-// --- 10. warm re-use: the project's sandbox, kept, and re-attached by the next session ---
+// --- 10. faults: serve too old; sandbox creation failing ---
+{
+	process.env.PI_SBX_BACKEND = path.join(path.dirname(new URL(import.meta.url).pathname), "fake-serve.mjs");
+	process.env.FAKE_SERVE_OLD = "1";
+	const old = await startPi({ extension: true });
+	const r = await converse(old, [calls(["read", { path: "README.md" }, "o1"]), fauxAssistantMessage("ok")]);
+	delete process.env.FAKE_SERVE_OLD;
+	process.env.PI_SBX_BACKEND = config.backend;
+	check("a serve too old for the package: every call fails with one message", () => {
+		assert.equal(r.events.ends.o1.isError, true);
+		assert.match(r.events.ends.o1.result.content[0].text, /fake-serve\.mjs is too old for this package \(it has no pi_sbx_status\): install a newer pi-sbx-backend$/);
+	});
+	await old.runtime.dispose();
+
+	process.env.PI_SBX_BIN = "/bin/false"; // every sbx command fails
+	const nobox = await startPi({ extension: true });
+	const f = await converse(nobox, [calls(["bash", { command: "touch ran-on-the-host" }, "n1"]), fauxAssistantMessage("ok")]);
+	process.env.PI_SBX_BIN = config.sim;
+	check("sandbox creation failing: calls fail with serve's sandbox error, nothing runs here", () => {
+		assert.equal(f.events.ends.n1.isError, true);
+		assert.match(f.events.ends.n1.result.content[0].text, /^sandbox error: /);
+		assert.equal(fs.existsSync(path.join(ws, "ran-on-the-host")), false);
+	});
+	await nobox.runtime.dispose();
+}
+
+// --- 11. warm re-use: the project's sandbox, kept, and re-attached by the next session ---
 {
 	process.env.DOCKER_SANDBOX_REUSE = "1";
 	const warm = await startPi({ extension: true });

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // fake-serve.mjs: stands in for `pi-sbx-backend serve` in extension/test/e2e.mjs to show
 // that every non-pi tool serve lists (the docker_* deploy tools) becomes a pi tool with
-// serve's name, description and schema. An MCP server (the official SDK's) on stdio.
+// serve's name, description and schema, and (FAKE_SERVE_OLD=1) how a serve too old for
+// the package is reported. An MCP server (the official SDK's) on stdio.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 export const demoTool = {
 	name: "docker_demo",
@@ -17,6 +18,10 @@ server.setRequestHandler(CallToolRequestSchema, async (req) => {
 	const { name, arguments: args } = req.params;
 	if (name === "docker_demo") {
 		return { content: [{ type: "text", text: `deployed ${args.service}` }], structuredContent: { service: args.service } };
+	}
+	if (name === "pi_sbx_status" && process.env.FAKE_SERVE_OLD) {
+		// What a serve from before the serve methods answers (the Go SDK's unknown-tool error).
+		throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
 	}
 	if (name === "pi_sbx_status") {
 		return { content: [{ type: "text", text: "fake" }], structuredContent: { sandbox: "fake", status: "running", workspace: process.cwd(), workspace_mode: "rw", env_mode: "PI_* only", teardown: "remove", reuse: false, shell: "" } };
