@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -18,6 +19,29 @@ type Published struct {
 	HostPort    int    `json:"host_port"`
 	SandboxPort int    `json:"sandbox_port"`
 	Protocol    string `json:"protocol"`
+}
+
+// UnmarshalJSON accepts snake_case (what sbxsim prints) and camelCase keys: sbx documents
+// no schema for `ports --json`.
+func (p *Published) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	get := func(dst any, keys ...string) error {
+		for _, k := range keys {
+			if v, ok := m[k]; ok {
+				return json.Unmarshal(v, dst)
+			}
+		}
+		return nil
+	}
+	return errors.Join(
+		get(&p.HostIP, "host_ip", "hostIP", "hostIp", "HostIP"),
+		get(&p.HostPort, "host_port", "hostPort", "HostPort"),
+		get(&p.SandboxPort, "sandbox_port", "sandboxPort", "SandboxPort", "container_port", "containerPort"),
+		get(&p.Protocol, "protocol", "Protocol", "proto"),
+	)
 }
 
 // Spec renders the mapping as --unpublish wants it: HOST_IP:HOST_PORT:SANDBOX_PORT/PROTO.

@@ -13,6 +13,7 @@ func TestParsePorts(t *testing.T) {
 		`[{"host_ip":"127.0.0.1","host_port":45925,"sandbox_port":8080,"protocol":"tcp4"}]`,
 		`{"ports":[{"host_ip":"127.0.0.1","host_port":45925,"sandbox_port":8080,"protocol":"tcp4"}]}`,
 		"HOST IP    HOST PORT  SANDBOX PORT  PROTOCOL\n127.0.0.1  45925      8080          tcp4\n",
+		`[{"hostIP":"127.0.0.1","hostPort":45925,"sandboxPort":8080,"protocol":"tcp4"}]`,
 	} {
 		got, err := parsePorts([]byte(in))
 		require.NoError(t, err, in)

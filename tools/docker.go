@@ -52,8 +52,8 @@ func Docker() []*Tool {
 		{Name: "docker_logs", Description: "Show a container's logs (last 200 lines by default).", Schema: Object([]string{"id"}, map[string]*jsonschema.Schema{
 			"id": String("Container name or ID"), "tail": Integer("Number of lines from the end (default: 200)"), "timestamps": Boolean("Show timestamps"),
 		})},
-		{Name: "docker_exec", Description: "Run a command in a running container and return its output.", Schema: Object([]string{"id"}, map[string]*jsonschema.Schema{
-			"id": String("Container name or ID"), "command": strOrList("Command to run (default: sh -c 'echo ok'); a string is split on spaces, honouring quotes"),
+		{Name: "docker_exec", Description: "Run a command in a running container and return its output.", Schema: Object([]string{"id", "command"}, map[string]*jsonschema.Schema{
+			"id": String("Container name or ID"), "command": strOrList("Command to run, e.g. [\"ls\", \"/app\"]; a string is split on blanks, honouring quotes (no shell expansion)"),
 		})},
 		{Name: "docker_build", Description: "Build an image from a context directory in the workspace.", Schema: Object([]string{"context", "tag"}, map[string]*jsonschema.Schema{
 			"context":    String("Build context directory (inside the workspace)"),
