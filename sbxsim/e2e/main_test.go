@@ -149,7 +149,9 @@ type sandboxState struct {
 		SandboxIP string `json:"sandboxIP"`
 	} `json:"net"`
 	// namespaces are the init's namespace links (e.g. "net:[4026532290]"), read from
-	// /proc while it runs, to look for them again after stop or rm.
+	// /proc while it runs, to look for them again after stop or rm. Each is held open
+	// until the test ends: a freed namespace's number is soon reused (by another
+	// sandbox on a shared machine), and a pinned one cannot be.
 	namespaces []string
 }
 
@@ -165,7 +167,13 @@ func (s *sim) stateOf(name string) sandboxState {
 	}
 	if st.Init != nil {
 		for _, ns := range []string{"mnt", "pid", "uts", "ipc", "net"} {
-			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", st.Init.Pid, ns)); err == nil {
+			p := fmt.Sprintf("/proc/%d/ns/%s", st.Init.Pid, ns)
+			pin, err := os.Open(p)
+			if err != nil {
+				continue
+			}
+			s.t.Cleanup(func() { pin.Close() })
+			if l, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", pin.Fd())); err == nil {
 				st.namespaces = append(st.namespaces, l)
 			}
 		}
@@ -192,7 +200,9 @@ func namespaceUsers(t testing.TB, namespaces []string) []string {
 		if isZombie(filepath.Dir(filepath.Dir(l))) {
 			continue
 		}
-		hits = append(hits, l+" -> "+target)
+		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(l)), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(l)), "stat"))
+		hits = append(hits, fmt.Sprintf("%s -> %s (%q; %.60s)", l, target, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), stat))
 	}
 	return hits
 }
