@@ -17,6 +17,7 @@ func TestRunArgv(t *testing.T) {
 		name string
 		args runArgs
 		want string
+		vals []string
 		err  string
 	}{
 		{name: "minimal", args: runArgs{Image: "web:1"},
@@ -24,10 +25,11 @@ func TestRunArgv(t *testing.T) {
 		{name: "everything", args: runArgs{Image: "web:1", Name: "web", Command: "httpd -f -p '8080'", Ports: []string{"8080", "9000:80/udp"},
 			Env: []any{"A=1", "B=two words"}, Memory: "256m", Volumes: []string{"app:/srv:ro"}, Network: "bridge", Restart: "no", Workdir: "/srv"},
 			want: "run --detach --name=web --publish=8080/tcp --publish=9000:80/udp --label=com.pi.sandbox=true --label=com.pi.sandbox.ports=8080/tcp,9000:80/udp " +
-				"--env=A=1 --env=B=two words --memory=256m --volume=" + filepath.Join(ws, "app") + ":/srv:ro --network=bridge --restart=no --workdir=/srv web:1 httpd -f -p 8080"},
+				"--memory=256m --volume=" + filepath.Join(ws, "app") + ":/srv:ro --network=bridge --restart=no --workdir=/srv --env-file=@ web:1 httpd -f -p 8080",
+			vals: []string{"A=1", "B=two words"}},
 		{name: "foreground rm", args: runArgs{Image: "busybox", Detach: &no, Rm: true, Command: []any{"echo", "a b"}},
 			want: "run --rm --label=com.pi.sandbox=true busybox echo a b"},
-		{name: "env as one string", args: runArgs{Image: "x", Env: "K=V"}, want: "run --detach --label=com.pi.sandbox=true --env=K=V --restart=unless-stopped x"},
+		{name: "env as one string", args: runArgs{Image: "x", Env: "K=secret"}, want: "run --detach --label=com.pi.sandbox=true --restart=unless-stopped --env-file=@ x", vals: []string{"K=secret"}},
 		{name: "rm with detach", args: runArgs{Image: "x", Rm: true}, err: "detach=false"},
 		{name: "bad port", args: runArgs{Image: "x", Ports: []string{"70000"}}, err: "not a port"},
 		{name: "ip in port", args: runArgs{Image: "x", Ports: []string{"0.0.0.0:80:80"}}, err: "want"},
@@ -39,7 +41,7 @@ func TestRunArgv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			argv, _, _, err := d.runArgv(tt.args)
+			argv, vals, _, _, err := d.runArgv(tt.args)
 			if tt.err != "" {
 				require.ErrorIs(t, err, ErrRefused)
 				assert.Contains(t, err.Error(), tt.err)
@@ -47,6 +49,7 @@ func TestRunArgv(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, strings.Join(argv, " "))
+			assert.Equal(t, tt.vals, vals, "values travel apart from argv")
 		})
 	}
 }

@@ -129,14 +129,15 @@ type runArgs struct {
 }
 
 // runArgv validates docker_run's arguments and builds docker's argv. Every value goes
-// in a --flag=value form or after the image, so no value can become a flag.
-func (d *Deployer) runArgv(a runArgs) (argv []string, ports []portSpec, detach bool, err error) {
+// in a --flag=value form or after the image, so no value can become a flag; env values
+// are returned apart, to travel on stdin (values.go), and argv names them by envFileFlag.
+func (d *Deployer) runArgv(a runArgs) (argv, values []string, ports []portSpec, detach bool, err error) {
 	detach = a.Detach == nil || *a.Detach
 	if err := checkImage("image", a.Image); err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
 	if a.Rm && detach {
-		return nil, nil, false, refuse("rm=true needs detach=false (a detached container with --rm leaves no logs to read)")
+		return nil, nil, nil, false, refuse("rm=true needs detach=false (a detached container with --rm leaves no logs to read)")
 	}
 	argv = []string{"run"}
 	if detach {
@@ -147,7 +148,7 @@ func (d *Deployer) runArgv(a runArgs) (argv []string, ports []portSpec, detach b
 	}
 	if a.Name != "" {
 		if err := safeArg("name", a.Name); err != nil || !nameRE.MatchString(a.Name) || len(a.Name) > 128 {
-			return nil, nil, false, refuse("name %q: want letters, digits, '_', '.', '-'", a.Name)
+			return nil, nil, nil, false, refuse("name %q: want letters, digits, '_', '.', '-'", a.Name)
 		}
 		argv = append(argv, "--name="+a.Name)
 	}
@@ -155,7 +156,7 @@ func (d *Deployer) runArgv(a runArgs) (argv []string, ports []portSpec, detach b
 	for _, s := range a.Ports {
 		p, err := parsePort(s)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
 		ports = append(ports, p)
 		specs = append(specs, p.String())
@@ -167,27 +168,27 @@ func (d *Deployer) runArgv(a runArgs) (argv []string, ports []portSpec, detach b
 	}
 	env, err := stringList(a.Env, false)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
 	for _, kv := range env {
 		if err := noControl("env", kv); err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
 		if !envKVRE.MatchString(kv) {
-			return nil, nil, false, refuse("env %q: want KEY=VALUE", kv)
+			return nil, nil, nil, false, refuse("env %q: want KEY=VALUE", kv)
 		}
-		argv = append(argv, "--env="+kv)
+		values = append(values, kv)
 	}
 	if a.Memory != "" {
 		if !memoryRE.MatchString(a.Memory) {
-			return nil, nil, false, refuse("memory %q: want a size like 256m", a.Memory)
+			return nil, nil, nil, false, refuse("memory %q: want a size like 256m", a.Memory)
 		}
 		argv = append(argv, "--memory="+a.Memory)
 	}
 	for _, v := range a.Volumes {
 		mapped, err := d.volume(v)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
 		argv = append(argv, "--volume="+mapped)
 	}
@@ -197,7 +198,7 @@ func (d *Deployer) runArgv(a runArgs) (argv []string, ports []portSpec, detach b
 			argv = append(argv, "--network="+a.Network)
 		}
 	default:
-		return nil, nil, false, refuse("network %q: want bridge, host or none", a.Network)
+		return nil, nil, nil, false, refuse("network %q: want bridge, host or none", a.Network)
 	}
 	restart := a.Restart
 	if restart == "" && detach && !a.Rm {
@@ -209,28 +210,31 @@ func (d *Deployer) runArgv(a runArgs) (argv []string, ports []portSpec, detach b
 			argv = append(argv, "--restart="+restart)
 		}
 	default:
-		return nil, nil, false, refuse("restart %q", restart)
+		return nil, nil, nil, false, refuse("restart %q", restart)
 	}
 	if a.Workdir != "" {
 		if err := noControl("workdir", a.Workdir); err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
 		if !filepath.IsAbs(a.Workdir) {
-			return nil, nil, false, refuse("workdir %q must be absolute", a.Workdir)
+			return nil, nil, nil, false, refuse("workdir %q must be absolute", a.Workdir)
 		}
 		argv = append(argv, "--workdir="+filepath.Clean(a.Workdir))
 	}
 	cmd, err := stringList(a.Command, true)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
 	for _, c := range cmd {
 		if err := noControl("command", c); err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
 	}
+	if len(values) > 0 {
+		argv = append(argv, envFileFlag)
+	}
 	argv = append(argv, a.Image)
-	return append(argv, cmd...), ports, detach, nil
+	return append(argv, cmd...), values, ports, detach, nil
 }
 
 func (d *Deployer) run(ctx context.Context, raw json.RawMessage) (string, error) {
@@ -238,7 +242,7 @@ func (d *Deployer) run(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", err
 	}
-	argv, ports, detach, err := d.runArgv(a)
+	argv, values, ports, detach, err := d.runArgv(a)
 	if err != nil {
 		return "", err
 	}
@@ -246,7 +250,7 @@ func (d *Deployer) run(ctx context.Context, raw json.RawMessage) (string, error)
 	if !detach {
 		timeout = LongTimeout
 	}
-	o, err := d.docker(ctx, timeout, argv...)
+	o, err := d.dockerWithValues(ctx, timeout, values, argv...)
 	if err != nil {
 		return "", err
 	}
@@ -616,6 +620,7 @@ func (d *Deployer) build(ctx context.Context, raw json.RawMessage) (string, erro
 		return "", err
 	}
 	argv := []string{"build", "--tag=" + a.Tag, "--label=" + Label + "=true"}
+	var values []string // build-arg values, on stdin (see values.go)
 	if a.Dockerfile != "" {
 		df := a.Dockerfile
 		if !filepath.IsAbs(df) {
@@ -648,10 +653,11 @@ func (d *Deployer) build(ctx context.Context, raw json.RawMessage) (string, erro
 			if err := noControl("build arg "+k, v); err != nil {
 				return "", err
 			}
-			argv = append(argv, "--build-arg="+k+"="+v)
+			argv = append(argv, "--build-arg="+k)
+			values = append(values, k+"="+v)
 		}
 	}
-	o, err := d.docker(ctx, LongTimeout, append(argv, dir)...)
+	o, err := d.dockerWithValues(ctx, LongTimeout, values, append(argv, dir)...)
 	if err != nil {
 		return "", err
 	}
