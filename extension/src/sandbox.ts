@@ -38,16 +38,25 @@ export interface CallOptions {
 /** A call that failed before a result came back (not a tool's own error). */
 export class SandboxError extends Error {}
 
-/** The environment serve is started with: pi's own minus the host's Docker settings, plus
- * the session's PI_* variables. Serve itself decides what reaches sbx and the VM. */
+/** What serve needs of pi's environment besides its own settings (as serve's env policy). */
+const BASICS = ["HOME", "PATH", "USER", "LOGNAME", "TMPDIR", "SHELL", "LANG", "TERM"];
+
+/**
+ * The environment serve is started with, by the same rules serve applies to its own
+ * children: never the host's DOCKER_ and COMPOSE_ variables (serve's DOCKER_SANDBOX settings
+ * excepted); pi's PI_* variables; the basics; the DOCKER_SANDBOX_ENV_ALLOWLIST names; and
+ * with DOCKER_SANDBOX_ENV_PASSTHROUGH=1 everything else too. So pi's API keys do not even
+ * reach serve unless the user asked for them. The session's PI_* values replace pi's own.
+ */
 export function serveEnv(base: NodeJS.ProcessEnv, session: Record<string, string>): Record<string, string> {
+	const passthrough = base.DOCKER_SANDBOX_ENV_PASSTHROUGH === "1" || base.DOCKER_SANDBOX_ENV_PASSTHROUGH?.toLowerCase() === "true";
+	const allow = (base.DOCKER_SANDBOX_ENV_ALLOWLIST ?? "").split(",").map((n) => n.trim()).filter(Boolean);
 	const env: Record<string, string> = {};
 	for (const [k, v] of Object.entries(base)) {
 		if (v === undefined) continue;
-		// DOCKER_SANDBOX* are serve's settings; every other DOCKER_*/COMPOSE_* describes the
-		// host's Docker, which nothing on the sandbox side may see.
-		if ((k.startsWith("DOCKER_") && !k.startsWith("DOCKER_SANDBOX")) || k.startsWith("COMPOSE_")) continue;
-		env[k] = v;
+		if (k.startsWith("DOCKER_SANDBOX")) env[k] = v;
+		else if (k.startsWith("DOCKER_") || k.startsWith("COMPOSE_")) continue;
+		else if (passthrough || k.startsWith("PI_") || BASICS.includes(k) || allow.includes(k)) env[k] = v;
 	}
 	for (const k of ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"]) delete env[k];
 	return { ...env, ...session };

@@ -294,6 +294,17 @@ check("bash streams at least two updates for a slow command", () => {
 {
 	const pids = servePids();
 	assert.equal(pids.length, 1, `one serve runs: ${pids}`);
+	const environ = fs.readFileSync(`/proc/${pids[0]}/environ`, "utf8").split("\0");
+	check("serve gets pi's session variables and serve's settings, not the host's Docker or other secrets", () => {
+		assert.ok(environ.includes(`PI_SESSION_ID=${ext.session.sessionManager.getSessionId()}`), "the session id");
+		assert.ok(environ.includes("PI_MODEL=scripted") && environ.includes("PI_PROVIDER=faux"));
+		assert.ok(environ.includes("PI_E2E_MARK=forwarded"));
+		assert.ok(environ.some((kv) => kv.startsWith("DOCKER_SANDBOX_ENV_ALLOWLIST=")));
+		assert.ok(environ.includes(`SBXSIM_STATE=${process.env.SBXSIM_STATE}`), "allowlisted");
+		for (const name of ["HOST_SECRET", "DOCKER_HOST", "DOCKER_CONTEXT", "COMPOSE_PROJECT_NAME"]) {
+			assert.ok(!environ.some((kv) => kv.startsWith(`${name}=`)), name);
+		}
+	});
 	const started = new Promise((resolve) => {
 		const unsub = ext.session.subscribe((e) => {
 			if (e.type === "tool_execution_start" && e.toolCallId === "k1") {
@@ -393,10 +404,10 @@ check("bash streams at least two updates for a slow command", () => {
 // --- 10. faults: serve too old; sandbox creation failing ---
 {
 	process.env.PI_SBX_BACKEND = path.join(path.dirname(new URL(import.meta.url).pathname), "fake-serve.mjs");
-	process.env.FAKE_SERVE_OLD = "1";
+	process.env.PI_TEST_FAKE_SERVE_OLD = "1";
 	const old = await startPi({ extension: true });
 	const r = await converse(old, [calls(["read", { path: "README.md" }, "o1"]), fauxAssistantMessage("ok")]);
-	delete process.env.FAKE_SERVE_OLD;
+	delete process.env.PI_TEST_FAKE_SERVE_OLD;
 	process.env.PI_SBX_BACKEND = config.backend;
 	check("a serve too old for the package: every call fails with one message", () => {
 		assert.equal(r.events.ends.o1.isError, true);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // fake-serve.mjs: stands in for `pi-sbx-backend serve` in extension/test/e2e.mjs to show
 // that every non-pi tool serve lists (the docker_* deploy tools) becomes a pi tool with
-// serve's name, description and schema, and (FAKE_SERVE_OLD=1) how a serve too old for
+// serve's name, description and schema, and (PI_TEST_FAKE_SERVE_OLD=1) how a serve too old for
 // the package is reported. An MCP server (the official SDK's) on stdio.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -19,7 +19,7 @@ server.setRequestHandler(CallToolRequestSchema, async (req) => {
 	if (name === "docker_demo") {
 		return { content: [{ type: "text", text: `deployed ${args.service}` }], structuredContent: { service: args.service } };
 	}
-	if (name === "pi_sbx_status" && process.env.FAKE_SERVE_OLD) {
+	if (name === "pi_sbx_status" && process.env.PI_TEST_FAKE_SERVE_OLD) {
 		// What a serve from before the serve methods answers (the Go SDK's unknown-tool error).
 		throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
 	}
