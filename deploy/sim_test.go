@@ -43,13 +43,13 @@ func TestMain(m *testing.M) {
 
 // simWorld is one test's sbxsim state and workspace.
 type simWorld struct {
-	t     *testing.T
+	t     testing.TB
 	state string
 	ws    string
 	home  string
 }
 
-func newSimWorld(t *testing.T) *simWorld {
+func newSimWorld(t testing.TB) *simWorld {
 	if os.Geteuid() != 0 {
 		t.Fatal("deploy's sandbox tests must run as root (sbxsim creates namespaces)")
 	}
