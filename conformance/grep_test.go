@@ -20,8 +20,8 @@ import (
 //     multi-file results are compared as sets, and where a limit or the 50KB cap picks
 //     lines by that order only counts, notices and details are compared.
 //   - Regex dialect: patterns are parsed with ripgrep's rules and errors (see
-//     search_regex_test.go, which compares generated patterns with rg); \b and \B are
-//     ASCII word boundaries, and (?-u) matches characters where ripgrep matches bytes.
+//     search_regex_test.go, which compares generated patterns with rg); (?-u) matches
+//     characters where ripgrep matches bytes.
 //   - A file or directory met while walking that cannot be read is skipped. ripgrep
 //     reports it and exits with code 2, which makes pi fail the whole call with
 //     ripgrep's message.
@@ -192,6 +192,7 @@ func TestGrepMatchesPi(t *testing.T) {
 		{name: "regex dialect: a{2}{3}", args: n("x{2}{1}", "path", "ctx/ctx.txt")},
 		{name: "regex dialect: named group", args: n("(?<n>needle)"), check: regexError},
 		{name: "regex dialect: class set operation", args: n(`needle [0-9--[2-9]]`, "path", "ctx/ctx.txt")},
+		{name: "regex dialect: Unicode word boundary", args: n(`\bcaf\b|\bcafé\b`, "path", "re")},
 		{name: "no match", args: n("no such text anywhere")},
 		{name: "outside git", args: n("needle"), unordered: true},
 	}

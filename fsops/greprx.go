@@ -17,6 +17,9 @@ type grepPattern struct {
 	// ascii, when set, is re for lines of ASCII text only (see asciiOnly): much faster
 	// than re when the pattern has big Unicode classes.
 	ascii *regexp.Regexp
+	// vm, when set, matches lines beyond ASCII for a pattern with Unicode word
+	// boundaries, which Go's regexp (ASCII-only \b) cannot.
+	vm *rxVM
 	// chain, when set, are literals the pattern is, in order, joined by ".*" (like
 	// "func.*zzq"): a line matches if they occur in it in that order, which is checked
 	// without the regexp (Go's backtracker is slow at ".*").
@@ -72,6 +75,9 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 		return nil, err
 	}
 	p := &grepPattern{re: re}
+	if hasUnicodeWordBoundary(h) {
+		p.vm = newRxVM(h)
+	}
 	if asciiSyntax, _ := goSyntaxOf(asciiOnly(h)); asciiSyntax != goSyntax {
 		if _, p.ascii, err = compileGoSyntax(asciiSyntax); err != nil {
 			return nil, err
@@ -89,6 +95,9 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	p.chain = literalChain(tree)
 	if len(p.finds) == 1 && !p.whole && p.chain == nil {
 		p.before, p.after = aroundLiteral(tree, p.finds[0])
+		if p.vm != nil {
+			p.after = nil // it would test word boundaries Go's way
+		}
 		for c := range p.beforeASCII {
 			p.beforeASCII[c] = p.before != nil && inRanges(p.before, rune(c))
 		}
@@ -122,8 +131,17 @@ func (p *grepPattern) match(line []byte) bool {
 	if p.chain != nil {
 		return chainMatch(p.chain, line)
 	}
-	if p.ascii != nil && isASCII(line) {
-		return p.ascii.Match(line)
+	if p.ascii == nil && p.vm == nil {
+		return p.re.Match(line)
+	}
+	if isASCII(line) {
+		if p.ascii != nil {
+			return p.ascii.Match(line)
+		}
+		return p.re.Match(line)
+	}
+	if p.vm != nil {
+		return p.vm.match(line)
 	}
 	return p.re.Match(line)
 }

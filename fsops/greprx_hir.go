@@ -400,7 +400,22 @@ type rxHir struct {
 	cls      *rxClass
 	min, max int // repeat; max -1 for no bound
 	greedy   bool
+	unicode  bool // word boundary: Unicode-aware (Go's \b is ASCII-only)
 	subs     []*rxHir
+}
+
+// hasUnicodeWordBoundary reports whether h has a Unicode-aware \b or \B, which Go's
+// regexp cannot express.
+func hasUnicodeWordBoundary(h *rxHir) bool {
+	if (h.kind == hirWordBoundary || h.kind == hirNotWordBoundary) && h.unicode {
+		return true
+	}
+	for _, s := range h.subs {
+		if hasUnicodeWordBoundary(s) {
+			return true
+		}
+	}
+	return false
 }
 
 type rxTranslator struct {
@@ -434,9 +449,9 @@ func (t *rxTranslator) trans(a *rxAst) (*rxHir, *rxError) {
 		case assertEndLine, assertEndText:
 			return &rxHir{kind: hirLineEnd}, nil
 		case assertWordBoundary:
-			return &rxHir{kind: hirWordBoundary}, nil
+			return &rxHir{kind: hirWordBoundary, unicode: t.flags.unicode()}, nil
 		}
-		return &rxHir{kind: hirNotWordBoundary}, nil
+		return &rxHir{kind: hirNotWordBoundary, unicode: t.flags.unicode()}, nil
 	case astClassPerl:
 		var c *rxClass
 		if t.flags.unicode() {

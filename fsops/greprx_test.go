@@ -111,6 +111,17 @@ func TestRustRegexMeaning(t *testing.T) {
 		{`[A-Z][a-z]+Error\(`, "err.Error()", false, false},
 		{`[A-Z][a-z]+Error\(`, "x.Error() NewError(", false, true},
 		{`\d+Error`, "٣Error", false, true},
+		// Word boundaries are Unicode-aware, as in ripgrep (Go's are ASCII-only).
+		{`\bcafé\b`, "un café noir", false, true},
+		{`\bcaf\b`, "un café noir", false, false},
+		{`é\b`, "café", false, true},
+		{`\Bé`, "café", false, true},
+		{`(?-u:\b)x`, "éx", false, true}, // ASCII boundary with Unicode off
+		{`\bx`, "éx", false, false},
+		{`\bnaïve\b|zzz`, "a naïve idea", false, true},
+		{`(?i)\bNAÏVE\b`, "a naïve idea", false, true},
+		{`\w+\b\s\d{2,3}`, "αβγ 12", false, true},
+		{`^\b.+\b$`, "ünï", false, true},
 	}
 	for _, c := range cases {
 		p, err := compileGrepPattern(c.pattern, false, c.fold)
