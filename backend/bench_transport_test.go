@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-sbx/pi-sbx-backend/tools"
 	"github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
@@ -52,6 +55,39 @@ func BenchmarkServeWrite(b *testing.B) {
 				res, err := cs.CallTool(context.Background(), params)
 				if err != nil || res.IsError {
 					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkServeSmallCalls is a small read and an ls through Serve over pipes, against
+// the same call made in-process: the protocol's fixed cost per call.
+//
+//	go test -run '^$' -bench BenchmarkServeSmallCalls -benchmem ./backend
+func BenchmarkServeSmallCalls(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("hello world line\n", 120)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, args string }{{"read", `{"path":"a.txt"}`}, {"ls", `{}`}} {
+		b.Run(c.name+"/inprocess", func(b *testing.B) {
+			reg := local.Default()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := reg.Call(context.Background(), dir, c.name, []byte(c.args), tools.Env{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/serve", func(b *testing.B) {
+			cs := pipeSession(b, &Local{Registry: local.Default(), Cwd: dir})
+			p := &mcp.CallToolParams{Name: c.name, Arguments: json.RawMessage(c.args)}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := cs.CallTool(context.Background(), p); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

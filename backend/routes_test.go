@@ -85,7 +85,7 @@ func TestNewServerRejectsBadRoutes(t *testing.T) {
 }
 
 // newServer serves pi's seven tools, every one through caller.
-func newServer(t testing.TB, caller Caller, o Options) *mcp.Server {
+func newServer(t testing.TB, caller Caller, o Options) *Server {
 	t.Helper()
 	srv, err := NewServer(Routes(tools.Pi(), caller), o)
 	require.NoError(t, err)

@@ -65,19 +65,36 @@ type Options struct {
 	Logger  *slog.Logger // nil: discard
 }
 
+// Server is the MCP server of NewServer, with its routes, which Serve's transport
+// answers tools/call with itself (see Transport.calls): the SDK's per-request decoding
+// was most of a small call's cost. Everything else goes through the SDK.
+type Server struct {
+	*mcp.Server
+	routes map[string]*route
+	impl   *mcp.Implementation
+}
+
+type route struct {
+	tool   *tools.Tool
+	caller Caller
+	logger *slog.Logger
+}
+
 // NewServer returns an MCP server offering the routes' tools (their names, descriptions
 // and schemas) and sending each call, validated against its description, to its route's
 // caller. A route without a tool or caller, a tool with a broken schema and two routes of
 // one name are errors.
-func NewServer(routes []Route, o Options) (*mcp.Server, error) {
+func NewServer(routes []Route, o Options) (*Server, error) {
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+	impl := &mcp.Implementation{Name: o.Name, Version: o.Version}
+	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	out := &Server{Server: srv, routes: make(map[string]*route, len(routes)), impl: impl}
 	seen := make(map[string]bool, len(routes))
 	unlisted := map[string]bool{}
 	for _, r := range routes {
@@ -94,12 +111,14 @@ func NewServer(routes []Route, o Options) (*mcp.Server, error) {
 		if r.Unlisted {
 			unlisted[r.Tool.Name] = true
 		}
-		srv.AddTool(&mcp.Tool{Name: r.Tool.Name, Description: r.Tool.Description, InputSchema: r.Tool.Schema}, handler(r.Tool, r.Caller, logger))
+		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger}
+		out.routes[r.Tool.Name] = rt
+		srv.AddTool(&mcp.Tool{Name: r.Tool.Name, Description: r.Tool.Description, InputSchema: r.Tool.Schema}, rt.handle)
 	}
 	if len(unlisted) > 0 {
 		srv.AddReceivingMiddleware(hideTools(unlisted))
 	}
-	return srv, nil
+	return out, nil
 }
 
 // hideTools drops the named tools from tools/list results; tools/call still reaches them.
@@ -121,46 +140,51 @@ func hideTools(names map[string]bool) mcp.Middleware {
 	}
 }
 
-func handler(t *tools.Tool, caller Caller, logger *slog.Logger) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		raw := req.Params.Arguments
-		if len(raw) == 0 || string(raw) == "null" {
-			raw = json.RawMessage("{}")
+// handle is the route's SDK tool handler.
+func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var progress Progress
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		progress = func(msg string, total float64) {
+			// Best effort: a client that went away must not fail the call.
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: total})
 		}
-		args, err := t.Validate(raw)
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-		var progress Progress
-		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			progress = func(msg string, total float64) {
-				// Best effort: a client that went away must not fail the call.
-				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: total})
-			}
-		}
-		if _, ok := caller.(StandInTaker); !ok {
-			args = bigarg.From(ctx).Splice(args) // the caller gets the arguments whole
-		}
-		res, err := caller.CallTool(ctx, t.Name, args, progress)
-		if errors.Is(err, tools.ErrUsage) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-		if err != nil && ctx.Err() != nil {
-			// The call was cancelled (the client's notifications/cancelled, or the session
-			// ending): not a sandbox failure, and nothing to report. The transport drops
-			// the answer to a cancelled request.
-			return nil, ctx.Err()
-		}
-		if err == nil {
-			err = Validate(res)
-		}
-		if err != nil {
-			// The sandbox failed: say so as the tool's error. Nothing runs elsewhere.
-			logger.Warn("tool call failed", "tool", t.Name, "error", err)
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}}}, nil
-		}
-		return res, nil
 	}
+	return r.call(ctx, req.Params.Arguments, progress)
+}
+
+// call validates raw arguments and runs them with the route's caller. An error is a
+// JSON-RPC error (or the call's cancellation); a failed sandbox is the tool's error.
+func (r *route) call(ctx context.Context, raw json.RawMessage, progress Progress) (*mcp.CallToolResult, error) {
+	t, caller, logger := r.tool, r.caller, r.logger
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	args, err := t.Validate(raw)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if _, ok := caller.(StandInTaker); !ok {
+		args = bigarg.From(ctx).Splice(args) // the caller gets the arguments whole
+	}
+	res, err := caller.CallTool(ctx, t.Name, args, progress)
+	if errors.Is(err, tools.ErrUsage) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if err != nil && ctx.Err() != nil {
+		// The call was cancelled (the client's notifications/cancelled, or the session
+		// ending): not a sandbox failure, and nothing to report. The transport drops
+		// the answer to a cancelled request.
+		return nil, ctx.Err()
+	}
+	if err == nil {
+		err = Validate(res)
+	}
+	if err != nil {
+		// The sandbox failed: say so as the tool's error. Nothing runs elsewhere.
+		logger.Warn("tool call failed", "tool", t.Name, "error", err)
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}}}, nil
+	}
+	return res, nil
 }
 
 // Runner runs a call in this process (tools/local's Registry): decoding, validation and

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pi-sbx/pi-sbx-backend/bigarg"
 )
 
@@ -15,7 +13,7 @@ import (
 // batches and ids it cannot echo exactly with JSON-RPC errors and keeps serving (see
 // Transport). The large strings of tool arguments bypass the SDK's decoding (see
 // package bigarg): the calls' contexts carry the connection's store.
-func Serve(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer) error {
+func Serve(ctx context.Context, srv *Server, in io.Reader, out io.Writer) error {
 	store := bigarg.NewStore()
-	return srv.Run(bigarg.WithStore(ctx, store), &Transport{In: in, Out: out, Guard: true, Store: store})
+	return srv.Run(bigarg.WithStore(ctx, store), &Transport{In: in, Out: out, Guard: true, Store: store, server: srv})
 }

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -59,10 +61,14 @@ type Transport struct {
 	// stand-ins spliced back.
 	Store  *bigarg.Store
 	Logger *slog.Logger
+
+	// server, if set, answers tools/call of its routes in the transport, once the
+	// session is initialized, without the SDK (see Server).
+	server *Server
 }
 
 // Connect implements mcp.Transport.
-func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	maxLine := t.MaxLine
 	if maxLine <= 0 {
 		maxLine = MaxRequestLine
@@ -78,8 +84,11 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	base, stop := context.WithCancel(ctx)
 	c := &conn{
 		t:        t,
+		base:     base,
+		stop:     stop,
 		maxLine:  maxLine,
 		logger:   logger,
 		incoming: make(chan item),
@@ -113,6 +122,13 @@ type conn struct {
 	// to any other id (the peer answering a call we cancelled) is logged.
 	omu      sync.Mutex
 	outgoing map[jsonrpc.ID]bool
+
+	base        context.Context // of the calls answered here; ends with the connection
+	stop        context.CancelFunc
+	initMu      sync.Mutex
+	initID      jsonrpc.ID // the initialize request's id
+	initialized bool       // its answer has been written
+	multiRound  bool       // ... with a protocol version of the stateless era
 }
 
 // SessionID implements mcp.Connection (stdio has no session id).
@@ -134,7 +150,16 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
-		send, keys := c.calls.finish(m.ID)
+		c.initMu.Lock()
+		if c.initID.IsValid() && m.ID == c.initID && m.Error == nil {
+			c.initialized = true
+			v, _ := unquote(memberOf(m.Result, "protocolVersion"))
+			c.multiRound = v >= statelessProtocol
+		}
+		c.initMu.Unlock()
+		send, keys, release := c.calls.finish(m.ID)
+		// The end of input waits for this answer: it counts as given once written.
+		defer release()
 		if c.t.Store != nil {
 			c.t.Store.Drop(keys)
 		}
@@ -210,6 +235,7 @@ func messageSize(msg jsonrpc.Message) int {
 // Close implements mcp.Connection.
 func (c *conn) Close() error {
 	c.once.Do(func() {
+		c.stop()
 		close(c.closed)
 		if c.t.Closer != nil {
 			c.closeErr = c.t.Closer.Close()
@@ -274,12 +300,29 @@ func (c *conn) handle(line []byte, size int) bool {
 	case *jsonrpc.Request:
 		switch {
 		case m.IsCall():
+			if m.Method == "initialize" {
+				c.initMu.Lock()
+				c.initID = m.ID
+				c.initMu.Unlock()
+			}
 			var keys []string
 			if c.t.Store != nil && m.Method == "tools/call" && size >= bigLine {
 				m.Params, keys = c.t.Store.Offload(m.Params)
 			}
-			if !c.calls.start(m.ID, size, keys, c.closed) {
+			ok, dup := c.calls.start(m.ID, size, keys, c.closed)
+			switch {
+			case dup:
+				// Answered here, not by the SDK, which may not know the first call.
 				c.t.Store.Drop(keys)
+				c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
+				return true
+			case !ok:
+				c.t.Store.Drop(keys)
+				return false
+			}
+			if rt, args, tok, kind := c.fastRoute(m); rt != nil {
+				go c.fastCall(m.ID, rt, args, tok, kind)
+				return true
 			}
 		case m.Method == "notifications/cancelled":
 			c.calls.cancel(cancelledID(m.Params))
@@ -428,6 +471,7 @@ type call struct {
 	size      int64    // bytes taken from the budget
 	keys      []string // its stand-ins in the transport's bigarg.Store
 	cancelled bool
+	abort     context.CancelFunc // of a call answered by the transport
 }
 
 func newTracker(budget int64) *tracker {
@@ -437,8 +481,8 @@ func newTracker(budget int64) *tracker {
 }
 
 // start notes a call; a big one first waits for its share of the budget (or stop). It
-// reports whether the call is tracked (not a duplicate id, not stopped).
-func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan struct{}) bool {
+// reports whether the call is tracked, or else whether its id is a duplicate.
+func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan struct{}) (ok, dup bool) {
 	need := int64(0)
 	if size >= bigLine {
 		need = min(int64(size), t.max)
@@ -446,7 +490,7 @@ func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan stru
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.calls[id] != nil {
-		return false // a duplicate: the SDK answers it with an error (and null id)
+		return false, true
 	}
 	for t.budget < need {
 		freed := t.freed
@@ -455,7 +499,7 @@ func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan stru
 		case <-freed:
 		case <-stop:
 			t.mu.Lock()
-			return false
+			return false, false
 		}
 		t.mu.Lock()
 	}
@@ -465,7 +509,7 @@ func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan stru
 		t.idle = make(chan struct{})
 	}
 	t.pending++
-	return true
+	return true, false
 }
 
 // cancel marks a call the peer cancelled: the end of input no longer waits for it, and
@@ -478,7 +522,23 @@ func (t *tracker) cancel(id jsonrpc.ID) {
 		return
 	}
 	c.cancelled = true
+	if c.abort != nil {
+		c.abort()
+	}
 	t.release()
+}
+
+// setAbort gives a call answered by the transport its cancel function; it reports false
+// if the call was cancelled already.
+func (t *tracker) setAbort(id jsonrpc.ID, abort context.CancelFunc) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[id]
+	if c == nil || c.cancelled {
+		return false
+	}
+	c.abort = abort
+	return true
 }
 
 // release counts one call as no longer pending; t.mu is held.
@@ -489,14 +549,14 @@ func (t *tracker) release() {
 	}
 }
 
-// finish notes the answer to a call and reports whether it should be sent, and the
-// call's stand-ins, now to be dropped.
-func (t *tracker) finish(id jsonrpc.ID) (bool, []string) {
+// finish notes the answer to a call: whether it should be sent, the call's stand-ins
+// (now to be dropped), and release, to be called once the answer is written.
+func (t *tracker) finish(id jsonrpc.ID) (send bool, keys []string, release func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.calls[id]
 	if c == nil {
-		return true, nil // an answer to a call not tracked (a duplicate's error)
+		return true, nil, func() {} // an answer to a call not tracked
 	}
 	delete(t.calls, id)
 	if c.size > 0 {
@@ -505,10 +565,13 @@ func (t *tracker) finish(id jsonrpc.ID) (bool, []string) {
 		t.freed = make(chan struct{})
 	}
 	if c.cancelled {
-		return false, c.keys
+		return false, c.keys, func() {} // released when cancelled
 	}
-	t.release()
-	return true, c.keys
+	return true, c.keys, func() {
+		t.mu.Lock()
+		t.release()
+		t.mu.Unlock()
+	}
 }
 
 // waitIdle returns once no call is pending, or when stop is closed.
@@ -520,4 +583,117 @@ func (t *tracker) waitIdle(stop <-chan struct{}) {
 	case <-idle:
 	case <-stop:
 	}
+}
+
+// fastCallKind says how the SDK would shape a call's result: after an initialize
+// handshake of the stateless era it marks the result complete; a stateless call's
+// result also names the server in _meta.
+type fastCallKind struct{ complete, serverInfo bool }
+
+// fastRoute returns the route, raw arguments and raw progress token of a tools/call the
+// transport answers itself: one of the server's routes, once initialize was answered or
+// in a call of the stateless protocol.
+func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKind) {
+	none := func() (*route, []byte, []byte, fastCallKind) { return nil, nil, nil, fastCallKind{} }
+	if c.t.server == nil || m.Method != "tools/call" {
+		return none()
+	}
+	c.initMu.Lock()
+	ready, multiRound := c.initialized, c.multiRound
+	c.initMu.Unlock()
+	meta := memberOf(m.Params, "_meta")
+	kind := fastCallKind{complete: multiRound}
+	if statelessCall(meta) {
+		kind = fastCallKind{complete: true, serverInfo: true}
+	} else if !ready {
+		return none()
+	}
+	name, ok := unquote(memberOf(m.Params, "name"))
+	if !ok {
+		return none()
+	}
+	rt := c.t.server.routes[name]
+	if rt == nil {
+		return none() // the SDK's "unknown tool" error
+	}
+	var tok []byte
+	if meta != nil {
+		tok = memberOf(meta, "progressToken")
+		if tok != nil && tok[0] != '"' && (tok[0] < '0' || tok[0] > '9') && tok[0] != '-' {
+			tok = nil // not a string or number: no progress, as the SDK
+		}
+	}
+	return rt, memberOf(m.Params, "arguments"), tok, kind
+}
+
+// statelessProtocol is the MCP version whose requests carry the client's state in _meta
+// instead of an initialize handshake (the Go SDK's client speaks it).
+const statelessProtocol = "2026-07-28"
+
+// statelessCall reports whether a request's _meta makes it a complete call of the
+// stateless protocol, as the SDK requires: its version, and the client's capabilities.
+func statelessCall(meta []byte) bool {
+	if meta == nil {
+		return false
+	}
+	v, ok := unquote(memberOf(meta, "io.modelcontextprotocol/protocolVersion"))
+	caps := memberOf(meta, "io.modelcontextprotocol/clientCapabilities")
+	return ok && v == statelessProtocol && len(caps) > 0 && caps[0] == '{'
+}
+
+// fastCall runs one tools/call and writes its answer (or drops it if cancelled), as the
+// SDK would: a *jsonrpc.Error as an error response, a result with content [] at least.
+func (c *conn) fastCall(id jsonrpc.ID, rt *route, args, tok []byte, kind fastCallKind) {
+	ctx, cancel := context.WithCancel(c.base)
+	defer cancel()
+	resp := &jsonrpc.Response{ID: id}
+	if !c.calls.setAbort(id, cancel) {
+		cancel()
+	}
+	var progress Progress
+	if tok != nil {
+		progress = func(msg string, total float64) { c.notifyProgress(tok, msg, total) }
+	}
+	res, err := rt.call(ctx, json.RawMessage(args), progress)
+	if err == nil {
+		if res.Content == nil {
+			res.Content = []mcp.Content{}
+		}
+		if kind.serverInfo {
+			if res.Meta == nil {
+				res.Meta = mcp.Meta{}
+			}
+			if _, ok := res.Meta["io.modelcontextprotocol/serverInfo"]; !ok {
+				res.Meta["io.modelcontextprotocol/serverInfo"] = c.t.server.impl
+			}
+		}
+		var raw []byte
+		if raw, err = json.Marshal(res); err == nil {
+			if kind.complete && len(raw) > 2 {
+				// The SDK's unexported resultType, last as it writes it.
+				raw = append(raw[:len(raw)-1], `,"resultType":"complete"}`...)
+			}
+			resp.Result = raw
+		}
+	}
+	if err != nil {
+		resp.Error = err
+	}
+	// A failed write shows up in the SDK's own next write.
+	_ = c.Write(c.base, resp)
+}
+
+// notifyProgress writes a notifications/progress for a call answered here; the token is
+// echoed as the client wrote it.
+func (c *conn) notifyProgress(tok []byte, msg string, total float64) {
+	line := append(make([]byte, 0, len(msg)+128), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	line = append(line, tok...)
+	line = append(line, `,"progress":`...)
+	line = strconv.AppendFloat(line, total, 'f', -1, 64)
+	if msg != "" {
+		line = append(line, `,"message":`...)
+		line = appendString(line, msg)
+	}
+	line = append(line, '}', '}', '\n')
+	c.writeRaw(line)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/bigarg"
 	"github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
@@ -35,7 +36,7 @@ func serveScript(t *testing.T, dir, input string) []string {
 	return serveWith(t, newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{}), input)
 }
 
-func serveWith(t *testing.T, srv *mcp.Server, input string) []string {
+func serveWith(t *testing.T, srv *Server, input string) []string {
 	t.Helper()
 	var out syncBuffer
 	done := make(chan error, 1)
@@ -184,17 +185,18 @@ func TestTrackerBoundsBytesInFlight(t *testing.T) {
 		t.Fatal("a call beyond the budget was taken at once")
 	case <-time.After(100 * time.Millisecond):
 	}
-	send, _ := tr.finish(id(2))
+	send, _, release := tr.finish(id(2))
 	assert.True(t, send)
+	release()
 	select {
 	case <-third:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiting call was not taken once budget was returned")
 	}
 	tr.cancel(id(1))
-	send, _ = tr.finish(id(1))
+	send, _, _ = tr.finish(id(1))
 	assert.False(t, send, "a cancelled call's answer is dropped")
-	send, _ = tr.finish(id(99))
+	send, _, _ = tr.finish(id(99))
 	assert.True(t, send, "answers to calls not tracked pass")
 }
 
@@ -352,4 +354,39 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestFastPathAnswersAsTheSDK: the transport answers tools/call of the server's routes
+// itself (after initialize, or for calls of the stateless protocol); every answer is
+// the one the SDK gives, byte for byte, for the golden session and its stateless form.
+func TestFastPathAnswersAsTheSDK(t *testing.T) {
+	session, err := os.ReadFile(filepath.Join("testdata", "session.jsonl"))
+	require.NoError(t, err)
+	meta := `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},`
+	var stateless []string
+	for _, l := range strings.Split(strings.TrimSpace(string(session)), "\n") {
+		if strings.Contains(l, `"method":"tools/call"`) {
+			stateless = append(stateless, strings.Replace(l, `"params":{`, `"params":{`+meta, 1))
+		}
+	}
+	for name, input := range map[string]string{"initialized": string(session), "stateless": strings.Join(stateless, "\n") + "\n"} {
+		t.Run(name, func(t *testing.T) {
+			run := func(fast bool) string {
+				dir := t.TempDir()
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("alpha\nbeta\r\ngamma\n"), 0o644))
+				require.NoError(t, os.Mkdir(filepath.Join(dir, "src"), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+				srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{Name: "golden", Version: "v0"})
+				var out syncBuffer
+				store := bigarg.NewStore()
+				tr := &Transport{In: strings.NewReader(input), Out: &out, Guard: true, Store: store}
+				if fast {
+					tr.server = srv
+				}
+				require.NoError(t, srv.Run(bigarg.WithStore(context.Background(), store), tr))
+				return inIDOrder(t, strings.ReplaceAll(out.String(), dir, "$WORK"))
+			}
+			assert.Equal(t, run(false), run(true))
+		})
+	}
 }
