@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +124,28 @@ func TestServeDoesNotAnswerACancelledCall(t *testing.T) {
 	log := stderr.String()
 	assert.NotContains(t, log, "level=WARN")
 	assert.NotContains(t, log, "context canceled")
+}
+
+// TestServeLargeWriteAndEdit: a write and an edit whose texts are far over the size the
+// transports set aside (bigarg) arrive in the workspace exactly, through serve and the
+// agent channel.
+func TestServeLargeWriteAndEdit(t *testing.T) {
+	w := newWorld(t)
+	cs, _, _ := w.serve(nil, nil)
+	big := strings.Repeat("func f() {\n\treturn \"x\\y\" // é 😀 \u2028\n}\n", 50000) // ~2 MB
+	lit, err := json.Marshal(big)
+	require.NoError(t, err)
+	res := call(t, cs, "write", `{"path":"big.go","content":`+string(lit)+`}`)
+	require.False(t, res.IsError, text(res))
+	got, err := os.ReadFile(filepath.Join(w.ws, "big.go"))
+	require.NoError(t, err)
+	require.True(t, string(got) == big, "the file holds exactly the content sent")
+
+	edited := "// head\n" + big
+	newLit, _ := json.Marshal(edited)
+	res = call(t, cs, "edit", `{"path":"big.go","edits":[{"oldText":`+string(lit)+`,"newText":`+string(newLit)+`}]}`)
+	require.False(t, res.IsError, text(res))
+	got, err = os.ReadFile(filepath.Join(w.ws, "big.go"))
+	require.NoError(t, err)
+	assert.True(t, string(got) == edited, "the edit's texts arrived exactly")
 }
