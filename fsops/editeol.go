@@ -99,10 +99,15 @@ func (o *originalWriter) write(s string) {
 }
 
 // lineEndingAt is lineEndingAt(original, toOriginal(off)) in terms of the normalized
-// text: the first ending with a "\n" at or after off, else the last one before it, else
-// CR if the file has any, else LF.
-func (e *lineEndings) lineEndingAt(normalized string, off int) string {
-	line := strings.Count(normalized[:off], "\n")
+// text, line being the number of "\n" before off: the first ending with a "\n" at or
+// after off, else the last one before it, else CR if the file has any, else LF.
+func (e *lineEndings) lineEndingAt(line int) string {
+	if !e.anyLF {
+		if e.anyCR {
+			return "\r"
+		}
+		return "\n"
+	}
 	for i := line; i < e.n; i++ {
 		if k := e.kind(i); k != eolCR {
 			return eolBytes[k]
@@ -162,7 +167,8 @@ func writeOriginal(dst io.Writer, prefix, normalized string, e *lineEndings, rep
 	pos := 0
 	for _, r := range reps {
 		original(pos, r.index)
-		if ending := e.lineEndingAt(normalized, r.index); ending == "\n" {
+		// o.line is now the number of "\n" before r.index.
+		if ending := e.lineEndingAt(o.line); ending == "\n" {
 			inserted(r.newText)
 		} else {
 			inserted(strings.ReplaceAll(r.newText, "\n", ending))
