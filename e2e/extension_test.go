@@ -75,7 +75,8 @@ func TestPiExtension(t *testing.T) {
 	})
 	require.NoError(t, err)
 	// The conversation is compared with pi's built-in tools, so serve offers pi's seven
-	// only (the docker_* tools would add to the tool list and system prompt).
+	// only (the docker_* tools would add to the tool list); the script turns them on where
+	// it checks them.
 	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"), "PI_SBX_DOCKER_TOOLS=0")
 	cmd := command(node, env, filepath.Join(root, "extension/test/e2e.mjs"), string(config))
 	cmd.Dir = filepath.Join(root, "extension")
@@ -93,7 +94,7 @@ func TestPiExtension(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &report))
 	t.Logf("checks passed: %s", strings.Join(report.Checks, "; "))
 	t.Logf("warm re-use: a new session re-attached and ran its first call in %.0f ms", report.ReattachMs)
-	assert.Len(t, report.Checks, 19)
+	assert.Len(t, report.Checks, 21)
 	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
 	assert.Empty(t, servePids(), "no serve process is left after pi exits")
 }

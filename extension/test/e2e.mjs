@@ -455,6 +455,40 @@ check("bash streams at least two updates for a slow command", () => {
 	spawnSync(config.sim, ["rm", "-f", first], { env: process.env });
 }
 
+// --- 12. the real serve's docker_* tools, registered in pi ---
+{
+	delete process.env.PI_SBX_DOCKER_TOOLS;
+	const dep = await startPi({ extension: true });
+	process.env.PI_SBX_DOCKER_TOOLS = "0";
+	const all = dep.session.getAllTools();
+	const docker = all.filter((t) => t.name.startsWith("docker_"));
+	report.dockerTools = docker.map((t) => t.name);
+	check("the real serve's docker_* tools are pi tools, active, beside pi's seven", () => {
+		assert.ok(docker.length >= 10, `docker tools: ${report.dockerTools}`);
+		for (const t of docker) {
+			assert.ok(t.description.length > 0, t.name);
+			assert.equal(t.parameters.type, "object", t.name);
+			assert.ok(dep.session.getActiveToolNames().includes(t.name), `${t.name} active`);
+		}
+		for (const name of ["read", "bash", "edit", "write"]) assert.ok(dep.session.getActiveToolNames().includes(name));
+	});
+	await dep.runtime.dispose();
+
+	delete process.env.PI_SBX_DOCKER_TOOLS;
+	process.env.PI_SBX_MODE = "deploy";
+	const target = await startPi({ extension: true });
+	delete process.env.PI_SBX_MODE;
+	process.env.PI_SBX_DOCKER_TOOLS = "0";
+	check("deploy-target mode: the docker_* tools, and pi's own seven", () => {
+		const tools = target.session.getAllTools();
+		assert.deepEqual(tools.filter((t) => t.name.startsWith("docker_")).map((t) => t.name), report.dockerTools);
+		for (const t of tools.filter((t) => ["read", "bash", "edit", "write", "grep", "find", "ls"].includes(t.name))) {
+			assert.equal(t.sourceInfo.source, "builtin", t.name);
+		}
+	});
+	await target.runtime.dispose();
+}
+
 fs.writeFileSync(config.report, JSON.stringify(report));
 
 async function waitFor(f, ms = 30_000) {
