@@ -95,9 +95,7 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	p.chain = literalChain(tree)
 	if len(p.finds) == 1 && !p.whole && p.chain == nil {
 		p.before, p.after = aroundLiteral(tree, p.finds[0])
-		if p.vm != nil {
-			p.after = nil // it would test word boundaries Go's way
-		}
+
 		for c := range p.beforeASCII {
 			p.beforeASCII[c] = p.before != nil && inRanges(p.before, rune(c))
 		}
@@ -151,6 +149,13 @@ func (p *grepPattern) match(line []byte) bool {
 // condition for line to match).
 func (p *grepPattern) aroundOK(line []byte) bool {
 	f := p.finds[0]
+	after := p.after
+	if p.vm != nil && after != nil && !isASCII(line) {
+		after = nil // it tests word boundaries Go's way, right only on ASCII text
+		if p.before == nil {
+			return true
+		}
+	}
 	for off := 0; off < len(line); {
 		j := f.index(line[off:])
 		if j < 0 {
@@ -173,7 +178,7 @@ func (p *grepPattern) aroundOK(line []byte) bool {
 				continue
 			}
 		}
-		if p.after == nil || p.after.Match(line[at+len(f.lit):]) {
+		if after == nil || after.Match(line[at+len(f.lit):]) {
 			return true
 		}
 	}

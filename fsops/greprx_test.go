@@ -122,6 +122,8 @@ func TestRustRegexMeaning(t *testing.T) {
 		{`(?i)\bNAÏVE\b`, "a naïve idea", false, true},
 		{`\w+\b\s\d{2,3}`, "αβγ 12", false, true},
 		{`^\b.+\b$`, "ünï", false, true},
+		{`x_\d\b`, "x_1é", false, false}, // the after-literal test must not decide this
+		{`x_\d\B`, "x_1é", false, true},
 	}
 	for _, c := range cases {
 		p, err := compileGrepPattern(c.pattern, false, c.fold)
