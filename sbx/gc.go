@@ -64,7 +64,37 @@ func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry
 		}
 		out = append(out, e)
 	}
+	if !o.DryRun && owners != nil {
+		owners.prune(list, now, o.MaxAge)
+	}
 	return out, nil
+}
+
+// prune forgets the records of sandboxes sbx no longer lists whose owner is gone and
+// that are older than maxAge (the sandbox went with its session's teardown, or by hand).
+// Forgetting only ever makes GC keep more.
+func (o *Owners) prune(list []Sandbox, now time.Time, maxAge time.Duration) {
+	listed := map[string]bool{}
+	for _, s := range list {
+		listed[s.Name] = true
+	}
+	ents, err := os.ReadDir(o.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || listed[name] || ValidateName(name) != nil {
+			continue
+		}
+		rec, err := o.Read(name)
+		if err != nil {
+			continue
+		}
+		if gone, _ := rec.Gone(); gone && now.Sub(rec.Created) > maxAge {
+			o.Remove(name)
+		}
+	}
 }
 
 // gcReason returns why s is kept, or "" when it may be collected.

@@ -88,6 +88,23 @@ func TestGCRemovesOnlyWhatItShould(t *testing.T) {
 	}
 }
 
+func TestGCForgetsRecordsOfVanishedSandboxes(t *testing.T) {
+	owners := &Owners{Dir: t.TempDir()}
+	now := time.Now()
+	require.NoError(t, owners.Record("pi-sbx-gone-old", deadPID(t), false, "/ws", now.Add(-48*time.Hour)))
+	require.NoError(t, owners.Record("pi-sbx-gone-young", deadPID(t), false, "/ws", now.Add(-time.Hour)))
+	require.NoError(t, owners.Record("pi-sbx-alive-old", os.Getpid(), false, "/ws", now.Add(-48*time.Hour)))
+	r := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, `{"sandboxes":[]}`, "" }}
+	_, err := (&Client{Bin: "sbx", Runner: r}).GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, Now: now})
+	require.NoError(t, err)
+	_, err = owners.Read("pi-sbx-gone-old")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	for _, kept := range []string{"pi-sbx-gone-young", "pi-sbx-alive-old"} {
+		_, err = owners.Read(kept)
+		assert.NoError(t, err, kept)
+	}
+}
+
 func TestOwnerGone(t *testing.T) {
 	self := Owner{Name: "pi-sbx-x", PID: os.Getpid(), Boot: bootID(), Start: processStart(os.Getpid())}
 	gone, why := self.Gone()
