@@ -382,7 +382,7 @@ func BenchmarkBigWrites(b *testing.B) {
 					b.Fatal(err)
 				}
 				agentPid := findAgent(b)
-				serveCPU, agentCPU := cpuTime(b, cmd.Process.Pid), cpuTime(b, agentPid)
+				serveCPU, agentCPU, selfCPU := cpuTime(b, cmd.Process.Pid), cpuTime(b, agentPid), cpuTime(b, os.Getpid())
 				start := time.Now()
 				var wg sync.WaitGroup
 				for j := 0; j < n; j++ {
@@ -401,6 +401,7 @@ func BenchmarkBigWrites(b *testing.B) {
 				b.ReportMetric(float64(n*30)/elapsed.Seconds(), "MB/s")
 				b.ReportMetric((cpuTime(b, cmd.Process.Pid) - serveCPU).Seconds(), "serve-cpu-s")
 				b.ReportMetric((cpuTime(b, agentPid) - agentCPU).Seconds(), "agent-cpu-s")
+				b.ReportMetric((cpuTime(b, os.Getpid()) - selfCPU).Seconds(), "client-cpu-s")
 				b.ReportMetric(float64(statusKB(b, cmd.Process.Pid, "VmHWM:"))/1024, "serve-peak-MB")
 				b.ReportMetric(float64(statusKB(b, agentPid, "VmHWM:"))/1024, "agent-peak-MB")
 				cs.Close()
