@@ -72,6 +72,7 @@ type Server struct {
 	*mcp.Server
 	routes map[string]*route
 	impl   *mcp.Implementation
+	logger *slog.Logger
 }
 
 type route struct {
@@ -94,7 +95,7 @@ func NewServer(routes []Route, o Options) (*Server, error) {
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	out := &Server{Server: srv, routes: make(map[string]*route, len(routes)), impl: impl}
+	out := &Server{Server: srv, routes: make(map[string]*route, len(routes)), impl: impl, logger: logger}
 	seen := make(map[string]bool, len(routes))
 	unlisted := map[string]bool{}
 	for _, r := range routes {

@@ -15,5 +15,5 @@ import (
 // package bigarg): the calls' contexts carry the connection's store.
 func Serve(ctx context.Context, srv *Server, in io.Reader, out io.Writer) error {
 	store := bigarg.NewStore()
-	return srv.Run(bigarg.WithStore(ctx, store), &Transport{In: in, Out: out, Guard: true, Store: store, server: srv})
+	return srv.Run(bigarg.WithStore(ctx, store), &Transport{In: in, Out: out, Guard: true, Store: store, Logger: srv.logger, server: srv})
 }

@@ -96,6 +96,9 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		calls:    newTracker(budget),
 		outgoing: make(map[jsonrpc.ID]bool),
 	}
+	c.calls.onWait = func(need, max int64) {
+		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
+	}
 	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
 	return c, nil
 }
@@ -465,6 +468,8 @@ type tracker struct {
 	budget  int64         // bytes of big requests that may still be taken
 	freed   chan struct{} // closed and replaced when budget is returned
 	max     int64
+	// onWait, if set, is told when a call must wait for budget (t.mu is held).
+	onWait func(need, max int64)
 }
 
 type call struct {
@@ -492,7 +497,10 @@ func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan stru
 	if t.calls[id] != nil {
 		return false, true
 	}
-	for t.budget < need {
+	for waited := false; t.budget < need; waited = true {
+		if !waited && t.onWait != nil {
+			t.onWait(need, t.max)
+		}
 		freed := t.freed
 		t.mu.Unlock()
 		select {

@@ -211,10 +211,12 @@ func TestServeQueuesBigCallsBeyondTheBudget(t *testing.T) {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write","arguments":{"path":"f%d","content":%q}}}`+"\n", i, i, content)
 	}
 	srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{})
-	var out syncBuffer
-	require.NoError(t, srv.Run(context.Background(), &Transport{In: strings.NewReader(in.String()), Out: &out, Guard: true, MaxLine: 2 << 20, MaxInflight: 2 << 20}))
+	var out, logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	require.NoError(t, srv.Run(context.Background(), &Transport{In: strings.NewReader(in.String()), Out: &out, Guard: true, MaxLine: 2 << 20, MaxInflight: 2 << 20, Logger: logger}))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	assert.Len(t, lines, 7)
+	assert.Contains(t, logs.String(), "a large request waits", "the wait is logged")
 	for i := 0; i < 6; i++ {
 		got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%d", i)))
 		require.NoError(t, err)
