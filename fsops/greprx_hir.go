@@ -185,7 +185,8 @@ func rxNormalizeName(x string) string {
 	return string(out)
 }
 
-var rxAges = []string{"V1_1", "V2_0", "V2_1", "V3_0", "V3_1", "V3_2", "V4_0", "V4_1", "V5_0", "V5_1", "V5_2", "V6_0", "V6_1", "V6_2", "V6_3", "V7_0", "V8_0", "V9_0", "V10_0", "V11_0", "V12_0", "V12_1", "V13_0", "V14_0"}
+// rxAgeList is the Unicode versions in order: \p{Age=V} is every version up to V.
+const rxAgeList = "V1_1 V2_0 V2_1 V3_0 V3_1 V3_2 V4_0 V4_1 V5_0 V5_1 V5_2 V6_0 V6_1 V6_2 V6_3 V7_0 V8_0 V9_0 V10_0 V11_0 V12_0 V12_1 V13_0 V14_0"
 
 func rxCanonicalGencat(norm string) string {
 	switch norm {
@@ -282,7 +283,7 @@ func rxUnicodeSet(u rxUnicodeClass) (*rxClass, string) {
 	switch prop {
 	case "Age":
 		c := &rxClass{}
-		for _, a := range rxAges {
+		for _, a := range strings.Fields(rxAgeList) {
 			if t := rxNamedTable("age/" + a); t != nil {
 				c.r = append(c.r, t.r...)
 			}
@@ -323,7 +324,7 @@ func rxPerlBytes(kind byte) *rxClass {
 
 func rxASCIISet(name string, bytes bool) *rxClass {
 	c := &rxClass{bytes: bytes}
-	r := rxASCIIClasses[name]
+	r := rxASCIIClass(name)
 	for i := 0; i+1 < len(r); i += 2 {
 		c.add(r[i], r[i+1])
 	}

@@ -853,8 +853,7 @@ func (p *rxParser) parseEscape() (*rxAst, *rxError) {
 	if rxIsMeta(c) {
 		return &rxAst{kind: astLiteral, span: span, c: c, punct: true}, nil
 	}
-	special := map[rune]rune{'a': '\a', 'f': '\f', 't': '\t', 'n': '\n', 'r': '\r', 'v': '\v'}
-	if r, ok := special[c]; ok {
+	if r := rxSpecialEscape(c); r >= 0 {
 		return &rxAst{kind: astLiteral, span: span, c: r}, nil
 	}
 	if c == ' ' && p.ignoreWS {
@@ -871,6 +870,25 @@ func (p *rxParser) parseEscape() (*rxAst, *rxError) {
 		return &rxAst{kind: astAssertion, span: span, assert: assertNotWordBoundary}, nil
 	}
 	return nil, p.err(span, rxErrEscapeUnrecognized)
+}
+
+// rxSpecialEscape is the character \c stands for among \a \f \t \n \r \v, or -1.
+func rxSpecialEscape(c rune) rune {
+	switch c {
+	case 'a':
+		return '\a'
+	case 'f':
+		return '\f'
+	case 't':
+		return '\t'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 'v':
+		return '\v'
+	}
+	return -1
 }
 
 func isHexDigit(c rune) bool {
@@ -1142,22 +1160,39 @@ func (p *rxParser) parseSetClassOpen() (*rxBracketed, *rxUnion, *rxError) {
 	return set, union, nil
 }
 
-// rxASCIIClasses are the [:name:] classes.
-var rxASCIIClasses = map[string][]rune{
-	"alnum":  {'0', '9', 'A', 'Z', 'a', 'z'},
-	"alpha":  {'A', 'Z', 'a', 'z'},
-	"ascii":  {0, 0x7F},
-	"blank":  {'\t', '\t', ' ', ' '},
-	"cntrl":  {0, 0x1F, 0x7F, 0x7F},
-	"digit":  {'0', '9'},
-	"graph":  {'!', '~'},
-	"lower":  {'a', 'z'},
-	"print":  {' ', '~'},
-	"punct":  {'!', '/', ':', '@', '[', '`', '{', '~'},
-	"space":  {'\t', '\r', ' ', ' '},
-	"upper":  {'A', 'Z'},
-	"word":   {'0', '9', 'A', 'Z', '_', '_', 'a', 'z'},
-	"xdigit": {'0', '9', 'A', 'F', 'a', 'f'},
+// rxASCIIClass returns the ranges of the [:name:] class, or nil for an unknown name.
+func rxASCIIClass(name string) []rune {
+	switch name {
+	case "alnum":
+		return []rune{'0', '9', 'A', 'Z', 'a', 'z'}
+	case "alpha":
+		return []rune{'A', 'Z', 'a', 'z'}
+	case "ascii":
+		return []rune{0, 0x7F}
+	case "blank":
+		return []rune{'\t', '\t', ' ', ' '}
+	case "cntrl":
+		return []rune{0, 0x1F, 0x7F, 0x7F}
+	case "digit":
+		return []rune{'0', '9'}
+	case "graph":
+		return []rune{'!', '~'}
+	case "lower":
+		return []rune{'a', 'z'}
+	case "print":
+		return []rune{' ', '~'}
+	case "punct":
+		return []rune{'!', '/', ':', '@', '[', '`', '{', '~'}
+	case "space":
+		return []rune{'\t', '\r', ' ', ' '}
+	case "upper":
+		return []rune{'A', 'Z'}
+	case "word":
+		return []rune{'0', '9', 'A', 'Z', '_', '_', 'a', 'z'}
+	case "xdigit":
+		return []rune{'0', '9', 'A', 'F', 'a', 'f'}
+	}
+	return nil
 }
 
 func (p *rxParser) maybeParseASCIIClass() *rxClassItem {
@@ -1186,7 +1221,7 @@ func (p *rxParser) maybeParseASCIIClass() *rxClassItem {
 	if !p.bumpIf(":]") {
 		return reset()
 	}
-	if _, ok := rxASCIIClasses[name]; !ok {
+	if rxASCIIClass(name) == nil {
 		return reset()
 	}
 	return &rxClassItem{kind: itemASCII, span: rxSpan{start, p.pos}, ascii: name, negated: negated}
