@@ -238,6 +238,6 @@ func TestPiPrintMode(t *testing.T) {
 	require.NoError(t, cmd.Run(), "%s", stderr.String())
 	assert.Equal(t, "turn 1 done\n", stdout.String())
 	assert.Contains(t, stderr.String(), "creating sandbox pi-sbx-", "sandbox progress on stderr")
-	assert.Empty(t, w.sandboxes())
-	assert.Empty(t, servePids())
+	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 && len(servePids()) == 0 }, 20*time.Second, 100*time.Millisecond,
+		"no sandbox and no serve after pi exits: %v %v", w.sandboxes(), servePids())
 }

@@ -67,7 +67,8 @@ function show(ctx: ExtensionContext, text: string): void {
 export function ptyOperations(sandbox: Sandbox): BashOperations {
 	return {
 		async exec(command, cwd, { onData, signal }) {
-			const args: Record<string, unknown> = { command, cwd };
+			// The terminal type of pi's own terminal, so programs draw as they would there.
+			const args: Record<string, unknown> = { command, cwd, env: { TERM: process.env.TERM || "xterm-256color" } };
 			if (process.stdout.isTTY && process.stdout.columns) {
 				args.cols = process.stdout.columns;
 				args.rows = process.stdout.rows;

@@ -138,21 +138,6 @@ export class Sandbox {
 		return this.lastStatus;
 	}
 
-	/** The last status serve reported, if any. */
-	get known(): SandboxStatus | undefined {
-		return this.lastStatus;
-	}
-
-	/** pid of the running serve, if any. */
-	async servePid(): Promise<number | undefined> {
-		if (!this.conn) return undefined;
-		try {
-			return (await this.conn).transport.pid;
-		} catch {
-			return undefined;
-		}
-	}
-
 	/** Calls a serve tool. Rejects with a SandboxError when serve cannot be reached or dies. */
 	async call(name: string, args: Record<string, unknown>, o: CallOptions = {}): Promise<CallToolResult> {
 		if (o.signal?.aborted) throw abortError();

@@ -23,7 +23,7 @@ import { type Sandbox, textOf } from "./sandbox.ts";
 export const PI_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"] as const;
 
 type Content = AgentToolResult<unknown>["content"];
-// biome-ignore lint: pi's definitions differ in their parameter types.
+// any: the seven definitions differ in their parameter and details types.
 type AnyDefinition = ToolDefinition<any, any>;
 
 function definitions(cwd: string): AnyDefinition[] {
