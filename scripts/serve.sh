@@ -4,7 +4,8 @@
 # Sandboxes microVMs. Without it, on Linux as root, the sandboxes come from sbxsim, the
 # project's simulator — a test double, not a security boundary (README: sbxsim).
 #
-#   serve.sh --build     only build (and check the simulator's prerequisites), then exit:
+#   serve.sh --build     only build (and, as root without sbx, install the simulator's
+#                        missing prerequisites with apt-get), then exit:
 #                        do this once before pointing an MCP client at serve.sh, since a
 #                        cold build takes longer than a client waits for its first answer.
 #
@@ -46,6 +47,25 @@ if [ -z "${PI_SBX_BIN:-}" ] && ! command -v sbx >/dev/null 2>&1; then
 			case " ${pkgs[*]} " in *" ${pair#*:} "*) ;; *) pkgs+=("${pair#*:}") ;; esac
 		fi
 	done
+	# --build is a person's one-time setup: there, install what is missing (Debian's
+	# packages) instead of only naming it. Serving never installs anything.
+	if [ "$build_only" = 1 ] && command -v apt-get >/dev/null 2>&1; then
+		add=()
+		for pair in ip:iproute2 nsenter:util-linux setpriv:util-linux iptables-restore:iptables dockerd:docker.io busybox:busybox-static; do
+			have "${pair%%:*}" || add+=("${pair#*:}")
+		done
+		if [ "$docker" = 0 ]; then add=("${add[@]/docker.io/}"); add=("${add[@]/busybox-static/}"); fi
+		read -r -a add <<<"${add[*]}"
+		if [ ${#add[@]} -gt 0 ]; then
+			say "installing sbxsim's prerequisites: apt-get install ${add[*]}"
+			DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${add[@]}" >/dev/null
+		fi
+		need=() pkgs=()
+		for pair in ip:iproute2 nsenter:util-linux setpriv:util-linux iptables-restore:iptables; do
+			have "${pair%%:*}" || { need+=("${pair%%:*}"); pkgs+=("${pair#*:}"); }
+		done
+	fi
 	if [ ${#need[@]} -gt 0 ]; then
 		say "sbxsim needs ${need[*]}, not found: run apt-get install -y ${pkgs[*]} (or bash scripts/setup.sh, which installs everything the tests need)"
 		exit 1
