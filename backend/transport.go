@@ -309,7 +309,7 @@ func (c *conn) handle(line []byte, size int) bool {
 				c.initMu.Unlock()
 			}
 			var keys []string
-			if c.t.Store != nil && m.Method == "tools/call" && size >= bigLine {
+			if c.t.Store != nil && m.Method == "tools/call" && size >= bigarg.MinSize {
 				m.Params, keys = c.t.Store.Offload(m.Params)
 			}
 			ok, dup := c.calls.start(m.ID, size, keys, c.closed)

@@ -392,3 +392,21 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		})
 	}
 }
+
+// takingRecording is a recording Caller that takes stand-ins.
+type takingRecording struct{ recording }
+
+func (takingRecording) TakesStandIns() {}
+
+// TestServeSetsAsideFromMinSize: every string of bigarg.MinSize or more is set aside, not
+// only those of requests large enough to count against the in-flight budget — a 100 KB
+// write decoded whole three times over cost 8 ms a call.
+func TestServeSetsAsideFromMinSize(t *testing.T) {
+	for _, size := range []int{bigarg.MinSize + 10, 100 << 10, bigLine + 10} {
+		lit, _ := json.Marshal(strings.Repeat("x", size))
+		rec := takingRecording{recording{make(chan json.RawMessage, 1)}}
+		serveWith(t, newServer(t, rec, Options{}), initLines+`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write","arguments":{"path":"x","content":`+string(lit)+`}}}`+"\n")
+		got := <-rec.got
+		assert.Less(t, len(got), 1024, "%d bytes: the caller sees a stand-in, not the value", size)
+	}
+}
