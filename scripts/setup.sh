@@ -10,7 +10,7 @@ cache="$root/.cache"
 mkdir -p "$cache"
 
 need_apt=()
-for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux jq:jq; do
+for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux jq:jq npm:npm; do
 	cmd=${pair%%:*} pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
