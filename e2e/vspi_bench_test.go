@@ -205,14 +205,7 @@ func medianCall(b *testing.B, cs *mcp.ClientSession, c benchCase) time.Duration 
 		}
 		return d
 	}
-	for i := 0; i < 3; i++ {
-		one()
-	}
-	lat := make([]time.Duration, c.n)
-	for i := range lat {
-		lat[i] = one()
-	}
-	return median(lat)
+	return medianRuns(c.n, one)
 }
 
 func medianCLI(b *testing.B, dir string, c benchCase) time.Duration {
@@ -227,10 +220,15 @@ func medianCLI(b *testing.B, dir string, c benchCase) time.Duration {
 		}
 		return d
 	}
+	return medianRuns(c.n, one)
+}
+
+// medianRuns is the median of n timed runs of one, after 3 to warm up.
+func medianRuns(n int, one func() time.Duration) time.Duration {
 	for i := 0; i < 3; i++ {
 		one()
 	}
-	lat := make([]time.Duration, c.n)
+	lat := make([]time.Duration, n)
 	for i := range lat {
 		lat[i] = one()
 	}

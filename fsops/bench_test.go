@@ -114,33 +114,16 @@ func benchVsTool(b *testing.B, unit string, ours func() error, ref *exec.Cmd) {
 	if _, err := exec.LookPath(ref.Path); err != nil && !filepath.IsAbs(ref.Path) {
 		b.Skipf("%s not installed", ref.Path)
 	}
-	var oursWall, refWall, oursCPU, refCPU time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c0 := selfCPU()
-		t0 := time.Now()
-		if err := ours(); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		oursCPU += selfCPU() - c0
+	benchVsFunc(b, unit, ours, func() (time.Duration, error) {
 		cmd := exec.Command(ref.Path, ref.Args[1:]...)
 		cmd.Dir = ref.Dir
 		if out, err := cmd.Output(); err != nil && len(out) == 0 {
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() > 1 {
-				b.Fatalf("%s: %v", ref.Path, err)
+				return 0, fmt.Errorf("%s: %w", ref.Path, err)
 			}
 		}
-		refWall += time.Since(t1)
-		oursWall += t1.Sub(t0)
-		refCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	}
-	b.StopTimer()
-	n := float64(b.N)
-	b.ReportMetric(float64(oursWall.Nanoseconds())/n, "ours-ns/op")
-	b.ReportMetric(float64(refWall.Nanoseconds())/n, unit+"-ns/op")
-	b.ReportMetric(float64(oursWall)/float64(refWall), "x-"+unit)
-	b.ReportMetric(float64(oursCPU)/float64(refCPU), "x-"+unit+"-cpu")
+		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+	})
 }
 
 // selfCPU is this process's user+system CPU time so far.

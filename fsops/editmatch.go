@@ -63,32 +63,14 @@ const fuzzyChars = "\u2018\u2019\u201A\u201B\u201C\u201D\u201E\u201F\u2010\u2011
 	"\u00A0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u202F\u205F\u3000"
 
 // trimLineEnds removes trailing JavaScript whitespace from every "\n"-separated line, as
-// text.split("\n").map(l => l.trimEnd()).join("\n") does.
+// text.split("\n").map(l => l.trimEnd()).join("\n") does (appendTrimLineEnds into a new
+// buffer). It returns s itself, without copying, when no line has trailing whitespace.
 func trimLineEnds(s string) string {
-	var b strings.Builder
-	copied := 0 // s[:copied] is already in b
-	for start := 0; start <= len(s); {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start
-		}
-		line := s[start:end]
-		if trimmed := strings.TrimRightFunc(line, isJSSpace); len(trimmed) != len(line) {
-			if b.Len() == 0 && copied == 0 {
-				b.Grow(len(s))
-			}
-			b.WriteString(s[copied : start+len(trimmed)])
-			copied = end
-		}
-		start = end + 1
-	}
-	if copied == 0 {
+	b, changed := appendTrimLineEnds(nil, s)
+	if !changed {
 		return s
 	}
-	b.WriteString(s[copied:])
-	return b.String()
+	return bytesString(b) // b is new and never changed afterwards
 }
 
 // isJSSpace is JavaScript's WhiteSpace or LineTerminator, what String.prototype.trimEnd
@@ -170,11 +152,6 @@ func (f *fuzzyText) countNormalized(fo string) int {
 	})
 	f.inert = inert
 	return c.count()
-}
-
-// fuzzyFindText is find on a one-off text.
-func fuzzyFindText(content, oldText string) match {
-	return (&fuzzyText{text: content}).find(oldText)
 }
 
 // countOccurrences is count on a one-off text.

@@ -913,17 +913,9 @@ func writeGoClass(b *strings.Builder, c *rxClass) {
 	b.WriteByte(']')
 }
 
-// translateRustRegex parses pattern as ripgrep 13 would (caseInsensitive being its
-// --ignore-case) and returns it in Go's regexp syntax, or ripgrep's error message.
-func translateRustRegex(pattern string, caseInsensitive bool) (string, string) {
-	h, msg := translateRustHir(pattern, caseInsensitive)
-	if msg != "" {
-		return "", msg
-	}
-	return goSyntaxOf(h)
-}
-
-// translateRustHir is translateRustRegex's result before it is written out.
+// translateRustHir parses pattern as ripgrep 13 would (caseInsensitive being its
+// --ignore-case) and translates it, or gives ripgrep's error message; goSyntaxOf writes
+// the result in Go's regexp syntax.
 func translateRustHir(pattern string, caseInsensitive bool) (*rxHir, string) {
 	ast, perr := parseRustRegex(pattern)
 	if perr != nil {
