@@ -141,11 +141,8 @@ type publisher struct {
 
 // composePorts lists the sandbox ports the project's containers publish.
 func (d *Deployer) composePorts(ctx context.Context, base []string) ([]publisher, error) {
-	o, err := d.docker(ctx, ShortTimeout, append(append([]string{}, base...), "ps", "--all", "--format", "json")...)
+	o, err := d.dockerOK(ctx, ShortTimeout, "docker compose ps", append(append([]string{}, base...), "ps", "--all", "--format", "json")...)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.err("docker compose ps"); err != nil {
 		return nil, err
 	}
 	type row struct {
@@ -206,7 +203,7 @@ func (d *Deployer) publishCompose(ctx context.Context, base []string) (string, e
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("Ports (reach them with docker_curl or any HTTP client on this host):\n")
+	b.WriteString(portsHeader)
 	var errs []error
 	for _, p := range ports {
 		proto := strings.TrimRight(p.Protocol, "46")
@@ -231,11 +228,8 @@ func (d *Deployer) publishCompose(ctx context.Context, base []string) (string, e
 // dockerfiles and bind-mount sources outside the workspace (and, in read-only mode,
 // writable binds of the workspace).
 func (d *Deployer) checkComposeProject(ctx context.Context, base []string) error {
-	o, err := d.docker(ctx, ShortTimeout, append(append([]string{}, base...), "config", "--format", "json")...)
+	o, err := d.dockerOK(ctx, ShortTimeout, "docker compose config", append(append([]string{}, base...), "config", "--format", "json")...)
 	if err != nil {
-		return err
-	}
-	if err := o.err("docker compose config"); err != nil {
 		return err
 	}
 	var project struct {

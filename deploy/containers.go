@@ -274,6 +274,9 @@ func (d *Deployer) run(ctx context.Context, raw json.RawMessage) (string, error)
 	return b.String(), perr
 }
 
+// portsHeader heads the per-port lines of publishContainer and compose's port listing.
+const portsHeader = "Ports (reach them with docker_curl or any HTTP client on this host):\n"
+
 // publishContainer publishes each of a running container's port specs on the host and
 // returns one line per port.
 func (d *Deployer) publishContainer(ctx context.Context, id string, ports []portSpec) (string, error) {
@@ -285,15 +288,12 @@ func (d *Deployer) publishContainer(ctx context.Context, id string, ports []port
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("Ports (reach them with docker_curl or any HTTP client on this host):\n")
+	b.WriteString(portsHeader)
 	var errs []error
 	for _, p := range ports {
 		sandboxPort := p.host
 		if sandboxPort == 0 {
-			o, err := d.docker(ctx, ShortTimeout, "port", id, fmt.Sprintf("%d/%s", p.container, p.proto))
-			if err == nil {
-				err = o.err("docker port")
-			}
+			o, err := d.dockerOK(ctx, ShortTimeout, "docker port", "port", id, fmt.Sprintf("%d/%s", p.container, p.proto))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("port %s: %w", p, err))
 				continue
@@ -355,12 +355,9 @@ type container struct {
 // inspect asks the daemon about a container: its full ID, the sandbox ports it binds
 // now or was asked to bind, and its docker_run port specs.
 func (d *Deployer) inspect(ctx context.Context, id string) (container, error) {
-	o, err := d.docker(ctx, ShortTimeout, "inspect", "--type=container", "--format",
+	o, err := d.dockerOK(ctx, ShortTimeout, "docker inspect", "inspect", "--type=container", "--format",
 		`{{.Id}}|{{json .NetworkSettings.Ports}}|{{json .HostConfig.PortBindings}}|{{index .Config.Labels "`+PortsLabel+`"}}`, id)
 	if err != nil {
-		return container{}, err
-	}
-	if err := o.err("docker inspect"); err != nil {
 		return container{}, err
 	}
 	f := strings.SplitN(strings.TrimSpace(o.stdout), "|", 4)
@@ -397,17 +394,22 @@ func (d *Deployer) inspect(ctx context.Context, id string) (container, error) {
 	return c, nil
 }
 
-func (d *Deployer) stopOrRm(ctx context.Context, raw json.RawMessage, verb string) (string, error) {
+// inspectArg inspects the container named by a tool call's {"id": …} arguments.
+func (d *Deployer) inspectArg(ctx context.Context, raw json.RawMessage) (container, error) {
 	a, err := decode[struct {
 		ID string `json:"id"`
 	}](raw)
 	if err != nil {
-		return "", err
+		return container{}, err
 	}
 	if err := checkID(a.ID); err != nil {
-		return "", err
+		return container{}, err
 	}
-	c, err := d.inspect(ctx, a.ID)
+	return d.inspect(ctx, a.ID)
+}
+
+func (d *Deployer) stopOrRm(ctx context.Context, raw json.RawMessage, verb string) (string, error) {
+	c, err := d.inspectArg(ctx, raw)
 	if err != nil {
 		return "", err
 	}
@@ -417,11 +419,7 @@ func (d *Deployer) stopOrRm(ctx context.Context, raw json.RawMessage, verb strin
 	} else {
 		argv = []string{"rm", "--force", "--volumes", c.id}
 	}
-	o, err := d.docker(ctx, ShortTimeout, argv...)
-	if err != nil {
-		return "", err
-	}
-	if err := o.err("docker " + verb); err != nil {
+	if _, err := d.dockerOK(ctx, ShortTimeout, "docker "+verb, argv...); err != nil {
 		return "", err
 	}
 	name, err := d.sandbox(ctx)
@@ -447,24 +445,11 @@ func (d *Deployer) rm(ctx context.Context, raw json.RawMessage) (string, error) 
 }
 
 func (d *Deployer) start(ctx context.Context, raw json.RawMessage) (string, error) {
-	a, err := decode[struct {
-		ID string `json:"id"`
-	}](raw)
+	c, err := d.inspectArg(ctx, raw)
 	if err != nil {
 		return "", err
 	}
-	if err := checkID(a.ID); err != nil {
-		return "", err
-	}
-	c, err := d.inspect(ctx, a.ID)
-	if err != nil {
-		return "", err
-	}
-	o, err := d.docker(ctx, ShortTimeout, "start", c.id)
-	if err != nil {
-		return "", err
-	}
-	if err := o.err("docker start"); err != nil {
+	if _, err := d.dockerOK(ctx, ShortTimeout, "docker start", "start", c.id); err != nil {
 		return "", err
 	}
 	lines, perr := d.publishContainer(ctx, c.id, c.specs)
@@ -482,11 +467,8 @@ func (d *Deployer) ps(ctx context.Context, raw json.RawMessage) (string, error) 
 	if a.All {
 		argv = append(argv, "--all")
 	}
-	o, err := d.docker(ctx, ShortTimeout, argv...)
+	o, err := d.dockerOK(ctx, ShortTimeout, "docker ps", argv...)
 	if err != nil {
-		return "", err
-	}
-	if err := o.err("docker ps"); err != nil {
 		return "", err
 	}
 	text := o.text()

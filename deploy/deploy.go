@@ -199,6 +199,15 @@ func (d *Deployer) docker(ctx context.Context, timeout time.Duration, args ...st
 	return d.inSandbox(ctx, timeout, nil, append(d.dockerPrefix(), args...)...)
 }
 
+// dockerOK is docker, with a non-zero exit turned into an error naming what failed.
+func (d *Deployer) dockerOK(ctx context.Context, timeout time.Duration, what string, args ...string) (out, error) {
+	o, err := d.docker(ctx, timeout, args...)
+	if err != nil {
+		return o, err
+	}
+	return o, o.err(what)
+}
+
 // inSandbox runs argv in the sandbox with output capped.
 func (d *Deployer) inSandbox(ctx context.Context, timeout time.Duration, env []string, argv ...string) (out, error) {
 	name, err := d.sandbox(ctx)

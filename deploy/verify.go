@@ -240,10 +240,14 @@ func (d *Deployer) envInside(ctx context.Context, name string, hostEnv, vmEnv []
 	return names, nil
 }
 
+func isDockerVar(name string) bool {
+	return strings.HasPrefix(name, "DOCKER_") || strings.HasPrefix(name, "COMPOSE_")
+}
+
 func dockerVars(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if strings.HasPrefix(n, "DOCKER_") || strings.HasPrefix(n, "COMPOSE_") {
+		if isDockerVar(n) {
 			out = append(out, n)
 		}
 	}
@@ -253,8 +257,7 @@ func dockerVars(names []string) []string {
 func withoutDockerVars(kvs []string) []string {
 	var out []string
 	for _, kv := range kvs {
-		k, _, _ := strings.Cut(kv, "=")
-		if len(dockerVars([]string{k})) == 0 {
+		if k, _, _ := strings.Cut(kv, "="); !isDockerVar(k) {
 			out = append(out, kv)
 		}
 	}
