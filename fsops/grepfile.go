@@ -151,7 +151,9 @@ func loadFile(path string, buf []byte) (data []byte, unmap func(), _ []byte, err
 		}
 	}
 	if cap(buf) < size+1 {
-		buf = make([]byte, 0, size+512)
+		// Grown geometrically: a walk meets ever bigger files, and each new buffer is
+		// zeroed by the allocator.
+		buf = make([]byte, 0, max(size+512, 2*cap(buf), 64<<10))
 	}
 	buf = buf[:0]
 	for {

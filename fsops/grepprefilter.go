@@ -82,11 +82,7 @@ func litSetCost(set []requiredLit) int {
 			if l.fold && !asciiFoldOnly(c) {
 				continue
 			}
-			score := byteFrequency(c)
-			if l.fold && isASCIILetter(c) {
-				score = byteFrequency(c|0x20) + byteFrequency(c&^0x20)
-			}
-			if best < 0 || score < best {
+			if score := foldedFrequency(c, l.fold); best < 0 || score < best {
 				best = score
 			}
 		}

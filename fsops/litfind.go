@@ -19,6 +19,10 @@ type litFinder struct {
 	exact  bool
 	rare   int  // index in lit of the byte searched for
 	lo, up byte // that byte in both cases (equal unless fold and a letter)
+	// pair, when set, is the rare byte and the next rarest one at another offset, for
+	// indexPair (an exact finder of two or more bytes, on a CPU with the SIMD loop).
+	pair   bool
+	p1, p2 pairByte
 }
 
 // newLitFinder returns a finder for lit, or nil if no byte of lit can be searched for
@@ -31,11 +35,7 @@ func newLitFinder(lit []byte, fold bool) *litFinder {
 			f.exact = false
 			continue
 		}
-		score := byteFrequency(c)
-		if fold && isASCIILetter(c) {
-			score = byteFrequency(c|0x20) + byteFrequency(c&^0x20)
-		}
-		if score < best {
+		if score := foldedFrequency(c, fold); score < best {
 			best, f.rare = score, i
 		}
 	}
@@ -46,7 +46,25 @@ func newLitFinder(lit []byte, fold bool) *litFinder {
 	if fold && isASCIILetter(f.lo) {
 		f.lo, f.up = f.lo|0x20, f.lo&^0x20
 	}
+	if f.exact && len(lit) >= 2 && havePairSearch() {
+		second, best := -1, 1<<30
+		for i, c := range lit {
+			if score := foldedFrequency(c, fold); i != f.rare && score < best {
+				best, second = score, i
+			}
+		}
+		a, b := min(f.rare, second), max(f.rare, second)
+		f.pair, f.p1, f.p2 = true, newPairByte(lit, a, fold), newPairByte(lit, b, fold)
+	}
 	return f
+}
+
+// foldedFrequency is byteFrequency for c matched in either case when fold is set.
+func foldedFrequency(c byte, fold bool) int {
+	if fold && isASCIILetter(c) {
+		return byteFrequency(c|0x20) + byteFrequency(c&^0x20)
+	}
+	return byteFrequency(c)
 }
 
 // index returns the offset in s of the first occurrence (or candidate, when !exact) of
@@ -67,6 +85,9 @@ func (f *litFinder) index(s []byte) int {
 			return up
 		}
 		return lo
+	}
+	if f.pair {
+		return f.indexByPair(s)
 	}
 	pos, misses := 0, 0
 	nextLo, nextUp := -2, -2 // -2: not looked up yet; -1: none
@@ -99,6 +120,31 @@ func (f *litFinder) index(s []byte) int {
 		// A rare byte that keeps hitting without matches is not rare here: hand the rest
 		// of the search to bytes.Index, as the standard library's own cutover does.
 		if misses++; !f.fold && misses > 8+(pos>>4) {
+			if i := bytes.Index(s[pos:], f.lit); i >= 0 {
+				return pos + i
+			}
+			return -1
+		}
+	}
+}
+
+// indexByPair is index for a finder with a pair: each candidate of the pair search is
+// compared whole.
+func (f *litFinder) indexByPair(s []byte) int {
+	n := len(f.lit)
+	for pos, misses := 0, 0; ; misses++ {
+		j := indexPair(s[pos:], n, f.p1, f.p2)
+		if j < 0 {
+			return -1
+		}
+		at := pos + j
+		if f.matchAt(s[at : at+n]) {
+			return at
+		}
+		pos = at + 1
+		// As in index: a pair that keeps hitting without matches (text made of the
+		// literal's own bytes) is left to bytes.Index.
+		if !f.fold && misses > 8+(pos>>4) {
 			if i := bytes.Index(s[pos:], f.lit); i >= 0 {
 				return pos + i
 			}

@@ -61,3 +61,71 @@ func TestLitFinderPicksRareByte(t *testing.T) {
 	assert.False(t, f.exact)
 	assert.NotEqual(t, byte('k'), f.lo)
 }
+
+// TestIndexPairAgainstNaive checks the pair search (SIMD blocks and scalar tail) at
+// every length and alignment around the block sizes, with and without case masks.
+func TestIndexPairAgainstNaive(t *testing.T) {
+	if !havePairSearch() {
+		t.Skip("no SIMD pair search on this CPU")
+	}
+	rng := rand.New(rand.NewSource(11))
+	const alphabet = "aAbB(E_r"
+	buf := make([]byte, 400)
+	for i := 0; i < 3000; i++ {
+		for k := range buf {
+			buf[k] = alphabet[rng.Intn(len(alphabet))]
+		}
+		start := rng.Intn(40)
+		s := buf[start : start+rng.Intn(len(buf)-start)]
+		n := 2 + rng.Intn(10)
+		lit := make([]byte, n)
+		for k := range lit {
+			lit[k] = alphabet[rng.Intn(len(alphabet))]
+		}
+		i1 := rng.Intn(n - 1)
+		i2 := i1 + 1 + rng.Intn(n-1-i1)
+		fold := rng.Intn(2) == 0
+		a, b := newPairByte(lit, i1, fold), newPairByte(lit, i2, fold)
+		want := -1
+		for q := 0; q+n <= len(s); q++ {
+			eq := func(c, l byte) bool { return c == l || fold && isASCIILetter(c) && c|0x20 == l|0x20 }
+			if eq(s[q+i1], lit[i1]) && eq(s[q+i2], lit[i2]) {
+				want = q
+				break
+			}
+		}
+		require.Equal(t, want, indexPair(s, n, a, b), "%q at %d,%d (fold %v) in %q", lit, i1, i2, fold, s)
+	}
+}
+
+// TestLitFinderLongText is TestLitFinderAgainstReference on texts long enough for the
+// pair search's SIMD blocks, with longer literals.
+func TestLitFinderLongText(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	const alphabet = "abcE(r_ \nxyXY"
+	randText := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.Intn(len(alphabet))]
+		}
+		return b
+	}
+	for i := 0; i < 1000; i++ {
+		lit := bytes.ReplaceAll(randText(2+rng.Intn(6)), []byte("\n"), []byte("("))
+		data := randText(rng.Intn(2000))
+		if rng.Intn(2) == 0 && len(data) > len(lit) {
+			at := rng.Intn(len(data) - len(lit))
+			copy(data[at:], lit)
+		}
+		if f := newLitFinder(lit, false); assert.NotNil(t, f) {
+			assert.Equal(t, bytes.Index(data, lit), f.index(data), "%q", lit)
+		}
+		want := -1
+		if m := regexp.MustCompile("(?i)" + regexp.QuoteMeta(string(lit))).FindIndex(data); m != nil {
+			want = m[0]
+		}
+		if f := newLitFinder(lit, true); assert.NotNil(t, f) && f.exact {
+			assert.Equal(t, want, f.index(data), "%q folded", lit)
+		}
+	}
+}
