@@ -71,9 +71,9 @@ type Channel struct {
 	nextTok  atomic.Uint64
 }
 
-// conn is one agent process and its client session.
+// conn is one agent process and its MCP client.
 type conn struct {
-	cs     *mcp.ClientSession
+	client *backend.Client
 	done   chan struct{} // closed when the exec ended
 	err    error         // why, valid after done
 	cancel context.CancelFunc
@@ -94,34 +94,48 @@ func (c *conn) alive() bool {
 // ErrAgentDied marks a call that was in flight when the agent's channel ended.
 var ErrAgentDied = errors.New("the sandbox agent stopped during the call")
 
-// TakesStandIns implements backend.StandInTaker: the channel's transport splices the
-// large strings back into the request as it writes it.
+// TakesStandIns implements backend.StandInTaker: the channel's client splices the large
+// strings back into the request as it writes it.
 func (ch *Channel) TakesStandIns() {}
 
 // CallTool implements backend.Caller.
-func (ch *Channel) CallTool(ctx context.Context, name string, args json.RawMessage, progress backend.Progress) (*mcp.CallToolResult, error) {
+func (ch *Channel) CallTool(ctx context.Context, c backend.Call) (*mcp.CallToolResult, error) {
+	raw, err := ch.CallToolRaw(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("%w: %v", backend.ErrInvalidResult, err)
+	}
+	return &res, nil
+}
+
+// CallToolRaw implements backend.RawCaller: the agent's answer, checked and cleaned by
+// backend.CleanResult, without the agent's own metadata.
+func (ch *Channel) CallToolRaw(ctx context.Context, call backend.Call) (json.RawMessage, error) {
 	c, err := ch.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	var tok string
 	var stream *progressStream
-	if progress != nil {
-		tok := "p" + strconv.FormatUint(ch.nextTok.Add(1), 10)
-		stream = newProgressStream(progress)
+	if call.Progress != nil {
+		tok = "p" + strconv.FormatUint(ch.nextTok.Add(1), 10)
+		stream = newProgressStream(call.Progress)
 		ch.progress.Store(tok, stream)
 		defer ch.progress.Delete(tok)
-		params.SetProgressToken(tok)
 	}
-	res, err := c.cs.CallTool(ctx, params)
+	raw, err := c.client.CallTool(ctx, call.Name, call.Args, call.StandIns, tok)
 	if err == nil {
-		if stream != nil {
-			// Relay the whole stream before the result (see backend.ProgressMeta).
-			if want, ok := res.Meta[backend.ProgressMeta].(float64); ok {
-				stream.wait(ctx, want, progressCatchUp)
-			}
+		res, total, err := backend.CleanResult(make([]byte, 0, len(raw)), raw)
+		if err != nil {
+			return nil, err
 		}
-		res.Meta = nil // the agent's own metadata is no business of the client
+		if stream != nil && total > 0 {
+			// Relay the whole stream before the result (see backend.ProgressMeta).
+			stream.wait(ctx, total, progressCatchUp)
+		}
 		return res, nil
 	}
 	if ctx.Err() != nil {
@@ -131,8 +145,8 @@ func (ch *Channel) CallTool(ctx context.Context, name string, args json.RawMessa
 	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
 		return nil, fmt.Errorf("%w: %s", tools.ErrUsage, rpcErr.Message)
 	}
-	// The session breaks (EOF on the agent's stdout) a moment before the exec is reaped;
-	// wait for the reason so the error says what happened.
+	// The connection breaks (EOF on the agent's stdout) a moment before the exec is
+	// reaped; wait for the reason so the error says what happened.
 	select {
 	case <-c.done:
 	case <-time.After(5 * time.Second):
@@ -140,7 +154,7 @@ func (ch *Channel) CallTool(ctx context.Context, name string, args json.RawMessa
 	if !c.alive() {
 		return nil, fmt.Errorf("%w (%v); the next call restarts it", ErrAgentDied, c.err)
 	}
-	return nil, fmt.Errorf("calling %s in the sandbox: %w", name, err)
+	return nil, fmt.Errorf("calling %s in the sandbox: %w", call.Name, err)
 }
 
 func (ch *Channel) get(ctx context.Context) (*conn, error) {
@@ -218,16 +232,15 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		close(c.done)
 		outR.Close() // unblock the session's reader if a grandchild still holds the pipe
 	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "pi-sbx-backend", Version: ch.Version}, &mcp.ClientOptions{
-		ProgressNotificationHandler: ch.onProgress,
-	})
 	maxReply := ch.MaxReply
 	if maxReply <= 0 {
 		maxReply = MaxReply
 	}
-	// The project's transport (strict: a line that is not one JSON-RPC message ends the
-	// session) decodes each reply once and writes a request's arguments as they are.
-	cs, err := client.Connect(hctx, &backend.Transport{In: outR, Out: inW, Closer: pipes{outR, inW}, MaxLine: maxReply, Logger: ch.logger()}, nil)
+	// The project's own small client (strict: a line that is not one JSON-RPC message
+	// ends the connection) relays results as the agent wrote them.
+	client, err := backend.Dial(hctx, outR, inW, pipes{outR, inW}, backend.ClientOptions{
+		Name: "pi-sbx-backend", Version: ch.Version, MaxLine: maxReply, OnProgress: ch.onProgress, Logger: ch.logger(),
+	})
 	if err != nil {
 		select {
 		case <-c.done:
@@ -241,19 +254,19 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("starting the agent in sandbox %s (if this sbx does not forward stdin, try --transport per-call): %w",
 			sandbox, errors.Join(err, c.err))
 	}
-	c.cs = cs
+	c.client = client
 	ch.logger().Info("agent started", "sandbox", sandbox, "agent", agentPath)
 	go func() {
-		// A session that broke while the process lives (an oversized or undecodable
+		// A connection that broke while the process lives (an oversized or undecodable
 		// reply) is as dead as the process: end it, so the next call starts afresh.
-		cs.Wait()
+		<-client.Done()
 		if !c.closing.Load() {
 			cancel()
 		}
 	}()
 	go func() {
 		<-c.done
-		cs.Close()
+		client.Close()
 		cancel()
 		if c.closing.Load() {
 			ch.logger().Debug("agent channel closed", "sandbox", sandbox, "reason", c.err)
@@ -269,13 +282,9 @@ type pipes struct{ r, w io.Closer }
 
 func (p pipes) Close() error { return errors.Join(p.r.Close(), p.w.Close()) }
 
-func (ch *Channel) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	tok, ok := req.Params.ProgressToken.(string)
-	if !ok {
-		return
-	}
+func (ch *Channel) onProgress(tok, message string, progress float64) {
 	if s, ok := ch.progress.Load(tok); ok {
-		s.(*progressStream).relay(req.Params.Message, req.Params.Progress)
+		s.(*progressStream).relay(message, progress)
 	}
 }
 
@@ -337,7 +346,7 @@ func (ch *Channel) Close() error {
 		return nil
 	}
 	c.closing.Store(true)
-	err := c.cs.Close()
+	err := c.client.Close()
 	select {
 	case <-c.done:
 	case <-time.After(5 * time.Second):

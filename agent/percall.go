@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -24,7 +23,8 @@ type PerCall struct {
 
 // CallTool implements backend.Caller. It gets the arguments whole (it is no
 // backend.StandInTaker): they go to the agent on stdin.
-func (p *PerCall) CallTool(ctx context.Context, name string, args json.RawMessage, _ backend.Progress) (*mcp.CallToolResult, error) {
+func (p *PerCall) CallTool(ctx context.Context, c backend.Call) (*mcp.CallToolResult, error) {
+	name, args := c.Name, c.Args
 	sandbox, agentPath, err := p.prepare(ctx)
 	if err != nil {
 		return nil, err

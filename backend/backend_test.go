@@ -219,7 +219,7 @@ func TestServerCancelKillsCommand(t *testing.T) {
 // failing is a Caller whose sandbox is gone.
 type failing struct{ err error }
 
-func (f failing) CallTool(context.Context, string, json.RawMessage, Progress) (*mcp.CallToolResult, error) {
+func (f failing) CallTool(context.Context, Call) (*mcp.CallToolResult, error) {
 	return nil, f.err
 }
 

@@ -18,9 +18,9 @@ type named struct {
 	args []string
 }
 
-func (n *named) CallTool(_ context.Context, name string, args json.RawMessage, _ Progress) (*mcp.CallToolResult, error) {
-	n.args = append(n.args, string(args))
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: n.who + ":" + name}}}, nil
+func (n *named) CallTool(_ context.Context, c Call) (*mcp.CallToolResult, error) {
+	n.args = append(n.args, string(c.Args))
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: n.who + ":" + c.Name}}}, nil
 }
 
 func TestRoutesSendEachToolToItsCaller(t *testing.T) {

@@ -27,17 +27,38 @@ import (
 // last report, total the number of bytes reported so far.
 type Progress func(message string, total float64)
 
+// Call is one validated tool call as a Caller gets it.
+type Call struct {
+	Name string
+	Args json.RawMessage
+	// Progress receives the call's streamed output; nil when the client asked for none.
+	Progress Progress
+	// StandIns holds the large strings of Args that the transport set aside (bigarg
+	// stand-ins); only a StandInTaker is given such arguments, everyone else gets them
+	// whole and a nil store.
+	StandIns *bigarg.Store
+}
+
 // Caller runs a validated tool call somewhere. An error means the call could not be run
 // (the sandbox is gone, the channel broke); a tool's own failure is a result with
 // IsError set. Errors wrapping tools.ErrUsage become JSON-RPC invalid-params errors.
 type Caller interface {
-	CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error)
+	CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, error)
+}
+
+// RawCaller is a Caller that can give a result as its JSON, which the transport then
+// writes as it is: the agent channel relays the agent's answer (checked by
+// CleanResult) and Local encodes pi's result directly, instead of building the SDK's
+// types to have them encoded — on a small call that was most of the cost at each end.
+type RawCaller interface {
+	Caller
+	CallToolRaw(ctx context.Context, c Call) (json.RawMessage, error)
 }
 
 // StandInTaker is implemented by Callers that take arguments whose large strings are
 // bigarg stand-ins, because they splice them back (the agent channel, when it writes
-// the request) or resolve them (Local, when a tool decodes its arguments) with the store
-// in the call's context. Any other Caller gets the arguments whole.
+// the request) or resolve them (Local, when a tool decodes its arguments) with
+// Call.StandIns. Any other Caller gets the arguments whole.
 type StandInTaker interface{ TakesStandIns() }
 
 // Route sends calls of one tool to the Caller that runs it.
@@ -141,7 +162,8 @@ func hideTools(names map[string]bool) mcp.Middleware {
 	}
 }
 
-// handle is the route's SDK tool handler.
+// handle is the route's SDK tool handler. The SDK's calls never hold stand-ins: the
+// transport sets strings aside only in the calls it answers itself.
 func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var progress Progress
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -150,48 +172,92 @@ func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: total})
 		}
 	}
-	return r.call(ctx, req.Params.Arguments, progress)
+	c, err := r.prepare(Call{Args: req.Params.Arguments, Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.caller.CallTool(ctx, c)
+	if err == nil {
+		err = Validate(res)
+	}
+	if err != nil {
+		return r.failure(ctx, err)
+	}
+	return res, nil
 }
 
-// call validates raw arguments and runs them with the route's caller. An error is a
-// JSON-RPC error (or the call's cancellation); a failed sandbox is the tool's error.
-func (r *route) call(ctx context.Context, raw json.RawMessage, progress Progress) (*mcp.CallToolResult, error) {
-	t, caller, logger := r.tool, r.caller, r.logger
+// callRaw runs a call the transport answers itself and returns its result's JSON: the
+// caller's own when it is a RawCaller, else its result encoded as the SDK would.
+func (r *route) callRaw(ctx context.Context, c Call) (json.RawMessage, error) {
+	c, err := r.prepare(c)
+	if err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	if rc, ok := r.caller.(RawCaller); ok {
+		raw, err = rc.CallToolRaw(ctx, c)
+	} else {
+		var res *mcp.CallToolResult
+		if res, err = r.caller.CallTool(ctx, c); err == nil {
+			if err = Validate(res); err == nil {
+				if res.Content == nil {
+					res.Content = []mcp.Content{}
+				}
+				raw, err = json.Marshal(res)
+			}
+		}
+	}
+	if err != nil {
+		res, err := r.failure(ctx, err)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	}
+	return raw, nil
+}
+
+// prepare validates the call's raw arguments against the route's tool; a caller that
+// takes no stand-ins gets them spliced back.
+func (r *route) prepare(c Call) (Call, error) {
+	raw := c.Args
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
-	args, err := t.Validate(raw)
+	args, err := r.tool.Validate(raw)
 	if err != nil {
+		return c, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if _, ok := r.caller.(StandInTaker); !ok {
+		args = c.StandIns.Splice(args) // the caller gets the arguments whole
+		c.StandIns = nil
+	}
+	c.Name, c.Args = r.tool.Name, args
+	return c, nil
+}
+
+// failure maps a caller's error: usage errors become JSON-RPC invalid-params errors, a
+// cancelled call its context's error; any other failure is the sandbox's, logged and
+// answered as the tool's error. Nothing runs elsewhere.
+func (r *route) failure(ctx context.Context, err error) (*mcp.CallToolResult, error) {
+	switch {
+	case errors.Is(err, tools.ErrUsage):
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
-	if _, ok := caller.(StandInTaker); !ok {
-		args = bigarg.From(ctx).Splice(args) // the caller gets the arguments whole
-	}
-	res, err := caller.CallTool(ctx, t.Name, args, progress)
-	if errors.Is(err, tools.ErrUsage) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
-	if err != nil && ctx.Err() != nil {
+	case ctx.Err() != nil:
 		// The call was cancelled (the client's notifications/cancelled, or the session
 		// ending): not a sandbox failure, and nothing to report. The transport drops
 		// the answer to a cancelled request.
 		return nil, ctx.Err()
 	}
-	if err == nil {
-		err = Validate(res)
-	}
-	if err != nil {
-		// The sandbox failed: say so as the tool's error. Nothing runs elsewhere.
-		logger.Warn("tool call failed", "tool", t.Name, "error", err)
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}}}, nil
-	}
-	return res, nil
+	r.logger.Warn("tool call failed", "tool", r.tool.Name, "error", err)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}}}, nil
 }
 
-// Runner runs a call in this process (tools/local's Registry): decoding, validation and
-// the implementation. backend only knows this interface, so the host never links one.
+// Runner runs a call in this process (tools/local's Registry): decoding and the
+// implementation, on arguments the route has validated. backend only knows this
+// interface, so the host never links one.
 type Runner interface {
-	Call(ctx context.Context, cwd, name string, raw []byte, env tools.Env) (result.Result, error)
+	Run(ctx context.Context, cwd, name string, args []byte, env tools.Env) (result.Result, error)
 }
 
 // Local runs calls with a Runner in this process: the agent inside the VM, and
@@ -203,28 +269,35 @@ type Local struct {
 }
 
 // ProgressMeta is the result _meta key under which Local reports the progress total of
-// the last notification it sent for the call. The SDK delivers notifications
-// concurrently with results, so a relaying client (the host's agent channel) waits for
-// that total before it forwards the result, and the stream arrives whole and first.
+// the last notification it sent for the call, so that a relaying client (the host's
+// agent channel) can wait for that total before it forwards the result, and the stream
+// arrives whole and first even where notifications and results are delivered
+// concurrently (the SDK's own server path).
 const ProgressMeta = "pi-sbx-backend/progress"
 
 // TakesStandIns implements StandInTaker: the Runner's tools resolve stand-ins when they
 // decode their arguments (tools/local).
 func (l *Local) TakesStandIns() {}
 
-// CallTool implements Caller.
-func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage, progress Progress) (*mcp.CallToolResult, error) {
-	env := tools.Env{Vars: l.Vars}
+// run runs c and returns pi's result and the progress total last reported.
+func (l *Local) run(ctx context.Context, c Call) (result.Result, int, error) {
+	env := tools.Env{Vars: l.Vars, StandIns: c.StandIns}
 	var sent int // the last total reported; OnProgress calls are sequential
-	if progress != nil {
+	if c.Progress != nil {
 		env.OnProgress = func(text string, total int) {
 			if text != "" {
-				progress(text, float64(total))
+				c.Progress(text, float64(total))
 				sent = total
 			}
 		}
 	}
-	r, err := l.Registry.Call(ctx, l.Cwd, name, args, env)
+	r, err := l.Registry.Run(ctx, l.Cwd, c.Name, c.Args, env)
+	return r, sent, err
+}
+
+// CallTool implements Caller.
+func (l *Local) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, error) {
+	r, sent, err := l.run(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -233,4 +306,14 @@ func (l *Local) CallTool(ctx context.Context, name string, args json.RawMessage,
 		res.Meta = mcp.Meta{ProgressMeta: sent}
 	}
 	return res, err
+}
+
+// CallToolRaw implements RawCaller: pi's result encoded as the SDK would encode
+// CallTool's.
+func (l *Local) CallToolRaw(ctx context.Context, c Call) (json.RawMessage, error) {
+	r, sent, err := l.run(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return AppendResult(nil, r, sent)
 }

@@ -42,7 +42,10 @@ const bigLine = 256 << 10
 //     an id the SDK cannot echo exactly) is answered with a JSON-RPC error and serving
 //     goes on; without it such a line ends the connection (a client facing the agent);
 //   - requests are tracked by id, so the end of input waits for every answer, and a
-//     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks.
+//     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
+//   - with a server, tools/call of its routes are answered here, without the SDK, once
+//     the session is initialized: their large strings are set aside in the
+//     connection's bigarg.Store, and results are written as their callers' JSON.
 type Transport struct {
 	In  io.Reader
 	Out io.Writer
@@ -55,12 +58,7 @@ type Transport struct {
 	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
 	// when zero).
 	MaxInflight int64
-	// Store, if set, receives the large strings of inbound tools/call arguments, which
-	// the SDK then sees as stand-ins (see package bigarg); the server's calls must carry
-	// it in their context. Outbound requests whose context carries a store get their
-	// stand-ins spliced back.
-	Store  *bigarg.Store
-	Logger *slog.Logger
+	Logger      *slog.Logger
 
 	// server, if set, answers tools/call of its routes in the transport, once the
 	// session is initialized, without the SDK (see Server).
@@ -95,6 +93,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		calls:    newTracker(budget),
 		outgoing: make(map[jsonrpc.ID]bool),
+		store:    bigarg.NewStore(),
 	}
 	c.calls.onWait = func(need, max int64) {
 		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
@@ -117,6 +116,8 @@ type conn struct {
 	once     sync.Once
 	closeErr error
 	calls    *tracker
+	// store holds the large strings of the calls answered here, by stand-in (bigarg).
+	store *bigarg.Store
 
 	wmu  sync.Mutex
 	wbuf []byte // reused for small messages
@@ -163,9 +164,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		send, keys, release := c.calls.finish(m.ID)
 		// The end of input waits for this answer: it counts as given once written.
 		defer release()
-		if c.t.Store != nil {
-			c.t.Store.Drop(keys)
-		}
+		c.store.Drop(keys)
 		if !send {
 			return nil // the peer cancelled the request: no answer (MCP, cancellation)
 		}
@@ -184,11 +183,6 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("writing to a closed connection: %w", io.ErrClosedPipe)
 	default:
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		if pieces := bigarg.From(ctx).Segments(req.Params); len(pieces) > 1 {
-			return c.writeSpliced(req, pieces)
-		}
-	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	buf := c.wbuf[:0]
@@ -204,25 +198,6 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	_, err = c.t.Out.Write(buf)
 	return err
-}
-
-// writeSpliced writes a request whose params hold stand-ins: the envelope, then the
-// params piece by piece, the large literals straight from the lines they were read from
-// (the pipe sees one message: the write lock is held throughout).
-func (c *conn) writeSpliced(req *jsonrpc.Request, pieces [][]byte) error {
-	head, err := encodeMessage(nil, &jsonrpc.Request{ID: req.ID, Method: req.Method})
-	if err != nil {
-		return err
-	}
-	head = append(head[:len(head)-2], `,"params":`...) // without the closing "}\n"
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	for _, p := range append(append([][]byte{head}, pieces...), []byte("}\n")) {
-		if _, err := c.t.Out.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func messageSize(msg jsonrpc.Message) int {
@@ -308,22 +283,25 @@ func (c *conn) handle(line []byte, size int) bool {
 				c.initID = m.ID
 				c.initMu.Unlock()
 			}
+			// Only the calls answered here have their large strings set aside: the
+			// SDK's handlers get their arguments whole.
+			rt, args, tok, kind := c.fastRoute(m)
 			var keys []string
-			if c.t.Store != nil && m.Method == "tools/call" && size >= bigarg.MinSize {
-				m.Params, keys = c.t.Store.Offload(m.Params)
+			if rt != nil && len(args) >= bigarg.MinSize {
+				args, keys = c.store.Offload(args)
 			}
 			ok, dup := c.calls.start(m.ID, size, keys, c.closed)
 			switch {
 			case dup:
 				// Answered here, not by the SDK, which may not know the first call.
-				c.t.Store.Drop(keys)
+				c.store.Drop(keys)
 				c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
 				return true
 			case !ok:
-				c.t.Store.Drop(keys)
+				c.store.Drop(keys)
 				return false
 			}
-			if rt, args, tok, kind := c.fastRoute(m); rt != nil {
+			if rt != nil {
 				go c.fastCall(m.ID, rt, args, tok, kind)
 				return true
 			}
@@ -396,35 +374,68 @@ func cancelledID(params []byte) jsonrpc.ID {
 	return id
 }
 
-// memberOf returns the raw value of a top-level member of a validated object.
+// memberOf returns the raw value of a top-level member of a validated object (the last
+// one of that name, as decoders keep).
 func memberOf(obj []byte, name string) []byte {
+	var found []byte
+	members(obj, func(key, val []byte) {
+		if string(key) == name {
+			found = val
+		}
+	})
+	return found
+}
+
+// members calls fn with the raw name (between its quotes, escapes as written) and the raw
+// value of each top-level member of a validated object, in order. It reports false if
+// obj is not an object.
+func members(obj []byte, fn func(key, val []byte)) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil
+		return false
 	}
 	i = skipSpace(obj, i+1)
-	var found []byte
 	for i < len(obj) && obj[i] == '"' {
 		keyEnd, err := skipString(obj, i)
 		if err != nil {
-			return nil
+			return false
 		}
 		key := obj[i+1 : keyEnd-1]
 		i = skipSpace(obj, keyEnd) + 1 // ':'
 		i = skipSpace(obj, i)
 		end, err := skipValue(obj, i, 1)
 		if err != nil {
-			return nil
+			return false
 		}
-		if string(key) == name {
-			found = obj[i:end]
-		}
+		fn(key, obj[i:end])
 		i = skipSpace(obj, end)
 		if i < len(obj) && obj[i] == ',' {
 			i = skipSpace(obj, i+1)
 		}
 	}
-	return found
+	return true
+}
+
+// elements calls fn with each raw element of a validated array; it reports false if arr
+// is not an array.
+func elements(arr []byte, fn func(val []byte)) bool {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return false
+	}
+	i = skipSpace(arr, i+1)
+	for i < len(arr) && arr[i] != ']' {
+		end, err := skipValue(arr, i, 1)
+		if err != nil {
+			return false
+		}
+		fn(arr[i:end])
+		i = skipSpace(arr, end)
+		if i < len(arr) && arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+	}
+	return true
 }
 
 // readLine reads one line, keeping at most max bytes of it; a longer line is consumed to
@@ -654,41 +665,55 @@ func statelessCall(meta []byte) bool {
 func (c *conn) fastCall(id jsonrpc.ID, rt *route, args, tok []byte, kind fastCallKind) {
 	ctx, cancel := context.WithCancel(c.base)
 	defer cancel()
-	resp := &jsonrpc.Response{ID: id}
 	if !c.calls.setAbort(id, cancel) {
 		cancel()
 	}
-	var progress Progress
+	call := Call{Args: args, StandIns: c.store}
 	if tok != nil {
-		progress = func(msg string, total float64) { c.notifyProgress(tok, msg, total) }
+		call.Progress = func(msg string, total float64) { c.notifyProgress(tok, msg, total) }
 	}
-	res, err := rt.call(ctx, json.RawMessage(args), progress)
+	resp := &jsonrpc.Response{ID: id}
+	res, err := rt.callRaw(ctx, call)
 	if err == nil {
-		if res.Content == nil {
-			res.Content = []mcp.Content{}
-		}
-		if kind.serverInfo {
-			if res.Meta == nil {
-				res.Meta = mcp.Meta{}
-			}
-			if _, ok := res.Meta["io.modelcontextprotocol/serverInfo"]; !ok {
-				res.Meta["io.modelcontextprotocol/serverInfo"] = c.t.server.impl
-			}
-		}
-		var raw []byte
-		if raw, err = json.Marshal(res); err == nil {
-			if kind.complete && len(raw) > 2 {
-				// The SDK's unexported resultType, last as it writes it.
-				raw = append(raw[:len(raw)-1], `,"resultType":"complete"}`...)
-			}
-			resp.Result = raw
-		}
+		resp.Result, err = c.shape(res, kind)
 	}
 	if err != nil {
 		resp.Error = err
 	}
 	// A failed write shows up in the SDK's own next write.
 	_ = c.Write(c.base, resp)
+}
+
+// shape gives a call's result JSON what the SDK adds for the protocol spoken: a
+// stateless call's result names the server in _meta (merged, in the key order the SDK's
+// map encoding gives, into the _meta Local writes, whose only key sorts after it); after
+// an initialize handshake of the stateless era the result is marked complete (the SDK's
+// unexported resultType, last as it writes it).
+func (c *conn) shape(res []byte, kind fastCallKind) ([]byte, error) {
+	if len(res) < 2 || res[0] != '{' || res[len(res)-1] != '}' {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidResult)
+	}
+	if kind.serverInfo {
+		impl, err := json.Marshal(c.t.server.impl)
+		if err != nil {
+			return nil, err
+		}
+		const metaStart = `{"_meta":{`
+		out := make([]byte, 0, len(res)+len(impl)+96)
+		if bytes.HasPrefix(res, []byte(metaStart)) {
+			out = append(out, metaStart+`"io.modelcontextprotocol/serverInfo":`...)
+			out = append(append(out, impl...), ',')
+			res = append(out, res[len(metaStart):]...)
+		} else {
+			out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+			out = append(append(out, impl...), '}', ',')
+			res = append(out, res[1:]...)
+		}
+	}
+	if kind.complete {
+		res = append(res[:len(res)-1:len(res)-1], `,"resultType":"complete"}`...)
+	}
+	return res, nil
 }
 
 // notifyProgress writes a notifications/progress for a call answered here; the token is

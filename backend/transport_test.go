@@ -145,7 +145,7 @@ func TestServeDoesNotAnswerCancelledCalls(t *testing.T) {
 // blocking is a Caller that runs until its call is cancelled, as the agent channel does.
 type blocking struct{ started chan struct{} }
 
-func (b blocking) CallTool(ctx context.Context, _ string, _ json.RawMessage, _ Progress) (*mcp.CallToolResult, error) {
+func (b blocking) CallTool(ctx context.Context, _ Call) (*mcp.CallToolResult, error) {
 	close(b.started)
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -306,8 +306,8 @@ func (s *syncBuffer) String() string {
 // recording is a Caller that is no StandInTaker: it must get the arguments whole.
 type recording struct{ got chan json.RawMessage }
 
-func (r recording) CallTool(_ context.Context, _ string, args json.RawMessage, _ Progress) (*mcp.CallToolResult, error) {
-	r.got <- args
+func (r recording) CallTool(_ context.Context, c Call) (*mcp.CallToolResult, error) {
+	r.got <- c.Args
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 }
 
@@ -380,12 +380,11 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
 				srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{Name: "golden", Version: "v0"})
 				var out syncBuffer
-				store := bigarg.NewStore()
-				tr := &Transport{In: strings.NewReader(input), Out: &out, Guard: true, Store: store}
+				tr := &Transport{In: strings.NewReader(input), Out: &out, Guard: true}
 				if fast {
 					tr.server = srv
 				}
-				require.NoError(t, srv.Run(bigarg.WithStore(context.Background(), store), tr))
+				require.NoError(t, srv.Run(context.Background(), tr))
 				return inIDOrder(t, strings.ReplaceAll(out.String(), dir, "$WORK"))
 			}
 			assert.Equal(t, run(false), run(true))

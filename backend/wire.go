@@ -306,10 +306,24 @@ func parseID(raw []byte) (jsonrpc.ID, error) {
 // exactString decodes a validated JSON string and reports whether the result re-encodes
 // to the same value: valid UTF-8 and no unpaired surrogate escape.
 func exactString(raw []byte) (string, bool) {
-	if !utf8.Valid(raw) {
+	if !exactJSON(raw) {
 		return "", false
 	}
-	for i := 1; i < len(raw)-1; i++ {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// exactJSON reports whether validated JSON decodes to strings that re-encode to the same
+// values: it is valid UTF-8 and every surrogate escape is one of a pair. (Backslashes
+// occur only in strings, so any JSON value can be scanned as one.)
+func exactJSON(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	for i := 0; i < len(raw)-1; i++ {
 		if raw[i] != '\\' {
 			continue
 		}
@@ -321,25 +335,21 @@ func exactString(raw []byte) (string, bool) {
 		switch {
 		case utf16.IsSurrogate(r) && r < 0xdc00:
 			// A high surrogate must be followed by an escaped low one.
-			if i+12 > len(raw)-1 || raw[i+6] != '\\' || raw[i+7] != 'u' {
-				return "", false
+			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return false
 			}
 			lo := hex4(raw[i+8 : i+12])
 			if lo < 0xdc00 || lo > 0xdfff {
-				return "", false
+				return false
 			}
 			i += 11
 		case utf16.IsSurrogate(r):
-			return "", false
+			return false
 		default:
 			i += 5
 		}
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return true
 }
 
 func hex4(b []byte) rune {
@@ -424,52 +434,73 @@ func appendID(dst []byte, id jsonrpc.ID) []byte {
 	}
 }
 
-// appendString appends s as a JSON string (no HTML escaping, as the SDK writes).
-func appendString(dst []byte, s string) []byte {
+// appendString appends s as a JSON string as the SDK writes its own messages
+// (encoding/json without HTML escaping).
+func appendString(dst []byte, s string) []byte { return appendJSONString(dst, s, &jsonSafe) }
+
+// appendHTMLString appends s as a JSON string as json.Marshal writes it, HTML-escaped
+// (the SDK encodes content blocks so).
+func appendHTMLString(dst []byte, s string) []byte { return appendJSONString(dst, s, &htmlSafe) }
+
+// jsonSafe and htmlSafe mark the ASCII bytes encoding/json copies as they are, without
+// and with HTML escaping.
+var jsonSafe, htmlSafe = func() (plain, html [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+		html[c] = plain[c] && c != '<' && c != '>' && c != '&'
+	}
+	return plain, html
+}()
+
+// appendJSONString is encoding/json's string encoding, byte for byte: \b \f \n \r \t
+// and \uXXXX for the other control bytes (and those safe does not mark), U+FFFD for
+// invalid UTF-8, U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
+	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
 		if c < utf8.RuneSelf {
+			if safe[c] {
+				i++
+				continue
+			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
 				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			case '\n':
-				dst = append(dst, `\n`...)
+				dst = append(dst, '\\', 'n')
 			case '\r':
-				dst = append(dst, `\r`...)
+				dst = append(dst, '\\', 'r')
 			case '\t':
-				dst = append(dst, `\t`...)
+				dst = append(dst, '\\', 't')
 			default:
-				dst = append(dst, `\u00`...)
-				dst = append(dst, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
 			i++
 			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
+		case r == '\u2028' || r == '\u2029':
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, "0123456789abcdef"[r&0xf])
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
 			i += size
-			start = i
 			continue
 		}
 		i += size
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')

@@ -7,13 +7,13 @@
 // as the original JSON literal into the request the host forwards to the agent, decoded
 // once (fast, Unescape) into the argument struct a tool runs with.
 //
-// The Store travels in the context of the calls it serves (WithStore), so a value is
-// only ever found by the calls of the connection that read it.
+// The Store belongs to the connection that read the strings and is handed explicitly to
+// the calls it serves (backend.Call), so a value is only ever found by the calls of that
+// connection.
 package bigarg
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -52,19 +52,6 @@ func NewStore() *Store {
 		lit:    []byte(`"\u0000pi-sbx-bigarg:` + nonce + ":"),
 		vals:   make(map[string][]byte),
 	}
-}
-
-type ctxKey struct{}
-
-// WithStore returns ctx carrying s.
-func WithStore(ctx context.Context, s *Store) context.Context {
-	return context.WithValue(ctx, ctxKey{}, s)
-}
-
-// From returns the store ctx carries, or nil.
-func From(ctx context.Context) *Store {
-	s, _ := ctx.Value(ctxKey{}).(*Store)
-	return s
 }
 
 // Offload returns the validated JSON value v with every string literal of at least
@@ -266,9 +253,8 @@ func (s *Store) Segments(data []byte) [][]byte {
 }
 
 // Resolve replaces, in the string fields of the struct (or slice, pointer) *v points to,
-// every stand-in of ctx's store by its decoded value. Without a store it does nothing.
-func Resolve(ctx context.Context, v any) error {
-	s := From(ctx)
+// every stand-in of s by its decoded value. A nil store resolves nothing.
+func (s *Store) Resolve(v any) error {
 	if s == nil {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package bigarg
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -86,7 +85,7 @@ func TestOffloadSpliceRoundTrip(t *testing.T) {
 	argsRaw, _ := json.Marshal(generic["arguments"])
 	require.NoError(t, json.Unmarshal(argsRaw, &args))
 	assert.NotEqual(t, big, args.Edits[0].OldText)
-	require.NoError(t, Resolve(WithStore(context.Background(), s), &args))
+	require.NoError(t, s.Resolve(&args))
 	assert.Equal(t, big, args.Edits[0].OldText)
 	assert.Equal(t, "small", args.Edits[0].NewText)
 	assert.Equal(t, big, args.Other)
@@ -108,6 +107,9 @@ func TestStandInsAreNotGuessable(t *testing.T) {
 	assert.Equal(t, string(small), string(b.Splice(small)), "another connection's store resolves nothing")
 	var v struct{ C string }
 	require.NoError(t, json.Unmarshal(small, &v))
-	require.NoError(t, Resolve(context.Background(), &v), "no store: nothing to do")
+	require.NoError(t, b.Resolve(&v), "another connection's store resolves nothing")
+	assert.True(t, strings.HasPrefix(v.C, "\x00pi-sbx-bigarg:"))
+	var none *Store
+	require.NoError(t, none.Resolve(&v), "no store: nothing to do")
 	assert.True(t, strings.HasPrefix(v.C, "\x00pi-sbx-bigarg:"))
 }

@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+
 	"context"
 	"testing"
 	"time"
@@ -29,7 +31,7 @@ func BenchmarkDeploy(b *testing.B) {
 				b.Fatal(err, res.Stderr)
 			}
 			t1 := time.Now()
-			r, err := d.CallTool(ctx, "docker_ps", []byte(`{}`), nil)
+			r, err := d.CallTool(ctx, backend.Call{Name: "docker_ps", Args: []byte(`{}`)})
 			if err != nil || r.IsError {
 				b.Fatal(err, r)
 			}

@@ -129,13 +129,13 @@ var handlers = map[string]handler{
 
 // CallTool implements backend.Caller. Arguments arrive validated against the tool's
 // description.
-func (d *Deployer) CallTool(ctx context.Context, name string, args json.RawMessage, _ backend.Progress) (*mcp.CallToolResult, error) {
-	h, ok := handlers[name]
+func (d *Deployer) CallTool(ctx context.Context, c backend.Call) (*mcp.CallToolResult, error) {
+	h, ok := handlers[c.Name]
 	if !ok {
-		_, err := tools.Lookup(tools.Docker(), name)
+		_, err := tools.Lookup(tools.Docker(), c.Name)
 		return nil, err
 	}
-	text, err := h(d, ctx, args)
+	text, err := h(d, ctx, c.Args)
 	if err != nil {
 		msg := err.Error()
 		if text != "" {

@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+
 	"context"
 	"encoding/json"
 	"io"
@@ -81,7 +83,7 @@ func TestTimeoutsByKind(t *testing.T) {
 				Name: "box", Workspace: ws, Policy: sbx.EnvPolicy{}})
 			require.NoError(t, err)
 			raw, _ := json.Marshal(tt.args)
-			res, err := d.CallTool(context.Background(), tt.tool, raw, nil)
+			res, err := d.CallTool(context.Background(), backend.Call{Name: tt.tool, Args: raw})
 			require.NoError(t, err)
 			require.False(t, res.IsError, "%+v", res.Content)
 			found := false

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/pi-sbx/pi-sbx-backend/bigarg"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
@@ -32,6 +33,9 @@ type Env struct {
 	// OnProgress receives, at the same throttled moments, the output that arrived since
 	// the previous call and the total raw bytes so far (bash); may be nil.
 	OnProgress func(text string, totalBytes int)
+	// StandIns resolves the large strings of the arguments that the transport set aside
+	// (bigarg stand-ins); nil when the arguments are whole.
+	StandIns *bigarg.Store
 }
 
 // Tool describes one tool. Build it as a literal; its schema is resolved on first use.

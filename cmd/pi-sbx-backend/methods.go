@@ -46,13 +46,13 @@ type statusCaller struct {
 }
 
 // CallTool implements backend.Caller.
-func (c *statusCaller) CallTool(ctx context.Context, _ string, _ json.RawMessage, _ backend.Progress) (*mcp.CallToolResult, error) {
+func (c *statusCaller) CallTool(ctx context.Context, _ backend.Call) (*mcp.CallToolResult, error) {
 	name, err := c.session.Ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// The channel starts the agent on its first call; a no-op command makes that happen now.
-	res, err := c.agent.CallTool(ctx, tools.PtyExecName, json.RawMessage(`{"command":"true"}`), nil)
+	res, err := c.agent.CallTool(ctx, backend.Call{Name: tools.PtyExecName, Args: json.RawMessage(`{"command":"true"}`)})
 	if err != nil {
 		return nil, fmt.Errorf("starting the agent in %s: %w", name, err)
 	}

@@ -57,7 +57,7 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 	}
 	defer ch.Close()
 	return printResult(std.out, func() (any, error) {
-		res, err := ch.CallTool(ctx, name, json.RawMessage(args), nil)
+		res, err := ch.CallTool(ctx, backend.Call{Name: name, Args: json.RawMessage(args)})
 		if err != nil {
 			return nil, fmt.Errorf("sandbox %s: %w", sandbox, err)
 		}

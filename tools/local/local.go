@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/pi-sbx/pi-sbx-backend/bigarg"
 	"github.com/pi-sbx/pi-sbx-backend/fsops"
 	"github.com/pi-sbx/pi-sbx-backend/result"
 	"github.com/pi-sbx/pi-sbx-backend/shell"
@@ -100,10 +99,32 @@ func (r *Registry) Tools() []*tools.Tool {
 	return out
 }
 
-// Call decodes and validates raw JSON arguments and runs the named tool in cwd. It returns
-// an error wrapping tools.ErrUsage for calls that cannot be made; a tool's own failure is
-// a result with IsError set, as pi's agent loop reports it.
+// Call validates raw JSON arguments and runs the named tool in cwd. It returns an error
+// wrapping tools.ErrUsage for calls that cannot be made; a tool's own failure is a
+// result with IsError set, as pi's agent loop reports it.
 func (r *Registry) Call(ctx context.Context, cwd, name string, raw []byte, env tools.Env) (result.Result, error) {
+	im, err := r.lookup(name)
+	if err != nil {
+		return result.Result{}, err
+	}
+	args, err := im.Tool.Validate(raw)
+	if err != nil {
+		return result.Result{}, err
+	}
+	return im.run(ctx, cwd, args, env)
+}
+
+// Run is Call for arguments already validated against the tool's description (by the
+// MCP server's route): they are not validated twice.
+func (r *Registry) Run(ctx context.Context, cwd, name string, args []byte, env tools.Env) (result.Result, error) {
+	im, err := r.lookup(name)
+	if err != nil {
+		return result.Result{}, err
+	}
+	return im.run(ctx, cwd, args, env)
+}
+
+func (r *Registry) lookup(name string) (Impl, error) {
 	im, ok := r.byName[name]
 	if !ok {
 		var listed []*tools.Tool // the error names the tools a user is offered
@@ -113,12 +134,12 @@ func (r *Registry) Call(ctx context.Context, cwd, name string, raw []byte, env t
 			}
 		}
 		_, err := tools.Lookup(listed, name)
-		return result.Result{}, err
+		return Impl{}, err
 	}
-	args, err := im.Tool.Validate(raw)
-	if err != nil {
-		return result.Result{}, err
-	}
+	return im, nil
+}
+
+func (im Impl) run(ctx context.Context, cwd string, args []byte, env tools.Env) (result.Result, error) {
 	res, err := im.Run(ctx, cwd, args, env)
 	if err != nil {
 		return result.Thrown(err), nil
@@ -130,7 +151,7 @@ func (r *Registry) Call(ctx context.Context, cwd, name string, raw []byte, env t
 }
 
 func bash(ctx context.Context, cwd string, raw json.RawMessage, env tools.Env) (result.Result, error) {
-	args, err := decode[shell.BashArgs](ctx, raw)
+	args, err := decode[shell.BashArgs](raw, env)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -143,8 +164,8 @@ func bash(ctx context.Context, cwd string, raw json.RawMessage, env tools.Env) (
 
 // run adapts a plain fsops function to Func.
 func run[A any](f func(context.Context, string, A) (result.Result, error)) Func {
-	return func(ctx context.Context, cwd string, raw json.RawMessage, _ tools.Env) (result.Result, error) {
-		args, err := decode[A](ctx, raw)
+	return func(ctx context.Context, cwd string, raw json.RawMessage, env tools.Env) (result.Result, error) {
+		args, err := decode[A](raw, env)
 		if err != nil {
 			return result.Result{}, err
 		}
@@ -153,11 +174,11 @@ func run[A any](f func(context.Context, string, A) (result.Result, error)) Func 
 }
 
 // decode unmarshals validated arguments into a tool's argument struct, resolving the
-// large strings the transport set aside (bigarg stand-ins) with the store in ctx.
-func decode[T any](ctx context.Context, args json.RawMessage) (T, error) {
+// large strings the transport set aside (bigarg stand-ins) with env's store.
+func decode[T any](args json.RawMessage, env tools.Env) (T, error) {
 	var v T
 	if err := json.Unmarshal(args, &v); err != nil {
 		return v, err
 	}
-	return v, bigarg.Resolve(ctx, &v)
+	return v, env.StandIns.Resolve(&v)
 }

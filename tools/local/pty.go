@@ -27,7 +27,7 @@ type ptyExecDetails struct {
 }
 
 func ptyExec(ctx context.Context, cwd string, raw json.RawMessage, env tools.Env) (result.Result, error) {
-	a, err := decode[tools.PtyExecArgs](ctx, raw)
+	a, err := decode[tools.PtyExecArgs](raw, env)
 	if err != nil {
 		return result.Result{}, err
 	}

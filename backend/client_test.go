@@ -1,0 +1,253 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/bigarg"
+	"github.com/pi-sbx/pi-sbx-backend/tools/local"
+)
+
+// dialServe connects a Client to Serve of pi's tools in dir, over pipes.
+func dialServe(t *testing.T, dir string, o ClientOptions) *Client {
+	t.Helper()
+	srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{Name: "agent", Version: "v0"})
+	cin, sout := io.Pipe()
+	sin, cout := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(context.Background(), srv, sin, sout)
+		sout.Close()
+	}()
+	c, err := Dial(context.Background(), cin, cout, cout, o)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c.Close()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not end after the client closed")
+		}
+	})
+	return c
+}
+
+func callText(t *testing.T, c *Client, name, args string) string {
+	t.Helper()
+	raw, err := c.CallTool(context.Background(), name, json.RawMessage(args), nil, "")
+	require.NoError(t, err)
+	clean, _, err := CleanResult(nil, raw)
+	require.NoError(t, err)
+	var r struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	require.NoError(t, json.Unmarshal(clean, &r))
+	require.NotEmpty(t, r.Content)
+	return r.Content[0].Text
+}
+
+// TestClientThroughServe: the client's calls reach pi's tools and come back; a large
+// string set aside in a store goes out as its literal; 200 concurrent calls are each
+// answered with their own result.
+func TestClientThroughServe(t *testing.T) {
+	dir := t.TempDir()
+	c := dialServe(t, dir, ClientOptions{Name: "test", Version: "1"})
+	assert.Equal(t, "Successfully wrote to a.txt", callText(t, c, "write", `{"path":"a.txt","content":"hello"}`))
+	assert.Equal(t, "hello", callText(t, c, "read", `{"path":"a.txt"}`))
+
+	big := strings.Repeat("line \"q\" é\n", 20000)
+	lit, _ := json.Marshal(big)
+	store := bigarg.NewStore()
+	args, keys := store.Offload([]byte(`{"path":"big.txt","content":` + string(lit) + `}`))
+	require.Len(t, keys, 1)
+	require.Less(t, len(args), 512)
+	_, err := c.CallTool(context.Background(), "write", args, store, "")
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(dir, "big.txt"))
+	require.NoError(t, err)
+	assert.True(t, string(got) == big, "the set-aside content arrived exactly")
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			raw, err := c.CallTool(context.Background(), "bash", json.RawMessage(fmt.Sprintf(`{"command":"echo call-%d"}`, i)), nil, "")
+			if err == nil && !strings.Contains(string(raw), fmt.Sprintf(`call-%d\n`, i)) {
+				err = fmt.Errorf("call %d got %s", i, raw)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+}
+
+// TestClientProgressBeforeResult: a call's progress notifications all arrive, in
+// order, before its result, and add up to the total the result reports.
+func TestClientProgressBeforeResult(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	var last float64
+	c := dialServe(t, t.TempDir(), ClientOptions{OnProgress: func(tok, msg string, total float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if tok == "tok-1" {
+			got = append(got, msg)
+			last = total
+		}
+	}})
+	raw, err := c.CallTool(context.Background(), "bash", json.RawMessage(`{"command":"for i in 1 2 3 4; do echo out-$i; sleep 0.15; done"}`), nil, "tok-1")
+	require.NoError(t, err)
+	_, total, err := CleanResult(nil, raw)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.GreaterOrEqual(t, len(got), 2, "streamed in several notifications")
+	assert.Equal(t, "out-1\nout-2\nout-3\nout-4\n", strings.Join(got, ""))
+	assert.Equal(t, total, last, "every notification came before the result")
+}
+
+// TestClientCancel: cancelling a call returns at once, tells the server (whose command
+// is killed), and leaves the connection usable.
+func TestClientCancel(t *testing.T) {
+	dir := t.TempDir()
+	c := dialServe(t, dir, ClientOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "bash", json.RawMessage(`{"command":"echo $$ > pid; exec sleep 30"}`), nil, "")
+		done <- err
+	}()
+	require.Eventually(t, func() bool { b, _ := os.ReadFile(filepath.Join(dir, "pid")); return len(b) > 0 }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	pid, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	require.Eventually(t, func() bool {
+		_, err := os.Stat("/proc/" + strings.TrimSpace(string(pid)))
+		return err != nil
+	}, 10*time.Second, 20*time.Millisecond, "the server killed the cancelled command")
+	assert.Equal(t, "ok\n", callText(t, c, "bash", `{"command":"echo ok"}`))
+}
+
+// closeOutput, as a line of a fakeServer's answer, ends its output instead.
+const closeOutput = "<close>"
+
+// fakeServer is a scripted peer: it answers initialize, then hands every request line
+// to answer, whose lines it writes back.
+func fakeServer(t *testing.T, answer func(req map[string]json.RawMessage) []string) (*Client, error) {
+	t.Helper()
+	cin, sout := io.Pipe()
+	sin, cout := io.Pipe()
+	go func() {
+		defer sout.Close()
+		sc := bufio.NewScanner(sin)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var req map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &req) != nil {
+				return
+			}
+			var lines []string
+			if string(req["method"]) == `"initialize"` {
+				lines = []string{`{"jsonrpc":"2.0","id":` + string(req["id"]) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"f","version":"0"}}}`}
+			} else {
+				lines = answer(req)
+			}
+			for _, l := range lines {
+				if l == closeOutput {
+					return
+				}
+				if _, err := io.WriteString(sout, l+"\n"); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return Dial(context.Background(), cin, cout, cout, ClientOptions{MaxLine: 4096})
+}
+
+// TestClientRefusesAPeerNotSpeakingMCP: garbage, an oversized line, an answer to no
+// request and the end of output each end the connection; the call in flight fails with
+// ErrClientClosed and says why, and later calls fail at once.
+func TestClientRefusesAPeerNotSpeakingMCP(t *testing.T) {
+	for _, tc := range []struct {
+		name, reply, why string
+	}{
+		{"garbage", "this is not JSON", "undecodable message"},
+		{"oversized", `{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("x", 5000) + `"}`, "longer than 4096 bytes"},
+		{"unknown id", `{"jsonrpc":"2.0","id":99,"result":{}}`, "id 99, which no request of this client has"},
+		{"string id", `{"jsonrpc":"2.0","id":"2","result":{}}`, `id "2"`},
+		{"end of output", closeOutput, "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := fakeServer(t, func(req map[string]json.RawMessage) []string {
+				if string(req["method"]) != `"tools/call"` {
+					return nil
+				}
+				return []string{tc.reply}
+			})
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = c.CallTool(context.Background(), "ls", nil, nil, "")
+			require.ErrorIs(t, err, ErrClientClosed)
+			assert.ErrorContains(t, err, tc.why)
+			<-c.Done()
+			_, err = c.CallTool(context.Background(), "ls", nil, nil, "")
+			assert.ErrorIs(t, err, ErrClientClosed)
+		})
+	}
+}
+
+// TestClientAnswersServerRequests: ping gets an empty result, anything else "method not
+// found"; a JSON-RPC error answer is returned as a *jsonrpc.Error.
+func TestClientAnswersServerRequests(t *testing.T) {
+	answers := make(chan string, 4)
+	c, err := fakeServer(t, func(req map[string]json.RawMessage) []string {
+		if string(req["method"]) == `"tools/call"` {
+			return []string{
+				`{"jsonrpc":"2.0","id":"s1","method":"ping"}`,
+				`{"jsonrpc":"2.0","id":7,"method":"roots/list","params":{}}`,
+				`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`,
+				`{"jsonrpc":"2.0","id":` + string(req["id"]) + `,"error":{"code":-32602,"message":"bad args"}}`,
+			}
+		}
+		answers <- string(req["id"]) + " " + string(req["result"]) + string(req["error"])
+		return nil
+	})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.CallTool(context.Background(), "ls", nil, nil, "")
+	var rpcErr *jsonrpc.Error
+	require.True(t, errors.As(err, &rpcErr), "%v", err)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErr.Code)
+	assert.Equal(t, "bad args", rpcErr.Message)
+	got := []string{<-answers, <-answers, <-answers}
+	assert.Contains(t, got, ` `, "notifications/initialized")
+	assert.Contains(t, got, `"s1" {}`)
+	assert.Contains(t, got, `7 {"code":-32601,"message":"Method not found"}`)
+}
