@@ -4,9 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"fmt"
 	"regexp"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
