@@ -29,6 +29,10 @@ type grepPattern struct {
 	// candidate lines before the whole pattern runs (in "\w+_\d{3}" a "_" must be
 	// followed by three digits).
 	after *regexp.Regexp
+	// afterFirst, set with after, holds the bytes the character after the literal can
+	// start with: most candidates fail on it without running after (in "\w+_\d{3}"
+	// few "_" are followed by a digit). It holds even where after is not used.
+	afterFirst *[256]bool
 	// before, when set, are the ranges (Go's syntax.Regexp.Rune pairs) of the class the
 	// character right before the literal must be in (the last part of the concatenation
 	// before it): in "[A-Z][a-z]+Error\(" the "Error(" of "err.Error()" is ruled out.
@@ -94,7 +98,7 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	p.whole = len(p.finds) == 1 && p.finds[0].exact && tree.Op == syntax.OpLiteral
 	p.chain = literalChain(tree)
 	if len(p.finds) == 1 && !p.whole && p.chain == nil {
-		p.before, p.after = aroundLiteral(tree, p.finds[0])
+		p.before, p.after, p.afterFirst = aroundLiteral(tree, p.finds[0])
 
 		for c := range p.beforeASCII {
 			p.beforeASCII[c] = p.before != nil && inRanges(p.before, rune(c))
@@ -163,6 +167,9 @@ func (p *grepPattern) aroundOK(line []byte) bool {
 		}
 		at := off + j
 		off = at + 1
+		if end := at + len(f.lit); p.afterFirst != nil && (end == len(line) || !p.afterFirst[line[end]]) {
+			continue
+		}
 		if p.before != nil {
 			if at == 0 {
 				continue
@@ -207,10 +214,11 @@ func inRanges(ranges []rune, r rune) bool {
 // one of its parts, the class of the character right before it (when the part before
 // always ends by consuming one) and the rest after it anchored at the start (when it
 // starts by consuming a character: an assertion there would need the character
-// before, which the test does not see); either may be nil.
-func aroundLiteral(t *syntax.Regexp, f *litFinder) (before []rune, after *regexp.Regexp) {
+// before, which the test does not see), with the bytes that character can start with;
+// each may be nil.
+func aroundLiteral(t *syntax.Regexp, f *litFinder) (before []rune, after *regexp.Regexp, first *[256]bool) {
 	if t.Op != syntax.OpConcat || !f.exact {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for k, s := range t.Sub {
 		if s.Op != syntax.OpLiteral || (s.Flags&syntax.FoldCase != 0) != f.fold || string(s.Rune) != string([]rune(string(f.lit))) {
@@ -225,11 +233,63 @@ func aroundLiteral(t *syntax.Regexp, f *litFinder) (before []rune, after *regexp
 			for _, r := range rest {
 				b += r.String()
 			}
-			after, _ = regexp.Compile(b + ")")
+			if after, _ = regexp.Compile(b + ")"); after != nil {
+				first = firstBytes(rest[0])
+			}
 		}
-		return before, after
+		return before, after, first
 	}
-	return nil, nil
+	return nil, nil, nil
+}
+
+// firstBytes returns the bytes a match of t, which consumesFirst, can start with: the
+// ASCII members of its first character's class, and every byte from 0x80 when the
+// class has any member beyond ASCII (a lead byte, or an invalid byte Go reads as
+// U+FFFD). nil when not known.
+func firstBytes(t *syntax.Regexp) *[256]bool {
+	var set [256]bool
+	high := func() {
+		for b := utf8.RuneSelf; b < 256; b++ {
+			set[b] = true
+		}
+	}
+	switch t.Op {
+	case syntax.OpLiteral:
+		r := t.Rune[0]
+		if r >= utf8.RuneSelf || t.Flags&syntax.FoldCase != 0 {
+			high() // a folded ASCII letter may also match a non-ASCII one (k, K)
+		}
+		if r < utf8.RuneSelf {
+			set[r] = true
+			if t.Flags&syntax.FoldCase != 0 && isASCIILetter(byte(r)) {
+				set[r|0x20], set[r&^0x20] = true, true
+			}
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(t.Rune); i += 2 {
+			for r := t.Rune[i]; r <= t.Rune[i+1] && r < utf8.RuneSelf; r++ {
+				set[r] = true
+			}
+			if t.Rune[i+1] >= utf8.RuneSelf {
+				high()
+			}
+		}
+	case syntax.OpAnyCharNotNL:
+		for b := range set {
+			set[b] = b != '\n'
+		}
+	case syntax.OpAnyChar:
+		for b := range set {
+			set[b] = true
+		}
+	case syntax.OpPlus, syntax.OpRepeat, syntax.OpCapture:
+		return firstBytes(t.Sub[0])
+	case syntax.OpConcat:
+		return firstBytes(t.Sub[0])
+	default:
+		return nil
+	}
+	return &set
 }
 
 // lastClass returns the ranges of the character every match of t ends with, when t

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzGrepPrefilter checks that the literal and byte-set prefilters never change what
@@ -25,11 +26,20 @@ func FuzzGrepPrefilter(f *testing.F) {
 		{"aa.*aa", "aaa\naaaa\n", false},
 		{"func.*zzq", "FUNC zzq\nzzq func\n", true},
 		{`\w+_\d{3}\b`, "a_1234\nx_ab y_123\n", false},
+		{`\w+_\d{3}`, "a_\u0661\u0662\u0663 x\nb_12\n", false}, // Unicode digits after the literal
+		{`[a-z]+_k\w`, "ab_\u212ax\nab_Kx\nab_kx\n", true},     // a folded letter after it
+		{`x_.y`, "x_\xffy\nx_y\n", false},                      // an invalid byte after it
+		{`x_[^a]`, "x_\u00e9\nx_a\nx_\n", false},
 	}
 	for _, s := range seeds {
 		f.Add(s.pattern, s.text, s.fold)
 	}
 	f.Fuzz(func(t *testing.T, pattern, text string, fold bool) {
+		if !utf8.ValidString(pattern) {
+			// A pattern reaches grep through JSON, always valid UTF-8; and Go's regexp,
+			// the reference here, lets U+FFFD match an invalid byte, ripgrep does not.
+			return
+		}
 		p, err := compileGrepPattern(pattern, false, fold)
 		if err != nil {
 			return
