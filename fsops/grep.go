@@ -145,16 +145,32 @@ type grepBatch struct {
 // workers have searched far ahead.
 const grepBatchSize = 16
 
+// grepMaxAhead is, per worker, how many batches may be searched ahead of the
+// collector once the search is under way.
+const grepMaxAhead = 16
+
 // searchTree walks root and searches its files in parallel, feeding the collector in
 // walk order until it has what pi would show.
 func searchTree(parent context.Context, root string, opt walkOptions, pat *grepPattern, ctxLines, perFile int, c *grepCollector) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	workers := 2 * runtime.GOMAXPROCS(0)
-	// Few batches in flight: enough to keep the workers busy, few enough that once the
-	// collector has its result (a match limit), little was searched beyond it.
+	// Batches searched ahead of the collector: few at first, so that a result decided
+	// in the first files (a match limit) had little searched beyond it; then up to
+	// maxAhead, so that a worker held up on one batch (a big file, or a thread the OS
+	// has descheduled on a loaded machine) does not stall the others, which would
+	// otherwise soon have nothing to search but batches the collector cannot take yet.
+	// The walker takes a credit for each batch it sends; the collector gives one back
+	// for each batch it takes, and past its first maxAhead batches (where most limits
+	// are met) one more while the lookahead is still growing.
+	maxAhead := grepMaxAhead * workers
+	credit := make(chan struct{}, maxAhead)
+	granted, taken := 2*workers, 0
+	for i := 0; i < granted; i++ {
+		credit <- struct{}{}
+	}
 	work := make(chan *grepBatch, workers)
-	ordered := make(chan *grepBatch, 2*workers)
+	ordered := make(chan *grepBatch, maxAhead)
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
@@ -183,10 +199,12 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		size := 1
 		send := func() bool {
 			select {
-			case ordered <- batch:
+			case <-credit:
 			case <-ctx.Done():
 				return false
 			}
+			ordered <- batch // never blocks: a credit is a free slot
+
 			select {
 			case work <- batch:
 			case <-ctx.Done():
@@ -219,6 +237,11 @@ collect:
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		credit <- struct{}{}
+		if taken++; taken > maxAhead && granted < maxAhead {
+			credit <- struct{}{}
+			granted++
 		}
 		for k, e := range b.files {
 			if !c.add(e.rel, grepDisplayPath(e.rel), b.lines[k]) {
