@@ -143,7 +143,7 @@ func (ch *Channel) CallToolRaw(ctx context.Context, call backend.Call) (json.Raw
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
-		return nil, fmt.Errorf("%w: %s", tools.ErrUsage, rpcErr.Message)
+		return nil, tools.UsageError(rpcErr.Message)
 	}
 	// The connection breaks (EOF on the agent's stdout) a moment before the exec is
 	// reaped; wait for the reason so the error says what happened.

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/pi-sbx/pi-sbx-backend/bigarg"
+	"github.com/pi-sbx/pi-sbx-backend/jsonscan"
 )
 
 // ClientProtocol is the MCP version the Client asks for in its initialize request.
@@ -86,7 +87,7 @@ func Dial(ctx context.Context, in io.Reader, out io.Writer, closer io.Closer, o 
 	}
 	res, err := c.call(ctx, "initialize", [][]byte{params})
 	if err == nil {
-		if v, ok := unquote(memberOf(res, "protocolVersion")); !ok || v == "" {
+		if v, ok := unquote(jsonscan.Member(res, "protocolVersion")); !ok || v == "" {
 			err = fmt.Errorf("the initialize result names no protocol version: %s", clip(res))
 		}
 	}

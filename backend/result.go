@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-sbx/pi-sbx-backend/jsonscan"
+
 	"github.com/pi-sbx/pi-sbx-backend/result"
 )
 
@@ -163,7 +165,7 @@ func AppendResult(dst []byte, r result.Result, progress int) ([]byte, error) {
 func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 	var content, structured []byte
 	isError, bad := false, ""
-	ok := members(raw, func(key, val []byte) {
+	ok := jsonscan.Members(raw, func(key, val []byte) {
 		switch string(key) {
 		case "content":
 			content = val
@@ -179,7 +181,7 @@ func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 				bad = "isError is not a boolean"
 			}
 		case "_meta":
-			if n := memberOf(val, ProgressMeta); n != nil {
+			if n := jsonscan.Member(val, ProgressMeta); n != nil {
 				progress, _ = strconv.ParseFloat(string(n), 64)
 			}
 		}
@@ -193,7 +195,7 @@ func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 	dst = append(dst, `{"content":[`...)
 	if content != nil && string(content) != "null" {
 		n := 0
-		ok := elements(content, func(block []byte) {
+		ok := jsonscan.Elements(content, func(block []byte) {
 			if err != nil {
 				return
 			}
@@ -242,7 +244,7 @@ func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 // appendCleanBlock appends one checked content block (see CleanResult).
 func appendCleanBlock(dst, block []byte) ([]byte, error) {
 	var typ, text, data, mime []byte
-	if !members(block, func(key, val []byte) {
+	if !jsonscan.Members(block, func(key, val []byte) {
 		switch string(key) {
 		case "type":
 			typ = val

@@ -11,11 +11,13 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-sbx/pi-sbx-backend/bigarg"
+	"github.com/pi-sbx/pi-sbx-backend/jsonscan"
 )
 
 // MaxRequestLine bounds one inbound JSON-RPC message (a line); longer lines are answered
@@ -95,6 +97,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		outgoing: make(map[jsonrpc.ID]bool),
 		store:    bigarg.NewStore(),
 	}
+	c.workers = workers{idle: make(chan func()), stop: c.closed}
 	c.calls.onWait = func(need, max int64) {
 		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
 	}
@@ -118,6 +121,8 @@ type conn struct {
 	calls    *tracker
 	// store holds the large strings of the calls answered here, by stand-in (bigarg).
 	store *bigarg.Store
+	// workers run the calls answered here.
+	workers workers
 
 	wmu  sync.Mutex
 	wbuf []byte // reused for small messages
@@ -157,7 +162,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.initMu.Lock()
 		if c.initID.IsValid() && m.ID == c.initID && m.Error == nil {
 			c.initialized = true
-			v, _ := unquote(memberOf(m.Result, "protocolVersion"))
+			v, _ := unquote(jsonscan.Member(m.Result, "protocolVersion"))
 			c.multiRound = v >= statelessProtocol
 		}
 		c.initMu.Unlock()
@@ -302,7 +307,7 @@ func (c *conn) handle(line []byte, size int) bool {
 				return false
 			}
 			if rt != nil {
-				go c.fastCall(m.ID, rt, args, tok, kind)
+				c.workers.run(func() { c.fastCall(m.ID, rt, args, tok, kind) })
 				return true
 			}
 		case m.Method == "notifications/cancelled":
@@ -363,7 +368,7 @@ func clip(b []byte) string {
 
 // cancelledID is the typed id a notifications/cancelled names (invalid if none).
 func cancelledID(params []byte) jsonrpc.ID {
-	raw := memberOf(params, "requestId")
+	raw := jsonscan.Member(params, "requestId")
 	if raw == nil {
 		return jsonrpc.ID{}
 	}
@@ -372,70 +377,6 @@ func cancelledID(params []byte) jsonrpc.ID {
 		return jsonrpc.ID{}
 	}
 	return id
-}
-
-// memberOf returns the raw value of a top-level member of a validated object (the last
-// one of that name, as decoders keep).
-func memberOf(obj []byte, name string) []byte {
-	var found []byte
-	members(obj, func(key, val []byte) {
-		if string(key) == name {
-			found = val
-		}
-	})
-	return found
-}
-
-// members calls fn with the raw name (between its quotes, escapes as written) and the raw
-// value of each top-level member of a validated object, in order. It reports false if
-// obj is not an object.
-func members(obj []byte, fn func(key, val []byte)) bool {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = skipSpace(obj, i+1)
-	for i < len(obj) && obj[i] == '"' {
-		keyEnd, err := skipString(obj, i)
-		if err != nil {
-			return false
-		}
-		key := obj[i+1 : keyEnd-1]
-		i = skipSpace(obj, keyEnd) + 1 // ':'
-		i = skipSpace(obj, i)
-		end, err := skipValue(obj, i, 1)
-		if err != nil {
-			return false
-		}
-		fn(key, obj[i:end])
-		i = skipSpace(obj, end)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
-	return true
-}
-
-// elements calls fn with each raw element of a validated array; it reports false if arr
-// is not an array.
-func elements(arr []byte, fn func(val []byte)) bool {
-	i := skipSpace(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
-		return false
-	}
-	i = skipSpace(arr, i+1)
-	for i < len(arr) && arr[i] != ']' {
-		end, err := skipValue(arr, i, 1)
-		if err != nil {
-			return false
-		}
-		fn(arr[i:end])
-		i = skipSpace(arr, end)
-		if i < len(arr) && arr[i] == ',' {
-			i = skipSpace(arr, i+1)
-		}
-	}
-	return true
 }
 
 // readLine reads one line, keeping at most max bytes of it; a longer line is consumed to
@@ -604,6 +545,41 @@ func (t *tracker) waitIdle(stop <-chan struct{}) {
 	}
 }
 
+// workers run functions on goroutines that live on for a while after their work, to take
+// the next: a busy connection reuses goroutines whose stacks have grown to what a call
+// needs instead of growing a new one's by copies (a twentieth of a small call's CPU).
+type workers struct {
+	idle chan func()     // unbuffered: a send succeeds only if a worker is waiting
+	stop <-chan struct{} // closed with the connection: idle workers end
+}
+
+// workerIdle is how long a worker waits for more work before it ends.
+const workerIdle = 10 * time.Second
+
+func (w *workers) run(f func()) {
+	select {
+	case w.idle <- f:
+	default:
+		go w.loop(f)
+	}
+}
+
+func (w *workers) loop(f func()) {
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		f()
+		t.Reset(workerIdle)
+		select {
+		case f = <-w.idle:
+		case <-t.C:
+			return
+		case <-w.stop:
+			return
+		}
+	}
+}
+
 // fastCallKind says how the SDK would shape a call's result: after an initialize
 // handshake of the stateless era it marks the result complete; a stateless call's
 // result also names the server in _meta.
@@ -620,14 +596,25 @@ func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKi
 	c.initMu.Lock()
 	ready, multiRound := c.initialized, c.multiRound
 	c.initMu.Unlock()
-	meta := memberOf(m.Params, "_meta")
+	// One walk over the params finds all three (the arguments may be megabytes).
+	var meta, rawName, args []byte
+	jsonscan.Members(m.Params, func(key, val []byte) {
+		switch string(key) {
+		case "_meta":
+			meta = val
+		case "name":
+			rawName = val
+		case "arguments":
+			args = val
+		}
+	})
 	kind := fastCallKind{complete: multiRound}
 	if statelessCall(meta) {
 		kind = fastCallKind{complete: true, serverInfo: true}
 	} else if !ready {
 		return none()
 	}
-	name, ok := unquote(memberOf(m.Params, "name"))
+	name, ok := unquote(rawName)
 	if !ok {
 		return none()
 	}
@@ -637,12 +624,12 @@ func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKi
 	}
 	var tok []byte
 	if meta != nil {
-		tok = memberOf(meta, "progressToken")
+		tok = jsonscan.Member(meta, "progressToken")
 		if tok != nil && tok[0] != '"' && (tok[0] < '0' || tok[0] > '9') && tok[0] != '-' {
 			tok = nil // not a string or number: no progress, as the SDK
 		}
 	}
-	return rt, memberOf(m.Params, "arguments"), tok, kind
+	return rt, args, tok, kind
 }
 
 // statelessProtocol is the MCP version whose requests carry the client's state in _meta
@@ -655,8 +642,8 @@ func statelessCall(meta []byte) bool {
 	if meta == nil {
 		return false
 	}
-	v, ok := unquote(memberOf(meta, "io.modelcontextprotocol/protocolVersion"))
-	caps := memberOf(meta, "io.modelcontextprotocol/clientCapabilities")
+	v, ok := unquote(jsonscan.Member(meta, "io.modelcontextprotocol/protocolVersion"))
+	caps := jsonscan.Member(meta, "io.modelcontextprotocol/clientCapabilities")
 	return ok && v == statelessProtocol && len(caps) > 0 && caps[0] == '{'
 }
 

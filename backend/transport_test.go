@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/bigarg"
+	"github.com/pi-sbx/pi-sbx-backend/jsonscan"
 	"github.com/pi-sbx/pi-sbx-backend/tools/local"
 )
 
@@ -41,6 +43,30 @@ func serveWith(t *testing.T, srv *Server, input string) []string {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), srv, strings.NewReader(input), &out) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not end at the end of its input; wrote so far:\n%s", out.String())
+	}
+	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// serveAfterInit is serveWith for calls the transport answers itself: they are sent
+// once the initialize request is answered, as a client waits to (calls that arrive
+// earlier go to the SDK).
+func serveAfterInit(t *testing.T, srv *Server, calls string) []string {
+	t.Helper()
+	var out syncBuffer
+	in, feed := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), srv, in, &out) }()
+	_, err := io.WriteString(feed, initLines)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), `"id":"init"`) }, 10*time.Second, time.Millisecond)
+	_, err = io.WriteString(feed, calls)
+	require.NoError(t, err)
+	feed.Close()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -282,6 +308,13 @@ func FuzzParseEnvelope(f *testing.F) {
 		if valid != json.Valid(b) && !bytes.Contains(b, []byte("[[[[")) {
 			t.Fatalf("%q: parser says valid=%v (%v), encoding/json %v", b, valid, err, json.Valid(b))
 		}
+		if valid {
+			// The walks over validated text find the same end.
+			start := jsonscan.SkipSpace(b, 0)
+			if end := jsonscan.ValueEnd(b, start); end != start+len(jsonscan.TrimSpace(b)) {
+				t.Fatalf("%q: jsonscan.ValueEnd says %d", b, end)
+			}
+		}
 	})
 }
 
@@ -404,7 +437,7 @@ func TestServeSetsAsideFromMinSize(t *testing.T) {
 	for _, size := range []int{bigarg.MinSize + 10, 100 << 10, bigLine + 10} {
 		lit, _ := json.Marshal(strings.Repeat("x", size))
 		rec := takingRecording{recording{make(chan json.RawMessage, 1)}}
-		serveWith(t, newServer(t, rec, Options{}), initLines+`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write","arguments":{"path":"x","content":`+string(lit)+`}}}`+"\n")
+		serveAfterInit(t, newServer(t, rec, Options{}), `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write","arguments":{"path":"x","content":`+string(lit)+`}}}`+"\n")
 		got := <-rec.got
 		assert.Less(t, len(got), 1024, "%d bytes: the caller sees a stand-in, not the value", size)
 	}

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -188,6 +189,10 @@ func skipLiteral(b []byte, i int, lit string) (int, error) {
 func skipString(b []byte, i int) (int, error) {
 	i++
 	for {
+		// Eight bytes at a time while none is a quote, a backslash or a control byte.
+		for i+8 <= len(b) && !specialIn(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && plain[b[i]] {
 			i++
 		}
@@ -216,6 +221,14 @@ func skipString(b []byte, i int) (int, error) {
 			return i, fmt.Errorf("%w: control character in string at byte %d", errSyntax, i)
 		}
 	}
+}
+
+// specialIn reports whether any of the eight bytes of x is '"', '\\' or below 0x20
+// (the classic SWAR tests for a zero byte and for a byte less than n).
+func specialIn(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
+	return (hasZero(x^(ones*'"')) | hasZero(x^(ones*'\\')) | (x-ones*0x20)&^x&highs) != 0
 }
 
 // plain marks the bytes a string may contain without an escape.

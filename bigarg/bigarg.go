@@ -15,6 +15,7 @@ package bigarg
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
@@ -23,6 +24,9 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/pi-sbx/pi-sbx-backend/jsonscan"
 )
 
 // MinSize is the length of a raw string literal from which it is set aside.
@@ -74,7 +78,7 @@ func (s *Store) Offload(v []byte) ([]byte, []string) {
 // walk copies the value at the start of v into out, setting strings aside; it returns
 // false on anything unexpected (the caller then keeps the original).
 func (s *Store) walk(v, out []byte, key string, keys *[]string) ([]byte, bool) {
-	v = trimSpace(v)
+	v = jsonscan.TrimSpace(v)
 	if len(v) == 0 {
 		return out, false
 	}
@@ -97,7 +101,7 @@ func (s *Store) walkContainer(v, out []byte, keys *[]string) ([]byte, bool) {
 	i := 1
 	first := true
 	for {
-		i = skipSpace(v, i)
+		i = jsonscan.SkipSpace(v, i)
 		if i >= len(v) {
 			return out, false
 		}
@@ -114,20 +118,20 @@ func (s *Store) walkContainer(v, out []byte, keys *[]string) ([]byte, bool) {
 		first = false
 		key := ""
 		if obj {
-			end := stringEnd(v, i)
+			end := jsonscan.StringEnd(v, i)
 			if end < 0 {
 				return out, false
 			}
 			key = string(v[i+1 : end-1])
 			out = append(out, v[i:end]...)
 			out = append(out, ':')
-			i = skipSpace(v, end)
+			i = jsonscan.SkipSpace(v, end)
 			if i >= len(v) || v[i] != ':' {
 				return out, false
 			}
-			i = skipSpace(v, i+1)
+			i = jsonscan.SkipSpace(v, i+1)
 		}
-		end := valueEnd(v, i)
+		end := jsonscan.ValueEnd(v, i)
 		if end < 0 {
 			return out, false
 		}
@@ -344,65 +348,80 @@ func (s *Store) value(str string) (string, error) {
 
 // Unescape decodes a valid JSON string literal (quotes included) exactly as
 // encoding/json does, an order of magnitude faster on long text: runs without escapes
-// are copied whole.
+// are copied whole, into one buffer that becomes the string without a copy.
 func Unescape(lit []byte) (string, error) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' || !utf8.Valid(lit) {
 		return slowUnescape(lit)
 	}
 	in := lit[1 : len(lit)-1]
-	var out strings.Builder // its String does not copy: the value is held once
-	out.Grow(len(in))
-	var u [utf8.UTFMax]byte
-	for len(in) > 0 {
-		i := bytes.IndexByte(in, '\\')
-		if i < 0 {
-			out.Write(in)
+	out := make([]byte, len(in)) // an escape never decodes longer than it is written
+	w := 0
+	for r := 0; r < len(in); {
+		// Copy the run up to the next backslash: eight bytes at a time while there is
+		// none (source text has an escape every few bytes: no call per run).
+		start := r
+		for r+8 <= len(in) && !hasBackslash(binary.LittleEndian.Uint64(in[r:])) {
+			r += 8
+		}
+		for r < len(in) && in[r] != '\\' {
+			r++
+		}
+		w += copy(out[w:], in[start:r])
+		if r >= len(in) {
 			break
 		}
-		out.Write(in[:i])
-		in = in[i:]
-		if len(in) < 2 {
+		if r+1 >= len(in) {
 			return slowUnescape(lit)
 		}
-		switch c := in[1]; c {
+		switch c := in[r+1]; c {
 		case '"', '\\', '/':
-			out.WriteByte(c)
+			out[w] = c
 		case 'b':
-			out.WriteByte('\b')
+			out[w] = '\b'
 		case 'f':
-			out.WriteByte('\f')
+			out[w] = '\f'
 		case 'n':
-			out.WriteByte('\n')
+			out[w] = '\n'
 		case 'r':
-			out.WriteByte('\r')
+			out[w] = '\r'
 		case 't':
-			out.WriteByte('\t')
+			out[w] = '\t'
 		case 'u':
-			r, ok := hex4(in[2:])
+			ru, ok := hex4(in[r+2:])
 			if !ok {
 				return slowUnescape(lit)
 			}
-			in = in[6:]
-			if utf16.IsSurrogate(r) {
+			r += 6
+			if utf16.IsSurrogate(ru) {
 				r2, ok2 := rune(0), false
-				if len(in) >= 6 && in[0] == '\\' && in[1] == 'u' {
-					r2, ok2 = hex4(in[2:])
+				if r+6 <= len(in) && in[r] == '\\' && in[r+1] == 'u' {
+					r2, ok2 = hex4(in[r+2:])
 				}
-				if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-					r = dec
-					in = in[6:]
+				if dec := utf16.DecodeRune(ru, r2); ok2 && dec != utf8.RuneError {
+					ru = dec
+					r += 6
 				} else {
-					r = utf8.RuneError
+					ru = utf8.RuneError
 				}
 			}
-			out.Write(u[:utf8.EncodeRune(u[:], r)])
+			w += utf8.EncodeRune(out[w:], ru)
 			continue
 		default:
 			return slowUnescape(lit)
 		}
-		in = in[2:]
+		w++
+		r += 2
 	}
-	return out.String(), nil
+	// out is never written again: it becomes the string as it is (a 30 MB write's
+	// content is then held once, not twice).
+	return unsafe.String(unsafe.SliceData(out), w), nil
+}
+
+// hasBackslash reports whether any of the eight bytes of x is a backslash.
+func hasBackslash(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	v := x ^ (ones * '\\')
+	return (v-ones)&^v&highs != 0
 }
 
 func slowUnescape(lit []byte) (string, error) {
@@ -430,71 +449,4 @@ func hex4(b []byte) (rune, bool) {
 		}
 	}
 	return r, true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func trimSpace(b []byte) []byte {
-	i := skipSpace(b, 0)
-	j := len(b)
-	for j > i && (b[j-1] == ' ' || b[j-1] == '\t' || b[j-1] == '\n' || b[j-1] == '\r') {
-		j--
-	}
-	return b[i:j]
-}
-
-// stringEnd returns the index after the string literal starting at b[i], or -1. b is
-// valid JSON, so only quotes and escapes matter.
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			i++
-		}
-	}
-	return -1
-}
-
-// valueEnd returns the index after the valid JSON value starting at b[i], or -1.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i)
-				if i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	default:
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-			i++
-		}
-		return i
-	}
 }

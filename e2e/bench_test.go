@@ -26,6 +26,7 @@ var benchCalls = []struct{ name, args string }{
 	{"read", `{"path":"README.md"}`},
 	{"ls", `{"path":"src"}`},
 	{"grep", `{"pattern":"hello","path":"src"}`},
+	{"write", `{"path":"out/bench.txt","content":"` + strings.Repeat(`line of text \"quoted\"\n`, 80) + `"}`},
 }
 
 // BenchmarkCall measures one small call's latency through serve with the persistent

@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pi-sbx/pi-sbx-backend/backend"
 )
 
@@ -162,9 +160,11 @@ func copyGoTree(b *testing.B, dir string) string {
 	return tree
 }
 
-// rawServe starts serve in dir and connects an MCP client over the project's own
-// transport, so what is timed is serve and the sandbox, not the client's decoding.
-func rawServe(b *testing.B, w *world, dir string) *mcp.ClientSession {
+// rawServe starts serve in dir and connects the project's own small MCP client
+// (backend.Client), which reads results without decoding them: what is timed is serve
+// and the sandbox, not a client's decoding (the Go SDK's client spent more CPU per call
+// than serve did).
+func rawServe(b *testing.B, w *world, dir string) *backend.Client {
 	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws, "--cwd", dir)
 	cmd.Dir, cmd.Env = dir, w.env()
 	stdin, err := cmd.StdinPipe()
@@ -179,33 +179,42 @@ func rawServe(b *testing.B, w *world, dir string) *mcp.ClientSession {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-		&backend.Transport{In: stdout, Out: stdin, Closer: stdin, MaxLine: 64 << 20}, nil)
+	c, err := backend.Dial(context.Background(), stdout, stdin, stdin, backend.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { cs.Close(); cmd.Wait() })
-	return cs
+	b.Cleanup(func() { c.Close(); cmd.Wait() })
+	return c
 }
 
-func medianCall(b *testing.B, cs *mcp.ClientSession, c benchCase) time.Duration {
-	args := make([]json.RawMessage, len(c.args))
-	for i, a := range c.args {
+// callOK makes one call and fails the benchmark unless it succeeded (checked after the
+// clock is read).
+func callOK(b *testing.B, c *backend.Client, name string, args json.RawMessage) time.Duration {
+	start := time.Now()
+	raw, err := c.CallTool(context.Background(), name, args, nil, "")
+	d := time.Since(start)
+	if err == nil {
+		var r struct{ IsError bool }
+		if err = json.Unmarshal(raw, &r); err == nil && r.IsError {
+			err = fmt.Errorf("isError: %.300s", raw)
+		}
+	}
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return d
+}
+
+func medianCall(b *testing.B, c *backend.Client, bc benchCase) time.Duration {
+	args := make([]json.RawMessage, len(bc.args))
+	for i, a := range bc.args {
 		args[i] = json.RawMessage(a)
 	}
 	k := 0
-	one := func() time.Duration {
-		p := &mcp.CallToolParams{Name: c.tool, Arguments: args[k%len(args)]}
+	return medianRuns(bc.n, func() time.Duration {
 		k++
-		start := time.Now()
-		res, err := cs.CallTool(context.Background(), p)
-		d := time.Since(start)
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v %v", c.name, err, res)
-		}
-		return d
-	}
-	return medianRuns(c.n, one)
+		return callOK(b, c, bc.tool, args[(k-1)%len(args)])
+	})
 }
 
 func medianCLI(b *testing.B, dir string, c benchCase) time.Duration {
@@ -371,13 +380,14 @@ func BenchmarkBigWrites(b *testing.B) {
 				if err := cmd.Start(); err != nil {
 					b.Fatal(err)
 				}
-				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-					&backend.Transport{In: stdout, Out: stdin, Closer: stdin, MaxLine: 64 << 20}, nil)
+				c, err := backend.Dial(context.Background(), stdout, stdin, stdin, backend.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ls", Arguments: json.RawMessage(`{}`)}); err != nil {
-					b.Fatal(err)
+				callOK(b, c, "ls", json.RawMessage(`{}`))
+				args := make([]json.RawMessage, n)
+				for j := range args {
+					args[j] = json.RawMessage(fmt.Sprintf(`{"path":"big%d.txt","content":%s}`, j, lit))
 				}
 				agentPid := findAgent(b)
 				serveCPU, agentCPU, selfCPU := cpuTime(b, cmd.Process.Pid), cpuTime(b, agentPid), cpuTime(b, os.Getpid())
@@ -387,10 +397,9 @@ func BenchmarkBigWrites(b *testing.B) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						args := json.RawMessage(fmt.Sprintf(`{"path":"big%d.txt","content":%s}`, j, lit))
-						res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write", Arguments: args})
-						if err != nil || res.IsError {
-							b.Errorf("write: %v %v", err, res)
+						raw, err := c.CallTool(context.Background(), "write", args[j], nil, "")
+						if err != nil || !strings.Contains(string(raw), "Successfully wrote") {
+							b.Errorf("write: %v %.300s", err, raw)
 						}
 					}()
 				}
@@ -402,7 +411,7 @@ func BenchmarkBigWrites(b *testing.B) {
 				b.ReportMetric((cpuTime(b, os.Getpid()) - selfCPU).Seconds(), "client-cpu-s")
 				b.ReportMetric(float64(statusKB(b, cmd.Process.Pid, "VmHWM:"))/1024, "serve-peak-MB")
 				b.ReportMetric(float64(statusKB(b, agentPid, "VmHWM:"))/1024, "agent-peak-MB")
-				cs.Close()
+				c.Close()
 				cmd.Wait()
 			}
 		})

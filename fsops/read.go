@@ -120,18 +120,22 @@ func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadA
 		return lineSelection{}, nodeErr(err, "open", abs)
 	}
 	defer f.Close()
+	var size int64 // 0: unknown (not a regular file)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
 	if streamable(a.Offset, a.Limit) {
 		end := int64(math.MaxInt64)
 		if a.Limit != nil {
 			end = lineIndex(startLine + *a.Limit)
 		}
-		return selectLines(ctx, f, lineIndex(startLine), end)
+		return selectLines(ctx, f, lineIndex(startLine), end, size)
 	}
 	// pi's whole-file path reads with fs.readFile, which refuses files over 2 GiB.
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > maxReadFileSize {
-		return lineSelection{}, errFileTooLarge(st.Size())
+	if size > maxReadFileSize {
+		return lineSelection{}, errFileTooLarge(size)
 	}
-	count, err := selectLines(ctx, f, math.MaxInt64, math.MaxInt64)
+	count, err := selectLines(ctx, f, math.MaxInt64, math.MaxInt64, size)
 	if err != nil {
 		return lineSelection{}, err
 	}
@@ -144,7 +148,7 @@ func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadA
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return lineSelection{}, nodeErr(err, "read", "")
 	}
-	sel, err := selectLines(ctx, f, start, end)
+	sel, err := selectLines(ctx, f, start, end, size)
 	if err != nil {
 		return lineSelection{}, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/truncate"
@@ -14,6 +13,15 @@ import (
 
 // readChunkSize is how much of a file read holds at a time.
 const readChunkSize = 64 * 1024
+
+// chunkSize is the read buffer for a file of size bytes (0: unknown): a small file is
+// read in one go without a 64 KB buffer.
+func chunkSize(size int64) int {
+	if size <= 0 || size >= readChunkSize {
+		return readChunkSize
+	}
+	return int(max(size+1, 512))
+}
 
 // lineSelection is what read shows of lines [start, end) of a file: pi's
 // selectLinesFromStream result.
@@ -28,17 +36,20 @@ type lineSelection struct {
 type lineSelector struct {
 	start, end int64 // selected line indexes, end exclusive
 
-	line           int64 // index of the line being read
-	stored         []string
-	storedBytes    int
+	line int64 // index of the line being read
+	// stored is the stored lines joined by "\n", the one being read last (from curStart):
+	// one buffer, not a string per line.
+	stored         []byte
+	storedLines    int
+	curStart       int
 	storedPastCaps bool
 	selectedLines  int64
 	selectedBytes  int64
 	firstLineBytes int64
 	lastLineEmpty  bool
 
-	// The selected line being read.
-	cur      []byte // its stored prefix (only up to just over the byte cap)
+	// The selected line being read; its stored prefix (only up to just over the byte
+	// cap) is stored[curStart:].
 	storing  bool
 	lineLen  int64 // its decoded size
 	hasText  bool
@@ -50,13 +61,28 @@ type lineSelector struct {
 func newLineSelector(start, end int64) *lineSelector {
 	s := &lineSelector{start: start, end: end, lastLineEmpty: true, storing: true}
 	s.selected = s.line >= s.start && s.line < s.end
+	s.beginLine()
 	return s
 }
 
+// beginLine starts storing the line now being read, if it is selected and stored.
+func (s *lineSelector) beginLine() {
+	if !s.selected || !s.storing {
+		return
+	}
+	if s.storedLines > 0 {
+		s.stored = append(s.stored, '\n')
+	}
+	s.curStart = len(s.stored)
+}
+
+// curLen is the stored length of the line being read.
+func (s *lineSelector) curLen() int { return len(s.stored) - s.curStart }
+
 // selectLines reads r to the end and returns the selection of lines [start, end).
-func selectLines(ctx context.Context, r io.Reader, start, end int64) (lineSelection, error) {
+func selectLines(ctx context.Context, r io.Reader, start, end int64, size int64) (lineSelection, error) {
 	s := newLineSelector(start, end)
-	buf := make([]byte, readChunkSize)
+	buf := make([]byte, chunkSize(size))
 	for {
 		if ctx.Err() != nil {
 			return lineSelection{}, errAborted
@@ -97,6 +123,7 @@ func (s *lineSelector) feed(chunk []byte) {
 		}
 		s.line++
 		s.selected = s.line >= s.start && s.line < s.end
+		s.beginLine()
 		chunk = chunk[nl+1:]
 	}
 }
@@ -106,8 +133,8 @@ func (s *lineSelector) appendToLine(seg []byte, final bool) {
 	if len(s.carry) == 0 && !final && utf8.Valid(seg) {
 		// Fast path: valid text decodes to itself.
 		s.lineLen += int64(len(seg))
-		if s.storing && len(s.cur) <= truncate.DefaultMaxBytes {
-			s.cur = append(s.cur, seg...)
+		if s.storing && s.curLen() <= truncate.DefaultMaxBytes {
+			s.stored = append(s.stored, seg...)
 		}
 		return
 	}
@@ -119,8 +146,8 @@ func (s *lineSelector) appendToLine(seg []byte, final bool) {
 	text, s.carry = appendLossy(s.scratch[:0], in, final)
 	s.scratch = text[:0]
 	s.lineLen += int64(len(text))
-	if s.storing && len(s.cur) <= truncate.DefaultMaxBytes {
-		s.cur = append(s.cur, text...)
+	if s.storing && s.curLen() <= truncate.DefaultMaxBytes {
+		s.stored = append(s.stored, text...)
 	}
 }
 
@@ -135,15 +162,16 @@ func (s *lineSelector) finishLine() {
 		// Storing goes on one line past the caps: truncate.Head drops a trailing empty
 		// line, so the line after the caps must be there for it to decide as for the
 		// whole text.
-		if len(s.stored) > truncate.DefaultMaxLines || s.storedBytes > truncate.DefaultMaxBytes {
+		// (stored up to the line before this one: len(stored) less this line and its
+		// separator.)
+		before := s.curStart
+		if s.storedLines > 0 {
+			before--
+		}
+		if s.storedLines > truncate.DefaultMaxLines || before > truncate.DefaultMaxBytes {
 			s.storedPastCaps = true
 		}
-		sep := 0
-		if len(s.stored) > 0 {
-			sep = 1
-		}
-		s.storedBytes += len(s.cur) + sep
-		s.stored = append(s.stored, string(s.cur))
+		s.storedLines++
 	}
 	if s.selectedLines > 0 {
 		s.selectedBytes++ // the "\n" joining it to the previous selected line
@@ -152,7 +180,6 @@ func (s *lineSelector) finishLine() {
 	s.selectedLines++
 	s.lastLineEmpty = !s.hasText
 	s.storing = !s.storedPastCaps
-	s.cur = s.cur[:0:0]
 	s.lineLen, s.hasText = 0, false
 }
 
@@ -160,7 +187,7 @@ func (s *lineSelector) finish() lineSelection {
 	if s.selected {
 		s.finishLine()
 	}
-	tr := truncate.Head(strings.Join(s.stored, "\n"), truncate.Options{})
+	tr := truncate.Head(string(s.stored), truncate.Options{})
 	// Head's counts cover only the stored lines; pi reports the whole selection's.
 	tr.TotalBytes = int(s.selectedBytes)
 	switch {

@@ -24,6 +24,15 @@ import (
 // arguments that violate the schema. Callers show it as a usage error, not a result.
 var ErrUsage = errors.New("invalid tool call")
 
+// UsageError is an ErrUsage worded as msg: the message of a usage error that crossed a
+// process boundary (the agent's invalid-params answer), which already names the problem.
+func UsageError(msg string) error { return usageError(msg) }
+
+type usageError string
+
+func (e usageError) Error() string      { return string(e) }
+func (usageError) Is(target error) bool { return target == ErrUsage }
+
 // Env is what a call may carry besides its arguments.
 type Env struct {
 	// Extra environment variables for commands (bash), as KEY=VALUE; pi passes PI_* ones.
@@ -68,11 +77,46 @@ func (t *Tool) Resolve() error {
 }
 
 // Validate parses raw arguments, applies Prepare, checks them against the schema and
-// returns the canonical JSON to run with. Errors wrap ErrUsage.
+// returns the JSON to run with: raw itself when Prepare changed nothing, else the
+// prepared arguments. Errors wrap ErrUsage.
 func (t *Tool) Validate(raw []byte) (json.RawMessage, error) {
 	if err := t.Resolve(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	// One decode, as the validator wants it (float64 numbers), serves the common case;
+	// anything it does not take (not an object, trailing data, a number beyond float64)
+	// goes the long way, which words the error.
+	var generic any
+	if json.Unmarshal(raw, &generic) == nil {
+		if obj, ok := generic.(map[string]any); ok {
+			return t.validateObject(raw, obj)
+		}
+	}
+	return t.validateSlowly(raw)
+}
+
+// validateObject is Validate for arguments decoded into obj.
+func (t *Tool) validateObject(raw []byte, obj map[string]any) (json.RawMessage, error) {
+	out := json.RawMessage(raw)
+	if t.Prepare != nil {
+		var err error
+		if obj, err = t.Prepare(obj); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrUsage, t.Name, err)
+		}
+		if out, err = json.Marshal(obj); err != nil {
+			return nil, fmt.Errorf("%w: %s arguments: %v", ErrUsage, t.Name, err)
+		}
+	}
+	if err := t.resolved.Validate(obj); err != nil {
+		// The validator's "validating root: " says nothing; the rest names the field.
+		return nil, fmt.Errorf("%w: %s arguments: %s", ErrUsage, t.Name, strings.TrimPrefix(err.Error(), "validating root: "))
+	}
+	return out, nil
+}
+
+// validateSlowly decodes with exact numbers, so that what the fast decode refused gets
+// its precise error.
+func (t *Tool) validateSlowly(raw []byte) (json.RawMessage, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
