@@ -91,21 +91,3 @@ func newServer(t testing.TB, caller Caller, o Options) *Server {
 	require.NoError(t, err)
 	return srv
 }
-
-// refusing is a Caller whose calls are refused as usage errors that crossed a process
-// boundary already worded (the agent's invalid-params answer, relayed by the channel).
-type refusing struct{}
-
-func (refusing) CallTool(context.Context, Call) (*mcp.CallToolResult, error) {
-	return nil, tools.UsageError("read: path must be good")
-}
-
-// TestCallersUsageErrorIsTheInvalidParamsAnswer: a usage error from the caller is the
-// JSON-RPC invalid-params answer, worded exactly as the caller said.
-func TestCallersUsageErrorIsTheInvalidParamsAnswer(t *testing.T) {
-	lines := serveAfterInit(t, newServer(t, refusing{}, Options{}),
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"bad"}}}`+"\n")
-	m, ok := replyTo(t, lines, "2")
-	require.True(t, ok)
-	assert.JSONEq(t, `{"code":-32602,"message":"read: path must be good"}`, string(m["error"]))
-}
