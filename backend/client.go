@@ -114,8 +114,13 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		head = appendString(head, progressToken)
 		head = append(head, '}')
 	}
+	args = jsonscan.TrimSpace(args)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if bytes.IndexByte(args, '\n') >= 0 {
+		// JSON allows it between tokens, but a line is one message.
+		return nil, fmt.Errorf("calling %s: the arguments hold a line break outside a string", name)
 	}
 	head = append(head, `,"arguments":`...)
 	pieces := append([][]byte{head}, store.Segments(args)...)

@@ -84,6 +84,10 @@ func TestClientThroughServe(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, string(got) == big, "the set-aside content arrived exactly")
 
+	_, err = c.CallTool(context.Background(), "ls", json.RawMessage("{\n\"path\": \".\"}"), nil, "")
+	assert.ErrorContains(t, err, "line break", "a line is one message")
+	assert.Contains(t, callText(t, c, "ls", " {\"path\":\".\"}\n"), "a.txt", "surrounding space is trimmed")
+
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := 0; i < 200; i++ {
