@@ -41,16 +41,10 @@ func serveScript(t *testing.T, dir, input string) []string {
 
 func serveWith(t *testing.T, srv *Server, input string) []string {
 	t.Helper()
-	var out syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- Serve(context.Background(), srv, strings.NewReader(input), &out) }()
-	select {
-	case err := <-done:
+	return serveFed(t, srv, func(feed io.Writer, _ *syncBuffer) {
+		_, err := io.WriteString(feed, input)
 		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("serve did not end at the end of its input; wrote so far:\n%s", out.String())
-	}
-	return strings.Split(strings.TrimSpace(out.String()), "\n")
+	})
 }
 
 // serveAfterInit is serveWith for calls the transport answers itself: they are sent
@@ -58,16 +52,26 @@ func serveWith(t *testing.T, srv *Server, input string) []string {
 // earlier go to the SDK).
 func serveAfterInit(t *testing.T, srv *Server, calls string) []string {
 	t.Helper()
+	return serveFed(t, srv, func(feed io.Writer, out *syncBuffer) {
+		_, err := io.WriteString(feed, initLines)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return strings.Contains(out.String(), `"id":"init"`) }, 10*time.Second, time.Millisecond)
+		_, err = io.WriteString(feed, calls)
+		require.NoError(t, err)
+	})
+}
+
+// serveFed runs Serve on what feed writes (feed sees serve's output so far), then on its
+// end, and returns serve's output lines; it fails the test if serving does not end by
+// itself.
+func serveFed(t *testing.T, srv *Server, feed func(in io.Writer, out *syncBuffer)) []string {
+	t.Helper()
 	var out syncBuffer
-	in, feed := io.Pipe()
+	in, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), srv, in, &out) }()
-	_, err := io.WriteString(feed, initLines)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), `"id":"init"`) }, 10*time.Second, time.Millisecond)
-	_, err = io.WriteString(feed, calls)
-	require.NoError(t, err)
-	feed.Close()
+	feed(w, &out)
+	w.Close()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
