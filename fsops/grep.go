@@ -73,7 +73,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	// its trailing context, and one more as proof.
 	perFile := limit + 1 + min(ctxLines, math.MaxInt32-limit-1)
 	if !st.IsDir() {
-		lines, _, err := searchFile(ctx, root, false, pat, ctxLines, perFile, nil)
+		lines, _, err := searchFile(ctx, nil, "", root, false, pat, ctxLines, perFile, nil)
 		if ctx.Err() != nil {
 			return result.Result{}, errOperationAborted
 		}
@@ -180,12 +180,14 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 			for b := range work {
 				b.lines = make([][]grepLine, len(b.files))
 				for k, e := range b.files {
-					if ctx.Err() != nil {
-						break
+					if ctx.Err() == nil {
+						// A file that cannot be read is skipped (ripgrep reports it
+						// on stderr and carries on).
+						b.lines[k], buf, _ = searchFile(ctx, e.dir, e.name, e.abs, true, pat, ctxLines, perFile, buf)
 					}
-					// A file that cannot be read is skipped (ripgrep reports it on
-					// stderr and carries on).
-					b.lines[k], buf, _ = searchFile(ctx, e.abs, true, pat, ctxLines, perFile, buf)
+					if e.dir != nil {
+						e.dir.release()
+					}
 				}
 				close(b.done)
 			}
@@ -197,17 +199,28 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		defer close(work)
 		batch := &grepBatch{done: make(chan struct{})}
 		size := 1
+		// A batch's files hold their directories (acquired when batched): a worker
+		// releases them, or the walker if the batch never reaches one.
+		drop := func() {
+			for _, e := range batch.files {
+				if e.dir != nil {
+					e.dir.release()
+				}
+			}
+			batch.files = nil
+		}
 		send := func() bool {
 			select {
 			case <-credit:
 			case <-ctx.Done():
+				drop()
 				return false
 			}
 			ordered <- batch // never blocks: a credit is a free slot
-
 			select {
 			case work <- batch:
 			case <-ctx.Done():
+				drop()
 				return false
 			}
 			batch = &grepBatch{done: make(chan struct{})}
@@ -216,6 +229,9 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		err := walkTree(ctx, root, opt, func(e walkEntry) bool {
 			if !e.typ.IsRegular() {
 				return true // directories are walked, links and devices are not searched
+			}
+			if e.dir != nil {
+				e.dir.acquire()
 			}
 			batch.files = append(batch.files, e)
 			if len(batch.files) < size {
@@ -226,6 +242,8 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		})
 		if err == nil && len(batch.files) > 0 {
 			send()
+		} else {
+			drop()
 		}
 		walkErr <- err
 	}()

@@ -96,10 +96,10 @@ const mmapThreshold = 8 << 20
 
 // searchFile loads and searches one file with ripgrep's BOM handling; walked files also
 // get its binary-file detection (a file named explicitly is searched whole, as ripgrep
-// does). It returns the lines (copied out of the file's memory) and the read buffer
-// for reuse.
-func searchFile(ctx context.Context, path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
-	data, unmap, buf, err := loadFile(path, buf)
+// does). The file is name in the open directory dir when dir is set, else path. It
+// returns the lines (copied out of the file's memory) and the read buffer for reuse.
+func searchFile(ctx context.Context, dir *dirHandle, name, path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
+	data, unmap, buf, err := loadFile(dir, name, path, buf)
 	if err != nil {
 		return nil, buf, err
 	}
@@ -134,8 +134,13 @@ func searchFile(ctx context.Context, path string, walked bool, p *grepPattern, c
 // loadFile returns the content of path: mapped (with its unmap function) when large,
 // else read into buf, which it may grow. It uses raw system calls: os.File's poller
 // registration costs several extra calls per file, a quarter of a tree search.
-func loadFile(path string, buf []byte) (data []byte, unmap func(), _ []byte, err error) {
-	fd, err := openRead(path)
+func loadFile(dir *dirHandle, name, path string, buf []byte) (data []byte, unmap func(), _ []byte, err error) {
+	var fd int
+	if dir != nil {
+		fd, err = openInDir(dir, name)
+	} else {
+		fd, err = openRead(path)
+	}
 	if err != nil {
 		return nil, nil, buf, &os.PathError{Op: "open", Path: path, Err: err}
 	}

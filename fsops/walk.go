@@ -3,9 +3,9 @@ package fsops
 import (
 	"context"
 	"io/fs"
-	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // walkEntry is one entry found below the walk root. Symbolic links are reported as such
@@ -15,6 +15,10 @@ type walkEntry struct {
 	rel  string      // path relative to the root, '/'-separated
 	typ  fs.FileMode // type bits from the directory entry
 	name string
+	// dir, when set, is the entry's directory, open until the walk has visited its
+	// entries; a visitor that opens the entry later must acquire it first, and
+	// release it when done (see dirHandle).
+	dir *dirHandle
 }
 
 func (e walkEntry) isDir() bool { return e.typ.IsDir() }
@@ -31,12 +35,15 @@ type walkOptions struct {
 	override func(rel string, isDir bool) ignoreMatch
 	// onRead, when set, is called after each directory is read (tests count them).
 	onRead func()
+	// maxDirHandles, when set, lowers the bound on directories kept open.
+	maxDirHandles int32
 }
 
 // walkNode is one directory read by a worker; the emitter waits on done.
 type walkNode struct {
 	abs, rel string
 	ign      *dirIgnore
+	dir      *dirHandle // the open directory, released by the emitter
 	entries  []walkEntry
 	children []*walkNode // per entry: the node of a directory to descend into, else nil
 	done     chan struct{}
@@ -61,6 +68,11 @@ type walker struct {
 	ahead   int
 	reached int // directories the emitter has reached
 	want    *walkNode
+	// open are the handles of directories read but not yet released by the emitter,
+	// released when the walk ends (a walk ended early never reaches them); held
+	// counts every handle still open, the visitors' included.
+	open map[*dirHandle]struct{}
+	held atomic.Int32
 }
 
 // walkMaxAhead bounds how many directories the workers read ahead of the emitter.
@@ -70,7 +82,8 @@ const walkMaxAhead = 64
 // each directory's entries sorted by name, skipping ignored entries. visit returning
 // false ends the walk. Unreadable directories are skipped.
 func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walkEntry) bool) error {
-	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.requireGit, global: opt.global, explicit: opt.explicit, root: root}}
+	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.requireGit, global: opt.global, explicit: opt.explicit, root: root},
+		open: map[*dirHandle]struct{}{}}
 	w.cond = sync.NewCond(&w.mu)
 	top := &walkNode{abs: root, ign: loadParentIgnores(root, opt.names), done: make(chan struct{})}
 	w.stack = append(w.stack, top)
@@ -91,6 +104,9 @@ func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walk
 		stop()
 		w.stop()
 		wg.Wait()
+		for h := range w.open {
+			h.release()
+		}
 	}()
 	w.emit(ctx, top, visit)
 	return ctx.Err()
@@ -121,6 +137,10 @@ func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bo
 	w.mu.Lock()
 	w.ahead--
 	w.reached++
+	if n.dir != nil {
+		delete(w.open, n.dir)
+		defer n.dir.release()
+	}
 	w.mu.Unlock()
 	w.cond.Signal()
 	for i, e := range n.entries {
@@ -163,6 +183,7 @@ func (w *walker) next() *walkNode {
 }
 
 func (w *walker) work() {
+	buf := make([]byte, 32<<10) // getdents buffer
 	for {
 		w.mu.Lock()
 		var n *walkNode
@@ -180,7 +201,7 @@ func (w *walker) work() {
 		w.ahead++
 		w.mu.Unlock()
 
-		w.read(n)
+		w.read(n, buf)
 		if w.opt.onRead != nil {
 			w.opt.onRead()
 		}
@@ -207,14 +228,24 @@ func (w *walker) work() {
 }
 
 // read lists directory n, loads its ignore files and keeps the entries that survive.
-func (w *walker) read(n *walkNode) {
-	des, err := os.ReadDir(n.abs) // sorted by name
+func (w *walker) read(n *walkNode, buf []byte) {
+	limit := int32(maxDirHandles)
+	if w.opt.maxDirHandles > 0 {
+		limit = w.opt.maxDirHandles
+	}
+	des, h, err := listDir(n.abs, buf, &w.held, limit)
 	if err != nil {
 		return
 	}
+	if h != nil {
+		w.mu.Lock()
+		w.open[h] = struct{}{}
+		w.mu.Unlock()
+		n.dir = h
+	}
 	has := func(name string) bool {
 		for _, d := range des {
-			if d.Name() == name {
+			if d.name == name {
 				return true
 			}
 		}
@@ -222,7 +253,7 @@ func (w *walker) read(n *walkNode) {
 	}
 	special := false
 	for _, d := range des {
-		switch d.Name() {
+		switch d.name {
 		case ".git", ".gitignore", ".ignore", w.opt.names.custom:
 			special = true
 		}
@@ -237,11 +268,11 @@ func (w *walker) read(n *walkNode) {
 		prefix += "/"
 	}
 	for _, d := range des {
-		name := d.Name()
+		name := d.name
 		if isOwnTemp(name) {
 			continue
 		}
-		e := walkEntry{abs: n.abs + "/" + name, rel: prefix + name, typ: d.Type(), name: name}
+		e := walkEntry{abs: n.abs + "/" + name, rel: prefix + name, typ: d.typ, name: name, dir: h}
 		if n.abs == "/" {
 			e.abs = "/" + name
 		}
