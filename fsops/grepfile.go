@@ -99,7 +99,7 @@ const mmapThreshold = 8 << 20
 // does). The file is name in the open directory dir when dir is set, else path. It
 // returns the lines (copied out of the file's memory) and the read buffer for reuse.
 func searchFile(ctx context.Context, dir *dirHandle, name, path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
-	data, unmap, buf, err := loadFile(dir, name, path, buf)
+	data, unmap, buf, err := loadFile(dir, name, path, buf, walked)
 	if err != nil {
 		return nil, buf, err
 	}
@@ -133,8 +133,11 @@ func searchFile(ctx context.Context, dir *dirHandle, name, path string, walked b
 
 // loadFile returns the content of path: mapped (with its unmap function) when large,
 // else read into buf, which it may grow. It uses raw system calls: os.File's poller
-// registration costs several extra calls per file, a quarter of a tree search.
-func loadFile(dir *dirHandle, name, path string, buf []byte) (data []byte, unmap func(), _ []byte, err error) {
+// registration costs several extra calls per file, a quarter of a tree search. With
+// sniff (ripgrep's binary detection applies) a file longer than one buffer fill is
+// read one fill first, and only that fill is returned when it makes the file binary:
+// ripgrep stops there too, and the Go tree alone has 14 MB of such files past it.
+func loadFile(dir *dirHandle, name, path string, buf []byte, sniff bool) (data []byte, unmap func(), _ []byte, err error) {
 	var fd int
 	if dir != nil {
 		fd, err = openInDir(dir, name)
@@ -165,7 +168,12 @@ func loadFile(dir *dirHandle, name, path string, buf []byte) (data []byte, unmap
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		end := cap(buf)
+		sniffing := sniff && size > rgBufferSize && len(buf) < rgBufferSize
+		if sniffing {
+			end = rgBufferSize // cap(buf) > size
+		}
+		n, err := syscall.Read(fd, buf[len(buf):end])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -178,7 +186,21 @@ func loadFile(dir *dirHandle, name, path string, buf []byte) (data []byte, unmap
 			// growing meanwhile is searched as it was.
 			return buf, nil, buf, nil
 		}
+		if sniffing && len(buf) == rgBufferSize && binaryFirstFill(buf) {
+			return buf, nil, buf, nil
+		}
 	}
+}
+
+// binaryFirstFill reports whether a file starting with the buffer fill head has
+// nothing ripgrep would search when walking (searchableEnd is 0 whatever follows): the
+// fill holds a NUL byte, and no UTF-16 BOM makes it text to transcode first (a UTF-8
+// BOM only moves the fill 3 bytes on, past a NUL that is still in it).
+func binaryFirstFill(head []byte) bool {
+	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
+		return false
+	}
+	return bytes.IndexByte(head, 0) >= 0
 }
 
 func openRead(path string) (int, error) {
