@@ -257,3 +257,44 @@ func TestClientAnswersServerRequests(t *testing.T) {
 	assert.Contains(t, got, `"s1" {}`)
 	assert.Contains(t, got, `7 {"code":-32601,"message":"Method not found"}`)
 }
+
+// TestClientUnderLoadWithCancels: 400 concurrent calls, every third cancelled at a
+// random moment (before it is sent, in flight, as its answer arrives): each call that
+// was not cancelled gets its own result, each cancelled one returns its context's
+// error, and nothing is left pending.
+func TestClientUnderLoadWithCancels(t *testing.T) {
+	c := dialServe(t, t.TempDir(), ClientOptions{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 400)
+	for i := 0; i < 400; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if i%3 == 0 {
+				time.AfterFunc(time.Duration(i%7)*time.Millisecond, cancel)
+			}
+			raw, err := c.CallTool(ctx, "bash", json.RawMessage(fmt.Sprintf(`{"command":"sleep 0.0%d; echo call-%d"}`, i%5, i)), nil, "")
+			switch {
+			case i%3 == 0 && err != nil:
+				if !errors.Is(err, context.Canceled) {
+					errs <- fmt.Errorf("cancelled call %d: %v", i, err)
+				}
+			case err != nil:
+				errs <- fmt.Errorf("call %d: %v", i, err)
+			case !strings.Contains(string(raw), fmt.Sprintf(`call-%d\n`, i)):
+				errs <- fmt.Errorf("call %d got %s", i, raw)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	c.mu.Lock()
+	assert.Empty(t, c.pending, "no call left pending")
+	c.mu.Unlock()
+	assert.Equal(t, "still here\n", callText(t, c, "bash", `{"command":"echo still here"}`))
+}
