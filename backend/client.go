@@ -130,6 +130,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 // call sends a request whose params are the concatenated pieces and waits for its
 // answer.
 func (c *Client) call(ctx context.Context, method string, params [][]byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // not worth a request and its cancellation
+	}
 	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -147,8 +150,10 @@ func (c *Client) call(ctx context.Context, method string, params [][]byte) ([]by
 	head = appendString(head, method)
 	head = append(head, `,"params":`...)
 	if err := c.write(append(append([][]byte{head}, params...), []byte("}\n"))); err != nil {
-		c.forget(id)
-		return nil, fmt.Errorf("writing the %s request: %w", method, err)
+		// Part of the message may be on the wire: the stream is no longer framed.
+		err = fmt.Errorf("writing the %s request: %w", method, err)
+		c.end(err)
+		return nil, err
 	}
 	select {
 	case r := <-ch:

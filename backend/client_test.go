@@ -298,3 +298,35 @@ func TestClientUnderLoadWithCancels(t *testing.T) {
 	c.mu.Unlock()
 	assert.Equal(t, "still here\n", callText(t, c, "bash", `{"command":"echo still here"}`))
 }
+
+// TestClientEndsWhenItCannotWrite: a request that cannot be written (the server stopped
+// reading) ends the connection, since part of it may be on the wire; a call whose
+// context is already done is not sent at all.
+func TestClientEndsWhenItCannotWrite(t *testing.T) {
+	cin, sout := io.Pipe()
+	sin, cout := io.Pipe()
+	go func() {
+		r := bufio.NewReader(sin)
+		line, _ := r.ReadBytes('\n')
+		var req map[string]json.RawMessage
+		_ = json.Unmarshal(line, &req)
+		io.WriteString(sout, `{"jsonrpc":"2.0","id":`+string(req["id"])+`,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}`+"\n")
+		r.ReadBytes('\n') // notifications/initialized
+		sin.Close()       // stop reading
+	}()
+	c, err := Dial(context.Background(), cin, cout, cout, ClientOptions{})
+	require.NoError(t, err)
+	defer c.Close()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = c.CallTool(done, "ls", nil, nil, "")
+	assert.ErrorIs(t, err, context.Canceled)
+	require.Eventually(t, func() bool {
+		_, err = c.CallTool(context.Background(), "ls", nil, nil, "")
+		return err != nil
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.ErrorContains(t, err, "writing the tools/call request")
+	<-c.Done()
+	_, err = c.CallTool(context.Background(), "ls", nil, nil, "")
+	assert.ErrorIs(t, err, ErrClientClosed)
+}
