@@ -315,5 +315,11 @@ func (l *Local) CallToolRaw(ctx context.Context, c Call) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
-	return AppendResult(nil, r, sent)
+	// Sized for the usual case (text with a few escapes), so the encoding does not
+	// grow the buffer by copies.
+	size := 128
+	for _, b := range r.Content {
+		size += len(b.Text) + len(b.Text)/16 + len(b.Data) + 64
+	}
+	return AppendResult(make([]byte, 0, size), r, sent)
 }

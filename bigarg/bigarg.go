@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"strings"
@@ -357,18 +358,27 @@ func Unescape(lit []byte) (string, error) {
 	out := make([]byte, len(in)) // an escape never decodes longer than it is written
 	w := 0
 	for r := 0; r < len(in); {
-		// Copy the run up to the next backslash: eight bytes at a time while there is
-		// none (source text has an escape every few bytes: no call per run).
-		start := r
-		for r+8 <= len(in) && !hasBackslash(binary.LittleEndian.Uint64(in[r:])) {
-			r += 8
-		}
-		for r < len(in) && in[r] != '\\' {
-			r++
-		}
-		w += copy(out[w:], in[start:r])
-		if r >= len(in) {
-			break
+		// Copy up to the next backslash eight bytes at a time (source text has an escape
+		// every few bytes: no call per run). An escape never decodes longer than it is
+		// written, so w <= r and eight bytes always fit at out[w:].
+		if r+8 <= len(in) {
+			x := binary.LittleEndian.Uint64(in[r:])
+			binary.LittleEndian.PutUint64(out[w:], x)
+			m := backslashes(x)
+			if m == 0 {
+				r, w = r+8, w+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) / 8
+			r, w = r+k, w+k
+		} else {
+			for r < len(in) && in[r] != '\\' {
+				out[w] = in[r]
+				r, w = r+1, w+1
+			}
+			if r >= len(in) {
+				break
+			}
 		}
 		if r+1 >= len(in) {
 			return slowUnescape(lit)
@@ -417,11 +427,12 @@ func Unescape(lit []byte) (string, error) {
 	return unsafe.String(unsafe.SliceData(out), w), nil
 }
 
-// hasBackslash reports whether any of the eight bytes of x is a backslash.
-func hasBackslash(x uint64) bool {
+// backslashes has the high bit set in the lowest byte of x that is a backslash, if any
+// (bits above it may be set too).
+func backslashes(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	v := x ^ (ones * '\\')
-	return (v-ones)&^v&highs != 0
+	return (v - ones) &^ v & highs
 }
 
 func slowUnescape(lit []byte) (string, error) {
