@@ -20,9 +20,13 @@ type litFinder struct {
 	rare   int  // index in lit of the byte searched for
 	lo, up byte // that byte in both cases (equal unless fold and a letter)
 	// pair, when set, is the rare byte and the next rarest one at another offset, for
-	// indexPair (an exact finder of two or more bytes, on a CPU with the SIMD loop).
-	pair   bool
-	p1, p2 pairByte
+	// indexPair (on a CPU with the SIMD loop). An exact finder of two or more bytes
+	// has one; an inexact one takes its pair from a run of bytes that fold to ASCII
+	// only, which stay side by side in any occurrence, and its offsets (pairLen the
+	// window) count from the run's start.
+	pair    bool
+	p1, p2  pairByte
+	pairLen int
 }
 
 // newLitFinder returns a finder for lit, or nil if no byte of lit can be searched for
@@ -54,9 +58,50 @@ func newLitFinder(lit []byte, fold bool) *litFinder {
 			}
 		}
 		a, b := min(f.rare, second), max(f.rare, second)
-		f.pair, f.p1, f.p2 = true, newPairByte(lit, a, fold), newPairByte(lit, b, fold)
+		f.pair, f.p1, f.p2, f.pairLen = true, newPairByte(lit, a, fold), newPairByte(lit, b, fold), len(lit)
+	}
+	if !f.exact && havePairSearch() {
+		f.inexactPair()
 	}
 	return f
+}
+
+// inexactPair gives an inexact finder the rarest pair of bytes within one run of
+// ASCII-only folds (in "haystack", k and s fold to non-ASCII characters too, so the
+// pair comes from "hay" or "tac"), if some run has two bytes: a pair hit is far rarer
+// than one of the rare byte.
+func (f *litFinder) inexactPair() {
+	bestCost := 1 << 30
+	for start := 0; start < len(f.lit); {
+		if !asciiFoldOnly(f.lit[start]) {
+			start++
+			continue
+		}
+		end := start
+		for end < len(f.lit) && asciiFoldOnly(f.lit[end]) {
+			end++
+		}
+		if end-start >= 2 {
+			i1, i2 := -1, -1 // the run's rarest and next rarest bytes
+			for i := start; i < end; i++ {
+				switch c := foldedFrequency(f.lit[i], f.fold); {
+				case i1 < 0 || c < foldedFrequency(f.lit[i1], f.fold):
+					i1, i2 = i, i1
+				case i2 < 0 || c < foldedFrequency(f.lit[i2], f.fold):
+					i2 = i
+				}
+			}
+			if cost := foldedFrequency(f.lit[i1], f.fold) + foldedFrequency(f.lit[i2], f.fold); cost < bestCost {
+				bestCost = cost
+				a, b := min(i1, i2), max(i1, i2)
+				f.pair, f.pairLen = true, b-start+1
+				f.p1, f.p2 = newPairByte(f.lit, a, true), newPairByte(f.lit, b, true)
+				f.p1.at -= start
+				f.p2.at -= start
+			}
+		}
+		start = end
+	}
 }
 
 // foldedFrequency is byteFrequency for c matched in either case when fold is set.
@@ -74,6 +119,11 @@ func (f *litFinder) index(s []byte) int {
 		return bytes.IndexByte(s, f.lit[0])
 	}
 	n := len(f.lit)
+	if !f.exact && f.pair {
+		// Only a candidate: the first place the pair's run may start, which is at or
+		// before the run in the first occurrence, and on its line when it is that.
+		return indexPair(s, f.pairLen, f.p1, f.p2)
+	}
 	if !f.exact {
 		// Only a candidate: return the rare byte itself, which lies on the line of any
 		// occurrence (the string's start may be further back, by a multi-byte fold).

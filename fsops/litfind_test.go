@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"math/rand"
 	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,11 +104,11 @@ func TestIndexPairAgainstNaive(t *testing.T) {
 // pair search's SIMD blocks, with longer literals.
 func TestLitFinderLongText(t *testing.T) {
 	rng := rand.New(rand.NewSource(13))
-	const alphabet = "abcE(r_ \nxyXY"
+	alphabet := []rune("abcE(r_ \nxyXYkKsS\u212a") // with the Kelvin sign, which folds to k
 	randText := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[rng.Intn(len(alphabet))]
+		var b []byte
+		for range n {
+			b = utf8.AppendRune(b, alphabet[rng.Intn(len(alphabet))])
 		}
 		return b
 	}
@@ -124,8 +126,42 @@ func TestLitFinderLongText(t *testing.T) {
 		if m := regexp.MustCompile("(?i)" + regexp.QuoteMeta(string(lit))).FindIndex(data); m != nil {
 			want = m[0]
 		}
-		if f := newLitFinder(lit, true); assert.NotNil(t, f) && f.exact {
+		f := newLitFinder(lit, true)
+		switch {
+		case f == nil:
+		case f.exact:
 			assert.Equal(t, want, f.index(data), "%q folded", lit)
+		case want < 0:
+			// Only a candidate, which need not be -1.
+		default:
+			got := f.index(data)
+			require.GreaterOrEqual(t, got, 0, "%q folded", lit)
+			assert.LessOrEqual(t, bytes.Count(data[:got], []byte("\n")), bytes.Count(data[:want], []byte("\n")), "%q folded", lit)
 		}
+	}
+}
+
+// TestLitFinderInexactPair checks the candidates of folded literals with k or s (which
+// fold beyond ASCII): the pair from a run of plain letters finds the occurrence's line,
+// wherever the run lies in the literal, with no false start on the lines before.
+func TestLitFinderInexactPair(t *testing.T) {
+	filler := strings.Repeat("zzzz zzzz zzzz\n", 20)
+	cases := []struct{ lit, occurrence string }{
+		{"haystack", "HAY\u017fTAC\u212a"},
+		{"skate_x", "\u017f\u212aATE_X"},
+		{"kxyzq", "\u212aXYZQ"},
+		{"ab_sk_cd", "aB_S\u212a_Cd"},
+	}
+	for _, c := range cases {
+		f := newLitFinder([]byte(c.lit), true)
+		require.NotNil(t, f, c.lit)
+		require.False(t, f.exact, c.lit)
+		for _, at := range []int{0, 3, 17} {
+			data := []byte(filler[:at*15] + "-- " + c.occurrence + " --\n" + filler)
+			got := f.index(data)
+			require.GreaterOrEqual(t, got, 0, "%q at line %d", c.lit, at)
+			assert.Equal(t, at, bytes.Count(data[:got], []byte("\n")), "%q at line %d", c.lit, at)
+		}
+		assert.Equal(t, -1, f.index([]byte(filler)), c.lit)
 	}
 }
