@@ -102,7 +102,8 @@ func Dial(ctx context.Context, in io.Reader, out io.Writer, closer io.Closer, o 
 }
 
 // CallTool calls a tool and returns its result's raw JSON (unchecked: see CleanResult).
-// args may hold stand-ins of store, which are written as the literals they stand for.
+// args must be valid JSON (as a route's validation leaves them): they are written as
+// they are, with the stand-ins of store they may hold replaced by their literals.
 // A non-empty progressToken asks for progress notifications (ClientOptions.OnProgress).
 // A JSON-RPC error is returned as a *jsonrpc.Error; cancelling ctx sends
 // notifications/cancelled and returns ctx's error.

@@ -84,6 +84,12 @@ type Options struct {
 	Name    string // implementation name reported to clients
 	Version string
 	Logger  *slog.Logger // nil: discard
+	// ValidatedInput says every line Serve reads was validated as JSON by the peer that
+	// wrote it: the agent's input is what the host validated and forwarded. Lines are
+	// then walked for their members without being checked again (a 30 MB write was
+	// validated twice at 50 ms each); one that does not walk as a message is decoded the
+	// checking way, which words its error.
+	ValidatedInput bool
 }
 
 // Server is the MCP server of NewServer, with its routes, which Serve's transport
@@ -94,6 +100,8 @@ type Server struct {
 	routes map[string]*route
 	impl   *mcp.Implementation
 	logger *slog.Logger
+	// validated: Options.ValidatedInput.
+	validated bool
 }
 
 type route struct {
@@ -116,7 +124,7 @@ func NewServer(routes []Route, o Options) (*Server, error) {
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	out := &Server{Server: srv, routes: make(map[string]*route, len(routes)), impl: impl, logger: logger}
+	out := &Server{Server: srv, routes: make(map[string]*route, len(routes)), impl: impl, logger: logger, validated: o.ValidatedInput}
 	seen := make(map[string]bool, len(routes))
 	unlisted := map[string]bool{}
 	for _, r := range routes {

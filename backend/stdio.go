@@ -11,5 +11,5 @@ import (
 // batches and ids it cannot echo exactly with JSON-RPC errors and keeps serving (see
 // Transport), and answers tools/call of srv's routes itself.
 func Serve(ctx context.Context, srv *Server, in io.Reader, out io.Writer) error {
-	return srv.Run(ctx, &Transport{In: in, Out: out, Guard: true, Logger: srv.logger, server: srv})
+	return srv.Run(ctx, &Transport{In: in, Out: out, Guard: true, Validated: srv.validated, Logger: srv.logger, server: srv})
 }

@@ -60,7 +60,9 @@ type Transport struct {
 	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
 	// when zero).
 	MaxInflight int64
-	Logger      *slog.Logger
+	// Validated: every line was validated by its writer (see Options.ValidatedInput).
+	Validated bool
+	Logger    *slog.Logger
 
 	// server, if set, answers tools/call of its routes in the transport, once the
 	// session is initialized, without the SDK (see Server).
@@ -270,7 +272,7 @@ func (c *conn) readLoop(r *bufio.Reader) {
 
 // handle decodes one line and passes it on; false ends the connection.
 func (c *conn) handle(line []byte, size int) bool {
-	msg, id, code, reason := decodeLine(line)
+	msg, id, code, reason := c.decode(line)
 	if code != 0 {
 		if !c.t.Guard {
 			c.deliver(item{err: fmt.Errorf("undecodable message: %s", reason)})
@@ -323,6 +325,18 @@ func (c *conn) handle(line []byte, size int) bool {
 		}
 	}
 	return c.deliver(item{msg: msg})
+}
+
+// decode is decodeLine, by walking the line when its writer validated it.
+func (c *conn) decode(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
+	if c.t.Validated {
+		if env, ok := walkEnvelope(line); ok {
+			if msg, err := toMessage(env); err == nil {
+				return msg, nil, 0, ""
+			}
+		}
+	}
+	return decodeLine(line)
 }
 
 // decodeLine returns the message of a line, or a JSON-RPC error code, the raw id to

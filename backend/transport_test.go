@@ -465,3 +465,36 @@ func TestCallersUsageErrorIsTheInvalidParamsAnswer(t *testing.T) {
 	require.True(t, ok)
 	assert.JSONEq(t, `{"code":-32602,"message":"read: path must be good"}`, string(m["error"]))
 }
+
+// TestValidatedInputAnswersAlike: a server whose input its writer validated (the agent)
+// walks lines instead of checking them, and answers the golden session byte for byte as
+// the checking server does; lines that are not messages still get the same errors.
+func TestValidatedInputAnswersAlike(t *testing.T) {
+	session, err := os.ReadFile(filepath.Join("testdata", "session.jsonl"))
+	require.NoError(t, err)
+	var odd []string
+	for i, c := range []string{"this is not json", `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, `{"jsonrpc":"2.0","id":2,"method":`, `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, `{"jsonrpc":"1.0","id":8005,"method":"ping"}`, `{"hello":"world"}`} {
+		odd = append(odd, c, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 9000+i))
+	}
+	input := string(session) + strings.Join(odd, "\n") + "\n"
+	run := func(validated bool) string {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("alpha\nbeta\r\ngamma\n"), 0o644))
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "src"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+		srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{Name: "golden", Version: "v0", ValidatedInput: validated})
+		return inIDOrder(t, strings.ReplaceAll(strings.Join(serveWith(t, srv, input), "\n"), dir, "$WORK"))
+	}
+	checked, walked := run(false), run(true)
+	assert.Equal(t, checked, walked)
+	assert.Contains(t, walked, `"id":9005`, "served to the end")
+
+	// What only a check finds (trailing data) shows the lines are walked, not checked.
+	trailing := initLines + `{"jsonrpc":"2.0","id":7,"method":"ping"} x` + "\n"
+	m, ok := replyTo(t, serveWith(t, newServer(t, &Local{Registry: local.Default()}, Options{ValidatedInput: true}), trailing), "7")
+	require.True(t, ok)
+	assert.JSONEq(t, `{}`, string(m["result"]))
+	lines := serveWith(t, newServer(t, &Local{Registry: local.Default()}, Options{}), trailing)
+	_, ok = replyTo(t, lines, "7")
+	assert.False(t, ok, "checked: a parse error, with no id: %v", lines)
+}

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/pi-sbx/pi-sbx-backend/jsonscan"
 )
 
 // This file is the JSON-RPC framing of the stdio transport: one validating pass over a
@@ -102,6 +104,28 @@ func parseEnvelope(line []byte) (envelope, error) {
 }
 
 var errNotObject = errors.New("not a JSON object")
+
+// walkEnvelope finds the members of a line that its writer has validated, without
+// checking them again; ok is false if the line does not walk as one object.
+func walkEnvelope(line []byte) (env envelope, ok bool) {
+	ok = jsonscan.Members(line, func(key, val []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			env.version = val
+		case "id":
+			env.id = val
+		case "method":
+			env.method = val
+		case "params":
+			env.params = val
+		case "result":
+			env.result = val
+		case "error":
+			env.errObj = val
+		}
+	})
+	return env, ok
+}
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) {

@@ -54,7 +54,8 @@ func runAgent(ctx context.Context, std stdio, cwd, logLevel string) error {
 	for _, im := range reg.Impls() {
 		routes = append(routes, backend.Route{Tool: im.Tool, Caller: caller, Unlisted: im.Unlisted})
 	}
-	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger})
+	// Its input is serve's, which validated every line it forwards.
+	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger, ValidatedInput: true})
 	if err != nil {
 		return err
 	}
