@@ -122,7 +122,7 @@ func TestClientProgressBeforeResult(t *testing.T) {
 			last = total
 		}
 	}})
-	raw, err := c.CallTool(context.Background(), "bash", json.RawMessage(`{"command":"for i in 1 2 3 4; do echo out-$i; sleep 0.15; done"}`), nil, "tok-1")
+	raw, err := c.CallTool(context.Background(), "bash", json.RawMessage(`{"command":"for i in 1 2 3 4; do echo out-$i; sleep 0.25; done"}`), nil, "tok-1")
 	require.NoError(t, err)
 	_, total, err := CleanResult(nil, raw)
 	require.NoError(t, err)
