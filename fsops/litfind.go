@@ -3,6 +3,7 @@ package fsops
 import (
 	"bytes"
 	"unicode"
+	"unicode/utf8"
 )
 
 // litFinder finds a byte string in a buffer the way fast grep tools do: memchr
@@ -21,12 +22,13 @@ type litFinder struct {
 	lo, up byte // that byte in both cases (equal unless fold and a letter)
 	// pair, when set, is the rare byte and the next rarest one at another offset, for
 	// indexPair (on a CPU with the SIMD loop). An exact finder of two or more bytes
-	// has one; an inexact one takes its pair from a run of bytes that fold to ASCII
-	// only, which stay side by side in any occurrence, and its offsets (pairLen the
-	// window) count from the run's start.
-	pair    bool
-	p1, p2  pairByte
-	pairLen int
+	// has one; an inexact one takes its pair from run, a run of bytes of lit that fold
+	// to ASCII only and so stay side by side in any occurrence, with the pair's
+	// offsets counted from the run's start; its hits are then checked rune by rune
+	// (verifyAround), so that only real occurrences come out as candidates.
+	pair   bool
+	p1, p2 pairByte
+	run    [2]int
 }
 
 // newLitFinder returns a finder for lit, or nil if no byte of lit can be searched for
@@ -58,7 +60,7 @@ func newLitFinder(lit []byte, fold bool) *litFinder {
 			}
 		}
 		a, b := min(f.rare, second), max(f.rare, second)
-		f.pair, f.p1, f.p2, f.pairLen = true, newPairByte(lit, a, fold), newPairByte(lit, b, fold), len(lit)
+		f.pair, f.p1, f.p2 = true, newPairByte(lit, a, fold), newPairByte(lit, b, fold)
 	}
 	if !f.exact && havePairSearch() {
 		f.inexactPair()
@@ -94,7 +96,7 @@ func (f *litFinder) inexactPair() {
 			if cost := foldedFrequency(f.lit[i1], f.fold) + foldedFrequency(f.lit[i2], f.fold); cost < bestCost {
 				bestCost = cost
 				a, b := min(i1, i2), max(i1, i2)
-				f.pair, f.pairLen = true, b-start+1
+				f.pair, f.run = true, [2]int{start, end}
 				f.p1, f.p2 = newPairByte(f.lit, a, true), newPairByte(f.lit, b, true)
 				f.p1.at -= start
 				f.p2.at -= start
@@ -120,9 +122,19 @@ func (f *litFinder) index(s []byte) int {
 	}
 	n := len(f.lit)
 	if !f.exact && f.pair {
-		// Only a candidate: the first place the pair's run may start, which is at or
-		// before the run in the first occurrence, and on its line when it is that.
-		return indexPair(s, f.pairLen, f.p1, f.p2)
+		// A verified occurrence, returned as a candidate all the same: the caller
+		// knows neither where it starts nor its length (a fold may take 3 bytes).
+		runLen := f.run[1] - f.run[0]
+		for pos := 0; ; {
+			j := indexPair(s[pos:], runLen, f.p1, f.p2)
+			if j < 0 {
+				return -1
+			}
+			if at := pos + j; f.verifyAround(s, at) {
+				return at
+			}
+			pos += j + 1
+		}
 	}
 	if !f.exact {
 		// Only a candidate: return the rare byte itself, which lies on the line of any
@@ -201,6 +213,57 @@ func (f *litFinder) indexByPair(s []byte) int {
 			return -1
 		}
 	}
+}
+
+// verifyAround reports whether the folded string occurs in s with its run at offset
+// at: the run's bytes in either case, and the runes before and after it each equal to
+// the string's rune there or to one in its simple case-folding orbit, as a folded
+// literal matches in the regexp (an invalid byte reads as U+FFFD there too).
+func (f *litFinder) verifyAround(s []byte, at int) bool {
+	run := f.lit[f.run[0]:f.run[1]]
+	if at+len(run) > len(s) || !asciiFoldEqual(s[at:at+len(run)], run) {
+		return false
+	}
+	for after, p := f.lit[f.run[1]:], at+len(run); len(after) > 0; {
+		want, n := utf8.DecodeRune(after)
+		got, m := utf8.DecodeRune(s[p:])
+		if m == 0 || !foldEqual(got, want) {
+			return false
+		}
+		after, p = after[n:], p+m
+	}
+	for before, p := f.lit[:f.run[0]], at; len(before) > 0; {
+		want, n := utf8.DecodeLastRune(before)
+		got, m := utf8.DecodeLastRune(s[:p])
+		if m == 0 || !foldEqual(got, want) {
+			return false
+		}
+		before, p = before[:len(before)-n], p-m
+	}
+	return true
+}
+
+// foldEqual reports whether r is c or in c's simple case-folding orbit.
+func foldEqual(r, c rune) bool {
+	if r == c {
+		return true
+	}
+	for x := unicode.SimpleFold(c); x != c; x = unicode.SimpleFold(x) {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiFoldEqual compares equal-length byte strings with ASCII letters in either case.
+func asciiFoldEqual(a, b []byte) bool {
+	for i, c := range a {
+		if l := b[i]; c != l && !(isASCIILetter(c) && c|0x20 == l|0x20) {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *litFinder) matchAt(w []byte) bool {
