@@ -23,7 +23,9 @@ func agentCommand() command {
 		internal: true,
 		help: `The MCP server on stdio that serve starts inside the VM (sbx exec -i SANDBOX --
 AGENT agent). It runs the seven tools there, next to the files, and ends when its stdin
-does.`,
+does. Its input is serve's, which has checked every line as JSON: the agent reads lines
+without checking them again (a line that is not a message still gets its JSON-RPC
+error).`,
 		env: []envDoc{{"PI_*", "pi's session variables, given to bash commands"}},
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&cwd, "cwd", "", "working `DIR` of tool calls (default: the current directory)")
