@@ -419,7 +419,7 @@ func BenchmarkBigWrites(b *testing.B) {
 }
 
 // findAgent returns the pid of the (one) in-VM agent process: `…/pi-sbx-agent-… agent`.
-func findAgent(b *testing.B) int {
+func findAgent(b testing.TB) int {
 	ents, _ := os.ReadDir("/proc")
 	found := 0
 	for _, e := range ents {

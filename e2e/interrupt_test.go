@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/backend"
+)
+
+// TestInterruptedLargeWritesLoseNothing: 30 MB writes of a file through serve,
+// cancelled by the client or cut by killing the agent at moments from "still being
+// sent" to "being written": every time the file holds either its old content or the
+// whole new one, never a part, and the next call works (after a kill, on a new agent).
+func TestInterruptedLargeWritesLoseNothing(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command(backendBin, "serve")
+	cmd.Dir, cmd.Env = w.ws, w.env()
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	c, err := backend.Dial(context.Background(), stdout, stdin, stdin, backend.ClientOptions{Name: "e2e", MaxLine: 64 << 20})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close(); cmd.Wait() })
+	call := func(ctx context.Context, name, args string) (string, error) {
+		raw, err := c.CallTool(ctx, name, json.RawMessage(args), nil, "")
+		return string(raw), err
+	}
+	_, err = call(context.Background(), "write", `{"path":"big.txt","content":"old\n"}`)
+	require.NoError(t, err)
+
+	for i, at := range []time.Duration{0, 5, 20, 60, 120, 200, 300, 450} {
+		kill := i%2 == 1
+		t.Run(fmt.Sprintf("%s after %dms", map[bool]string{true: "kill", false: "cancel"}[kill], at), func(t *testing.T) {
+			before, err := os.ReadFile(filepath.Join(w.ws, "big.txt"))
+			require.NoError(t, err)
+			line := fmt.Sprintf("round %d: %s\n", i, strings.Repeat("x\ty \"z\" ", 6))
+			content := strings.Repeat(line, (30<<20)/len(line))
+			lit, _ := json.Marshal(content)
+			agent := findAgent(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(at*time.Millisecond, func() {
+				if kill {
+					_ = syscall.Kill(agent, syscall.SIGKILL)
+				} else {
+					cancel()
+				}
+			})
+			res, callErr := call(ctx, "write", `{"path":"big.txt","content":`+string(lit)+`}`)
+			// A cancelled or cut call may still have finished in the VM: wait for the
+			// agent to be done with the file before looking at it.
+			time.Sleep(300 * time.Millisecond)
+			got, err := os.ReadFile(filepath.Join(w.ws, "big.txt"))
+			require.NoError(t, err)
+			switch {
+			case bytes.Equal(got, before):
+				t.Logf("the old content (call: %v %.120s)", callErr, res)
+			case string(got) == content:
+				t.Logf("the new content (call: %v %.120s)", callErr, res)
+			default:
+				t.Fatalf("big.txt holds %d bytes, neither the old %d nor the new %d (call: %v %.200s)", len(got), len(before), len(content), callErr, res)
+			}
+			if callErr == nil && !strings.Contains(res, `"isError":true`) {
+				assert.Equal(t, content, string(got), "a write reported done is on disk whole")
+			}
+			out, err := call(context.Background(), "read", `{"path":"big.txt","limit":1}`)
+			require.NoError(t, err, "the next call works")
+			var r struct{ Content []struct{ Text string } }
+			require.NoError(t, json.Unmarshal([]byte(out), &r))
+			require.NotEmpty(t, r.Content)
+			assert.True(t, strings.HasPrefix(r.Content[0].Text, strings.SplitN(string(got), "\n", 2)[0]), "%.100s", r.Content[0].Text)
+		})
+	}
+}
