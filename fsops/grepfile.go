@@ -326,6 +326,16 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 		// backtracker (much faster than its NFA over a whole file), skipping lines
 		// without a byte the pattern needs.
 		i := pos
+		if p.endClass != nil {
+			// Every match ends the line: only a line ending in the class can match,
+			// and lines are found with the vectorized IndexByte.
+			e := lineEnd(data, pos)
+			if p.endOK(data[pos:e]) && p.match(data[pos:e]) {
+				return pos, true
+			}
+			pos = e + 1
+			continue
+		}
 		if p.bytes != nil {
 			i = indexByteSet(data, pos, p.bytes)
 			if i < 0 {

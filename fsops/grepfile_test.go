@@ -81,7 +81,11 @@ func TestCompileGrepPattern(t *testing.T) {
 		{pattern: "a.c", literal: true, line: "xa.cx", want: true},
 		{pattern: "NEEDLE", fold: true, line: "a needle", want: true},
 		{pattern: "kelvin", fold: true, line: "\u212aelvin", want: true},
-		{pattern: "a$", line: "a\r", want: false}, // no CRLF mode, as in ripgrep
+		{pattern: "a$", line: "a\r", want: false},   // no CRLF mode, as in ripgrep
+		{pattern: `\s+$`, line: "a \r", want: true}, // the last character before "\n" checked first
+		{pattern: `\s+$`, line: "a b", want: false},
+		{pattern: `\s+$`, line: "a\u00a0", want: true},
+		{pattern: `[é]$`, line: "café", want: true},
 		{pattern: "(?s)a.b", line: "a\nb", want: false},
 		{pattern: `a[^x]b`, line: "a\nb", want: false},
 		{pattern: `caf\w`, line: "café", want: true}, // Unicode classes, as in Rust
@@ -114,6 +118,9 @@ func TestCompileGrepPattern(t *testing.T) {
 		got := len(fileSearch(context.Background(), p, []byte(c.line), 0, 10)) > 0
 		assert.Equal(t, c.want, got, "%q on %q", c.pattern, c.line)
 	}
+	p, err := compileGrepPattern(`\s+$`, false, false)
+	require.NoError(t, err)
+	assert.NotNil(t, p.endClass, "a pattern ending in a class and $ is checked at the line's end first")
 }
 
 // TestGrepMappedFile covers files past mmapThreshold, which are mapped, not read.

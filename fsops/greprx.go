@@ -42,6 +42,11 @@ type grepPattern struct {
 	// is known), so candidate lines are found with memchr instead of running the regexp
 	// over everything.
 	finds []*litFinder
+	// endClass, when set, is the class (range pairs) of the last character of every
+	// match, which ends at the line's end (a pattern ending in "\s+$"): a line not
+	// ending in it cannot match. endASCII holds its ASCII members.
+	endClass []rune
+	endASCII [utf8.RuneSelf]bool
 	// whole says a found occurrence is itself a match: the regexp is that literal.
 	whole bool
 	// bytes, when there are no finds, is a set of bytes one of which every match
@@ -107,7 +112,38 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	if len(p.finds) == 0 {
 		p.bytes = requiredBytes(tree)
 	}
+	if p.endClass = endAnchoredClass(tree); p.endClass != nil {
+		for c := range p.endASCII {
+			p.endASCII[c] = inRanges(p.endClass, rune(c))
+		}
+	}
 	return p, nil
+}
+
+// endAnchoredClass returns, for a concatenation ending in "$" right after a part that
+// ends by consuming a character of a known class, that class; nil otherwise. Lines are
+// matched without their terminator, so "$" is the line's end.
+func endAnchoredClass(t *syntax.Regexp) []rune {
+	if t.Op != syntax.OpConcat || len(t.Sub) < 2 {
+		return nil
+	}
+	switch t.Sub[len(t.Sub)-1].Op {
+	case syntax.OpEndLine, syntax.OpEndText:
+		return lastClass(t.Sub[len(t.Sub)-2])
+	}
+	return nil
+}
+
+// endOK reports whether line ends in a character of p.endClass.
+func (p *grepPattern) endOK(line []byte) bool {
+	if len(line) == 0 {
+		return false
+	}
+	if c := line[len(line)-1]; c < utf8.RuneSelf {
+		return p.endASCII[c]
+	}
+	r, _ := utf8.DecodeLastRune(line)
+	return inRanges(p.endClass, r)
 }
 
 // compileGoSyntax compiles a translated pattern.
