@@ -258,7 +258,9 @@ func piRg(dir string, limit int, flags ...string) func() (time.Duration, error) 
 
 // BenchmarkGrepGoTree compares our grep with ripgrep run as pi runs it, on a copy of
 // Go's source tree, for the classes of issue 11: many matches under the default limit,
-// limit 1, and case-insensitive patterns with ".*":
+// limit 1, case-insensitive patterns with ".*", and full scans of literal, class and
+// anchored patterns (a folded literal with k or s, which fold beyond ASCII; a class run
+// with no literal; a class before "$"; every empty line):
 //
 //	go test ./fsops -run '^$' -bench GrepGoTree -benchtime 10x
 func BenchmarkGrepGoTree(b *testing.B) {
@@ -279,6 +281,10 @@ func BenchmarkGrepGoTree(b *testing.B) {
 		{"literal-rare", fsops.GrepArgs{Pattern: "zzq_not_there"}, nil},
 		{"regex-class", fsops.GrepArgs{Pattern: `[A-Z][a-z]+Error\(`, Limit: lim(1e6)}, nil},
 		{"word-class-no-literal", fsops.GrepArgs{Pattern: `\w+_\d{3}\b`, Limit: lim(1e6)}, nil},
+		{"ignore-case-literal-k-s", fsops.GrepArgs{Pattern: "StackTrace", IgnoreCase: true, Limit: lim(1e6)}, []string{"--ignore-case"}},
+		{"class-run-no-literal", fsops.GrepArgs{Pattern: `[0-9a-f]{32}`, Limit: lim(1e6)}, nil},
+		{"end-anchored-class", fsops.GrepArgs{Pattern: `\s+$`, Limit: lim(1e6)}, nil},
+		{"empty-lines-all", fsops.GrepArgs{Pattern: `^$`, Limit: lim(1e6)}, nil},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

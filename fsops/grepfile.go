@@ -336,7 +336,11 @@ func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bo
 			pos = e + 1
 			continue
 		}
-		if p.bytes != nil {
+		if p.runSet != nil {
+			if i = indexRun(data, pos, p.runSet, p.runLen); i < 0 {
+				return 0, false
+			}
+		} else if p.bytes != nil {
 			i = indexByteSet(data, pos, p.bytes)
 			if i < 0 {
 				return 0, false // every match needs one of these bytes

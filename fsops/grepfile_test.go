@@ -3,6 +3,7 @@ package fsops
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,4 +166,35 @@ func TestGrepLongBinaryFiles(t *testing.T) {
 	r, err = Grep(context.Background(), dir, GrepArgs{Pattern: "needle", Path: "nul-first.bin"})
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("nul-first.bin:%d: needle", lines+2), r.Content[0].Text)
+}
+
+// TestIndexRun compares the skipping run search with a plain scan.
+func TestIndexRun(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	var set [256]bool
+	set['a'], set['b'] = true, true
+	for i := 0; i < 2000; i++ {
+		data := make([]byte, rng.Intn(100))
+		for k := range data {
+			data[k] = "aab\nx"[rng.Intn(5)]
+		}
+		n, from := 1+rng.Intn(6), rng.Intn(len(data)+1)
+		want, run := -1, 0
+		for k := from; k < len(data); k++ {
+			if run = run + 1; !set[data[k]] {
+				run = 0
+			}
+			if run == n {
+				want = k - n + 1
+				break
+			}
+		}
+		require.Equal(t, want, indexRun(data, from, &set, n), "%q from %d, n %d", data, from, n)
+	}
+	p, err := compileGrepPattern(`x[0-9a-f]{32}|y`, false, false)
+	require.NoError(t, err)
+	assert.Nil(t, p.runSet, "no run common to both branches")
+	p, err = compileGrepPattern(`[A-Z][a-z]+[0-9]{2,}`, false, false)
+	require.NoError(t, err)
+	assert.Equal(t, 4, p.runLen)
 }

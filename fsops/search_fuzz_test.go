@@ -30,7 +30,10 @@ func FuzzGrepPrefilter(f *testing.F) {
 		{`[a-z]+_k\w`, "ab_\u212ax\nab_Kx\nab_kx\n", true},     // a folded letter after it
 		{`x_.y`, "x_\xffy\nx_y\n", false},                      // an invalid byte after it
 		{`x_[^a]`, "x_\u00e9\nx_a\nx_\n", false},
-		{`\s+$`, "a \nb\n \n\t\r\n\n\u00a0\n", false}, // a match ends the line
+		{`\s+$`, "a \nb\n \n\t\r\n\n\u00a0\n", false},     // a match ends the line
+		{`[0-9a-f]{4}x`, "12ab\n0123x\nab12cdx\n", false}, // a run of class bytes
+		{`\w{2,}\d+z`, "ab1z\n\u00e9\u00e92z\na1z\n", false},
+		{"^$", "\n\nx\n\n", false},
 		{`(?m)[\x{e9}x]$`, "caf\u00e9\nx\nxy\n\xff\n", true},
 	}
 	for _, s := range seeds {
