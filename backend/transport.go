@@ -42,7 +42,7 @@ const bigLine = 256 << 10
 //     SDK produced (the SDK's own stdio transport decodes each line twice);
 //   - with Guard, a line that is not one JSON-RPC message (garbage, oversized, a batch,
 //     an id the SDK cannot echo exactly) is answered with a JSON-RPC error and serving
-//     goes on; without it such a line ends the connection (a client facing the agent);
+//     goes on; without it such a line ends the connection (a client's side);
 //   - requests are tracked by id, so the end of input waits for every answer, and a
 //     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
 //   - with a server, tools/call of its routes are answered here, without the SDK, once

@@ -1,11 +1,12 @@
 // Package bigarg carries the large string values of a tool call's arguments (a write's
 // content, an edit's text, a long command) past every JSON decoder that does not need
 // them. The stdio transport, which has already validated the line, sets each such string
-// aside in a per-connection Store and puts a short stand-in string in its place; the MCP
-// SDK, schema validation and argument preparation then work on a message of a few
-// hundred bytes. Where the value is needed again it comes back from the store: spliced
-// as the original JSON literal into the request the host forwards to the agent, decoded
-// once (fast, Unescape) into the argument struct a tool runs with.
+// of the tool calls it answers itself aside in a per-connection Store and puts a short
+// stand-in string in its place; schema validation and argument preparation then work on
+// arguments of a few hundred bytes. Where the value is needed again it comes back from
+// the store: spliced as the original JSON literal into the request the host forwards to
+// the agent (backend.Client), decoded once (fast, Unescape) into the argument struct a
+// tool runs with.
 //
 // The Store belongs to the connection that read the strings and is handed explicitly to
 // the calls it serves (backend.Call), so a value is only ever found by the calls of that
