@@ -209,8 +209,8 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		inW.Close()
 		return nil, err
 	}
-	growPipe(inW)
-	growPipe(outW)
+	backend.GrowPipe(inW)
+	backend.GrowPipe(outW)
 	// The channel outlives the call that started it: its own context, ended by Close.
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	started, err := ch.Sbx.StartExec(life, sandbox, []string{agentPath, "agent", "--cwd", ch.Cwd},
