@@ -262,6 +262,7 @@ func (c *Client) handle(line []byte) error {
 		if method == "ping" {
 			out = append(out, `,"result":{}}`...)
 		} else {
+			c.logger.Debug("refused a request of the server", "method", method)
 			out = append(out, `,"error":{"code":-32601,"message":"Method not found"}}`...)
 		}
 		// Written aside: the read loop must not wait on a peer that may be waiting for
@@ -279,7 +280,8 @@ func (c *Client) handle(line []byte) error {
 	c.mu.Unlock()
 	if !ok {
 		if id > 0 && id <= c.lastID() {
-			return nil // the answer to a call we cancelled
+			c.logger.Debug("dropped the answer to a cancelled call", "id", id)
+			return nil
 		}
 		return fmt.Errorf("an answer with id %d, which no request of this client has", id)
 	}
