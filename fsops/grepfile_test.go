@@ -196,5 +196,9 @@ func TestIndexRun(t *testing.T) {
 	assert.Nil(t, p.runSet, "no run common to both branches")
 	p, err = compileGrepPattern(`[A-Z][a-z]+[0-9]{2,}`, false, false)
 	require.NoError(t, err)
-	assert.Equal(t, 4, p.runLen)
+	assert.Equal(t, 2, p.runLen, "a run of one class: two digits, not four letters or digits")
+	assert.True(t, p.runSet['7'] && !p.runSet['a'])
+	p, err = compileGrepPattern(`[0-9a-f]{32}`, false, false)
+	require.NoError(t, err)
+	assert.Equal(t, 32, p.runLen)
 }

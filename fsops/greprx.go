@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -117,7 +118,11 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	}
 	if len(p.finds) == 0 {
 		p.bytes = requiredBytes(tree)
-		p.runSet, p.runLen = requiredRun(tree)
+		// A run is the better filter unless its class is more common than the
+		// rarest byte set the pattern needs anyway.
+		if set, n := requiredRun(tree); set != nil && (p.bytes == nil || byteSetCost(set) <= byteSetCost(p.bytes)) {
+			p.runSet, p.runLen = set, n
+		}
 	}
 	if p.endClass = endAnchoredClass(tree); p.endClass != nil {
 		for c := range p.endASCII {
@@ -127,11 +132,12 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	return p, nil
 }
 
-// requiredRun returns the longest run of consecutive parts of a concatenation that each
-// consume one character of a class, or more of one (x+, x{2,}), as the union of those
-// classes in UTF-8 bytes (every byte from 0x80 when a class goes beyond ASCII, so a
-// run of n characters is at least n bytes of the set) and the run's length in
-// characters; nil, 0 when there is no run of two.
+// requiredRun returns the longest run of consecutive parts of a concatenation that
+// each consume one character of the same class, or more of it (x+, x{2,}), as that
+// class in UTF-8 bytes (every byte from 0x80 when it goes beyond ASCII, so a run of n
+// characters is at least n bytes of the set) and the run's length in characters; nil,
+// 0 when there is no run of two. Parts of different classes would make a run of their
+// union, which is most text ("[A-Z][a-z]+" is any word).
 func requiredRun(t *syntax.Regexp) (*[256]bool, int) {
 	if t.Op == syntax.OpCapture {
 		return requiredRun(t.Sub[0])
@@ -141,7 +147,7 @@ func requiredRun(t *syntax.Regexp) (*[256]bool, int) {
 	}
 	var best *[256]bool
 	bestLen := 1
-	var set [256]bool
+	var cur []rune // the class of the run so far
 	n := 0
 	for _, s := range flatConcat(t, nil) {
 		class, count := s, 1
@@ -152,29 +158,34 @@ func requiredRun(t *syntax.Regexp) (*[256]bool, int) {
 			class, count = s.Sub[0], s.Min
 		}
 		if class.Op != syntax.OpCharClass || count < 1 {
-			set, n = [256]bool{}, 0
+			cur, n = nil, 0
 			continue
 		}
-		for i := 0; i+1 < len(class.Rune); i += 2 {
-			for r := class.Rune[i]; r <= class.Rune[i+1] && r < utf8.RuneSelf; r++ {
-				set[r] = true
-			}
-			if class.Rune[i+1] >= utf8.RuneSelf {
-				for b := utf8.RuneSelf; b < 256; b++ {
-					set[b] = true
-				}
-			}
+		if !slices.Equal(class.Rune, cur) {
+			cur, n = class.Rune, 0
 		}
-		n += count
-		if n > bestLen {
-			cp := set
-			best, bestLen = &cp, n
+		if n += count; n > bestLen {
+			best, bestLen = classBytes(cur), n
 		}
-	}
-	if best == nil {
-		return nil, 0
 	}
 	return best, bestLen
+}
+
+// classBytes is the set of UTF-8 bytes characters of the class (range pairs) can
+// have: its ASCII members, and every byte from 0x80 if it has any member beyond.
+func classBytes(ranges []rune) *[256]bool {
+	var set [256]bool
+	for i := 0; i+1 < len(ranges); i += 2 {
+		for r := ranges[i]; r <= ranges[i+1] && r < utf8.RuneSelf; r++ {
+			set[r] = true
+		}
+		if ranges[i+1] >= utf8.RuneSelf {
+			for b := utf8.RuneSelf; b < 256; b++ {
+				set[b] = true
+			}
+		}
+	}
+	return &set
 }
 
 // flatConcat appends the parts of concatenation t, those of nested ones spliced in
