@@ -27,6 +27,25 @@ type envelope struct {
 	version, id, method, params, result, errObj []byte
 }
 
+// set notes a member of the envelope; a repeated member keeps the last value, as
+// encoding/json does, and other members are ignored.
+func (env *envelope) set(key, val []byte) {
+	switch string(key) {
+	case "jsonrpc":
+		env.version = val
+	case "id":
+		env.id = val
+	case "method":
+		env.method = val
+	case "params":
+		env.params = val
+	case "result":
+		env.result = val
+	case "error":
+		env.errObj = val
+	}
+}
+
 var errSyntax = errors.New("not valid JSON")
 
 // parseEnvelope validates line as one JSON object and returns its members. A syntax
@@ -69,22 +88,7 @@ func parseEnvelope(line []byte) (envelope, error) {
 			if err != nil {
 				return env, err
 			}
-			val := line[i:end]
-			// A repeated member keeps the last value, as encoding/json does.
-			switch string(key) {
-			case "jsonrpc":
-				env.version = val
-			case "id":
-				env.id = val
-			case "method":
-				env.method = val
-			case "params":
-				env.params = val
-			case "result":
-				env.result = val
-			case "error":
-				env.errObj = val
-			}
+			env.set(key, line[i:end])
 			i = skipSpace(line, end)
 			if i < len(line) && line[i] == ',' {
 				i = skipSpace(line, i+1)
@@ -108,22 +112,7 @@ var errNotObject = errors.New("not a JSON object")
 // walkEnvelope finds the members of a line that its writer has validated, without
 // checking them again; ok is false if the line does not walk as one object.
 func walkEnvelope(line []byte) (env envelope, ok bool) {
-	ok = jsonscan.Members(line, func(key, val []byte) {
-		switch string(key) {
-		case "jsonrpc":
-			env.version = val
-		case "id":
-			env.id = val
-		case "method":
-			env.method = val
-		case "params":
-			env.params = val
-		case "result":
-			env.result = val
-		case "error":
-			env.errObj = val
-		}
-	})
+	ok = jsonscan.Members(line, env.set)
 	return env, ok
 }
 

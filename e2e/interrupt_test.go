@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/pi-sbx/pi-sbx-backend/backend"
 )
 
 // TestInterruptedLargeWritesLoseNothing: 30 MB writes of a file through serve,
@@ -25,21 +22,12 @@ import (
 // whole new one, never a part, and the next call works (after a kill, on a new agent).
 func TestInterruptedLargeWritesLoseNothing(t *testing.T) {
 	w := newWorld(t)
-	cmd := exec.Command(backendBin, "serve")
-	cmd.Dir, cmd.Env = w.ws, w.env()
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	c, err := backend.Dial(context.Background(), stdout, stdin, stdin, backend.ClientOptions{Name: "e2e", MaxLine: 64 << 20})
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close(); cmd.Wait() })
+	c := rawServe(t, w, w.ws)
 	call := func(ctx context.Context, name, args string) (string, error) {
 		raw, err := c.CallTool(ctx, name, json.RawMessage(args), nil, "")
 		return string(raw), err
 	}
-	_, err = call(context.Background(), "write", `{"path":"big.txt","content":"old\n"}`)
+	_, err := call(context.Background(), "write", `{"path":"big.txt","content":"old\n"}`)
 	require.NoError(t, err)
 
 	for i, at := range []time.Duration{0, 5, 20, 60, 120, 200, 300, 450} {

@@ -164,7 +164,7 @@ func copyGoTree(b *testing.B, dir string) string {
 // (backend.Client), which reads results without decoding them: what is timed is serve
 // and the sandbox, not a client's decoding (the Go SDK's client spent more CPU per call
 // than serve did).
-func rawServe(b *testing.B, w *world, dir string) *backend.Client {
+func rawServe(b testing.TB, w *world, dir string) *backend.Client {
 	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws, "--cwd", dir)
 	cmd.Dir, cmd.Env = dir, w.env()
 	stdin, err := cmd.StdinPipe()
