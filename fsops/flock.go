@@ -31,7 +31,13 @@ func lockFileInode(abs string) func() {
 			return func() {}
 		}
 		if now, err := os.Stat(abs); err == nil && os.SameFile(held, now) {
-			return func() { f.Close() } // closing releases the lock
+			return func() {
+				// The lock is released now and the descriptor closed aside: after a
+				// replace it holds the last reference to the old inode, and freeing
+				// that (ext4 does it in this close) need not delay the call.
+				flockRelease(f)
+				go f.Close()
+			}
 		}
 		f.Close() // replaced while we waited: lock the new file
 	}

@@ -39,6 +39,11 @@ func linkCount(fi os.FileInfo) uint64 {
 }
 
 // flockExclusive waits for an exclusive flock(2) on f.
+// flockRelease releases a flock(2) taken with flockExclusive.
+func flockRelease(f *os.File) {
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+}
+
 func flockExclusive(f *os.File) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)

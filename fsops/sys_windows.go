@@ -45,3 +45,6 @@ func owner(os.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
 func linkCount(os.FileInfo) uint64 { return 1 }
 
 func flockExclusive(*os.File) error { return errors.ErrUnsupported }
+
+// flockRelease does nothing: no lock was taken.
+func flockRelease(*os.File) {}
