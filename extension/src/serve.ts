@@ -1,13 +1,13 @@
 // The connection to `pi-sbx-backend serve`: one child process per pi session, spoken to
-// with the official MCP TypeScript SDK over its stdin/stdout. The transport is our own
-// (not the SDK's StdioClientTransport) so that we control the environment, see the
-// process exit the moment it happens, and give serve time to tear its sandbox down.
+// in MCP over its stdin/stdout by a small client of our own (McpClient), with the MCP
+// SDK's types. The transport is our own too, so that we control the environment, see the
+// process exit the moment it happens, and give serve time to tear its sandbox down. The
+// SDK's client and message reader check every message and result against its schemas,
+// which cost a fifth of a small call; serve is our own binary, and the tools check what
+// they use.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, JSONRPCMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 /** How long serve gets to tear its sandbox down after its stdin closes. */
 const SHUTDOWN_GRACE_MS = 15_000;
@@ -25,14 +25,15 @@ export interface ServeSpec {
 }
 
 /** A child process speaking MCP on stdio. */
-class ChildTransport implements Transport {
+class ChildTransport {
 	onclose?: () => void;
 	onerror?: (error: Error) => void;
 	onmessage?: (message: JSONRPCMessage) => void;
 
 	readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 	private child: ChildProcess;
-	private buffer = new ReadBuffer();
+	/** Output read but not yet split into lines. */
+	private buffer = "";
 	private stderrTail = "";
 	private stderrLine = "";
 	private spawnError?: Error;
@@ -113,18 +114,19 @@ class ChildTransport implements Transport {
 	}
 
 	async start(): Promise<void> {
-		this.child.stdout?.on("data", (chunk: Buffer) => {
-			this.buffer.append(chunk);
-			for (;;) {
-				let msg: JSONRPCMessage | null;
+		this.child.stdout?.setEncoding("utf8"); // chunks then never split a character
+		this.child.stdout?.on("data", (chunk: string) => {
+			this.buffer += chunk;
+			let nl: number;
+			while ((nl = this.buffer.indexOf("\n")) >= 0) {
+				const line = this.buffer.slice(0, nl);
+				this.buffer = this.buffer.slice(nl + 1);
+				if (!line.trim()) continue;
 				try {
-					msg = this.buffer.readMessage();
+					this.inbox.push(JSON.parse(line) as JSONRPCMessage);
 				} catch (err) {
 					this.onerror?.(err as Error);
-					continue;
 				}
-				if (msg === null) break;
-				this.inbox.push(msg);
 			}
 			void this.pump();
 		});
@@ -149,7 +151,7 @@ class ChildTransport implements Transport {
 
 	async send(message: JSONRPCMessage): Promise<void> {
 		if (this.closed || !this.child.stdin?.writable) throw new Error("pi-sbx-backend serve is not running");
-		const data = serializeMessage(message);
+		const data = `${JSON.stringify(message)}\n`;
 		await new Promise<void>((resolve, reject) => {
 			this.child.stdin!.write(data, (err) => (err ? reject(err) : resolve()));
 		});
@@ -165,18 +167,143 @@ class ChildTransport implements Transport {
 	}
 }
 
+/** Options of one tool call. */
+export interface RequestOptions {
+	signal?: AbortSignal;
+	/** Ignored: calls have no client-side timeout. */
+	timeout?: number;
+	onprogress?: (p: { progress: number; message?: string }) => void;
+}
+
+/** A JSON-RPC error answer, worded as the MCP SDK words it ("MCP error CODE: …"). */
+export class McpError extends Error {
+	constructor(
+		readonly code: number,
+		message: string,
+	) {
+		super(`MCP error ${code}: ${message}`);
+	}
+}
+
+/**
+ * A small MCP client: the initialize handshake, tools/list and tools/call with progress
+ * and cancellation, over a ChildTransport. Messages are dispatched in the order they
+ * arrive, so a call's progress is handled before its result.
+ */
+export class McpClient {
+	private nextId = 0;
+	private pending = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void }>();
+	private progress = new Map<string, (p: { progress: number; message?: string }) => void>();
+	private closed?: Error;
+
+	constructor(private transport: ChildTransport) {
+		transport.onmessage = (m) => this.dispatch(m);
+		transport.onclose = () => this.fail(new Error("Connection closed"));
+	}
+
+	async connect(): Promise<void> {
+		await this.transport.start();
+		await this.request("initialize", {
+			protocolVersion: "2025-06-18",
+			capabilities: {},
+			clientInfo: { name: "pi-sbx-extension", version: "0.1.0" },
+		});
+		await this.transport.send({ jsonrpc: "2.0", method: "notifications/initialized" } as JSONRPCMessage);
+	}
+
+	async listTools(): Promise<{ tools: Tool[] }> {
+		const res = (await this.request("tools/list", {})) as { tools?: Tool[] };
+		return { tools: res.tools ?? [] };
+	}
+
+	async callTool(params: { name: string; arguments: Record<string, unknown> }, _schema?: unknown, o: RequestOptions = {}): Promise<CallToolResult> {
+		return (await this.request("tools/call", params, o)) as CallToolResult;
+	}
+
+	private request(method: string, params: Record<string, unknown>, o: RequestOptions = {}): Promise<unknown> {
+		if (this.closed) return Promise.reject(this.closed);
+		if (o.signal?.aborted) return Promise.reject(o.signal.reason ?? new Error("aborted"));
+		const id = ++this.nextId;
+		const token = o.onprogress ? `t${id}` : undefined;
+		if (token) params = { ...params, _meta: { progressToken: token } };
+		return new Promise((resolve, reject) => {
+			const onAbort = () => {
+				if (!this.pending.delete(id)) return;
+				if (token) this.progress.delete(token);
+				void this.transport
+					.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: String(o.signal?.reason ?? "aborted") } } as JSONRPCMessage)
+					.catch(() => {});
+				reject(o.signal?.reason ?? new Error("aborted"));
+			};
+			const done = () => {
+				o.signal?.removeEventListener("abort", onAbort);
+				if (token) this.progress.delete(token);
+			};
+			this.pending.set(id, {
+				resolve: (r) => {
+					done();
+					resolve(r);
+				},
+				reject: (e) => {
+					done();
+					reject(e);
+				},
+			});
+			if (token) this.progress.set(token, o.onprogress!);
+			o.signal?.addEventListener("abort", onAbort, { once: true });
+			this.transport.send({ jsonrpc: "2.0", id, method, params } as JSONRPCMessage).catch((err: Error) => {
+				if (this.pending.delete(id)) {
+					done();
+					reject(err);
+				}
+			});
+		});
+	}
+
+	private dispatch(m: JSONRPCMessage): void {
+		const msg = m as { id?: number | string; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string } };
+		if (msg.method !== undefined) {
+			if (msg.method === "notifications/progress" && msg.params) {
+				const p = msg.params as { progressToken?: unknown; progress: number; message?: string };
+				if (typeof p.progressToken === "string") this.progress.get(p.progressToken)?.({ progress: p.progress, message: p.message });
+			} else if (msg.id !== undefined) {
+				// A request from serve: this client offers none (ping aside).
+				const reply =
+					msg.method === "ping"
+						? { jsonrpc: "2.0", id: msg.id, result: {} }
+						: { jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "Method not found" } };
+				void this.transport.send(reply as JSONRPCMessage).catch(() => {});
+			}
+			return;
+		}
+		if (typeof msg.id !== "number") return;
+		const p = this.pending.get(msg.id);
+		if (!p) return; // the answer to a call we cancelled
+		this.pending.delete(msg.id);
+		if (msg.error) p.reject(new McpError(msg.error.code, msg.error.message));
+		else p.resolve(msg.result ?? {});
+	}
+
+	private fail(err: Error): void {
+		this.closed ??= err;
+		const pending = [...this.pending.values()];
+		this.pending.clear();
+		for (const p of pending) p.reject(err);
+	}
+}
+
 /** The result of one successful start. */
 export interface Connection {
-	client: Client;
+	client: McpClient;
 	transport: ChildTransport;
 }
 
 /** Starts serve and completes the MCP handshake. Throws a message fit for the user. */
 export async function connect(spec: ServeSpec): Promise<Connection> {
 	const transport = new ChildTransport(spec);
-	const client = new Client({ name: "pi-sbx-extension", version: "0.1.0" });
+	const client = new McpClient(transport);
 	try {
-		await client.connect(transport);
+		await client.connect();
 	} catch (err) {
 		const spawnErr = transport.startError as NodeJS.ErrnoException | undefined;
 		if (spawnErr?.code === "ENOENT") {
