@@ -49,9 +49,9 @@ func TestInterruptedLargeWritesLoseNothing(t *testing.T) {
 				}
 			})
 			res, callErr := call(ctx, "write", `{"path":"big.txt","content":`+string(lit)+`}`)
-			// A cancelled or cut call may still have finished in the VM: wait for the
-			// agent to be done with the file before looking at it.
-			time.Sleep(300 * time.Millisecond)
+			// A cancelled call may still finish in the VM a moment later: look once the
+			// file has stayed the same for a while.
+			settle(t, filepath.Join(w.ws, "big.txt"))
 			got, err := os.ReadFile(filepath.Join(w.ws, "big.txt"))
 			require.NoError(t, err)
 			switch {
@@ -72,5 +72,24 @@ func TestInterruptedLargeWritesLoseNothing(t *testing.T) {
 			require.NotEmpty(t, r.Content)
 			assert.True(t, strings.HasPrefix(r.Content[0].Text, strings.SplitN(string(got), "\n", 2)[0]), "%.100s", r.Content[0].Text)
 		})
+	}
+}
+
+// settle waits until the file at path (its inode, size and time) has not changed for
+// half a second.
+func settle(t *testing.T, path string) {
+	t.Helper()
+	var last os.FileInfo
+	stable := 0
+	for deadline := time.Now().Add(20 * time.Second); stable < 5; time.Sleep(100 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "%s keeps changing", path)
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		if last != nil && os.SameFile(fi, last) && fi.Size() == last.Size() && fi.ModTime().Equal(last.ModTime()) {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = fi
 	}
 }
