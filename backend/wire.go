@@ -52,7 +52,7 @@ var errSyntax = errors.New("not valid JSON")
 // error wraps errSyntax; a valid value that is not an object returns errNotObject.
 func parseEnvelope(line []byte) (envelope, error) {
 	var env envelope
-	i := skipSpace(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	if i == len(line) {
 		return env, errSyntax
 	}
@@ -61,12 +61,12 @@ func parseEnvelope(line []byte) (envelope, error) {
 		if err != nil {
 			return env, err
 		}
-		if skipSpace(line, end) != len(line) {
+		if jsonscan.SkipSpace(line, end) != len(line) {
 			return env, fmt.Errorf("%w: trailing data", errSyntax)
 		}
 		return env, errNotObject
 	}
-	i = skipSpace(line, i+1)
+	i = jsonscan.SkipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
 		i++
 	} else {
@@ -79,19 +79,19 @@ func parseEnvelope(line []byte) (envelope, error) {
 				return env, err
 			}
 			key := line[i+1 : keyEnd-1] // escaped member names match nothing below
-			i = skipSpace(line, keyEnd)
+			i = jsonscan.SkipSpace(line, keyEnd)
 			if i >= len(line) || line[i] != ':' {
 				return env, fmt.Errorf("%w: want ':' at byte %d", errSyntax, i)
 			}
-			i = skipSpace(line, i+1)
+			i = jsonscan.SkipSpace(line, i+1)
 			end, err := skipValue(line, i, 1)
 			if err != nil {
 				return env, err
 			}
 			env.set(key, line[i:end])
-			i = skipSpace(line, end)
+			i = jsonscan.SkipSpace(line, end)
 			if i < len(line) && line[i] == ',' {
-				i = skipSpace(line, i+1)
+				i = jsonscan.SkipSpace(line, i+1)
 				continue
 			}
 			if i < len(line) && line[i] == '}' {
@@ -101,7 +101,7 @@ func parseEnvelope(line []byte) (envelope, error) {
 			return env, fmt.Errorf("%w: want ',' or '}' at byte %d", errSyntax, i)
 		}
 	}
-	if skipSpace(line, i) != len(line) {
+	if jsonscan.SkipSpace(line, i) != len(line) {
 		return env, fmt.Errorf("%w: trailing data after the object", errSyntax)
 	}
 	return env, nil
@@ -114,18 +114,6 @@ var errNotObject = errors.New("not a JSON object")
 func walkEnvelope(line []byte) (env envelope, ok bool) {
 	ok = jsonscan.Members(line, env.set)
 	return env, ok
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // skipValue validates the JSON value starting at b[i] and returns the index after it.
@@ -144,7 +132,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		if c == '[' {
 			closer = ']'
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		if i < len(b) && b[i] == closer {
 			return i + 1, nil
 		}
@@ -157,19 +145,19 @@ func skipValue(b []byte, i, depth int) (int, error) {
 				if err != nil {
 					return end, err
 				}
-				i = skipSpace(b, end)
+				i = jsonscan.SkipSpace(b, end)
 				if i >= len(b) || b[i] != ':' {
 					return i, fmt.Errorf("%w: want ':' at byte %d", errSyntax, i)
 				}
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 			}
 			end, err := skipValue(b, i, depth+1)
 			if err != nil {
 				return end, err
 			}
-			i = skipSpace(b, end)
+			i = jsonscan.SkipSpace(b, end)
 			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 				continue
 			}
 			if i < len(b) && b[i] == closer {
@@ -357,14 +345,14 @@ func exactJSON(raw []byte) bool {
 			i++
 			continue
 		}
-		r := hex4(raw[i+2 : i+6])
+		r, _ := jsonscan.Hex4(raw[i+2:])
 		switch {
 		case utf16.IsSurrogate(r) && r < 0xdc00:
 			// A high surrogate must be followed by an escaped low one.
 			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
 				return false
 			}
-			lo := hex4(raw[i+8 : i+12])
+			lo, _ := jsonscan.Hex4(raw[i+8:])
 			if lo < 0xdc00 || lo > 0xdfff {
 				return false
 			}
@@ -376,22 +364,6 @@ func exactJSON(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		default:
-			r |= rune(c-'A') + 10
-		}
-	}
-	return r
 }
 
 // unquote decodes a short validated JSON string (a method name, a version tag).

@@ -398,7 +398,7 @@ func Unescape(lit []byte) (string, error) {
 		case 't':
 			out[w] = '\t'
 		case 'u':
-			ru, ok := hex4(in[r+2:])
+			ru, ok := jsonscan.Hex4(in[r+2:])
 			if !ok {
 				return slowUnescape(lit)
 			}
@@ -406,7 +406,7 @@ func Unescape(lit []byte) (string, error) {
 			if utf16.IsSurrogate(ru) {
 				r2, ok2 := rune(0), false
 				if r+6 <= len(in) && in[r] == '\\' && in[r+1] == 'u' {
-					r2, ok2 = hex4(in[r+2:])
+					r2, ok2 = jsonscan.Hex4(in[r+2:])
 				}
 				if dec := utf16.DecodeRune(ru, r2); ok2 && dec != utf8.RuneError {
 					ru = dec
@@ -440,25 +440,4 @@ func slowUnescape(lit []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(lit, &s)
 	return s, err
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			r |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

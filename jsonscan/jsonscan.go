@@ -143,3 +143,25 @@ func Member(obj []byte, name string) []byte {
 	})
 	return found
 }
+
+// Hex4 decodes the four hex digits at the start of b (a \u escape's); ok is false if
+// there are not four.
+func Hex4(b []byte) (r rune, ok bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

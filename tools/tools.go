@@ -115,7 +115,7 @@ func (t *Tool) validateObject(raw []byte, obj map[string]any) (json.RawMessage, 
 }
 
 // validateSlowly decodes with exact numbers, so that what the fast decode refused gets
-// its precise error.
+// its precise error: not JSON, trailing data, not an object, or a number beyond float64.
 func (t *Tool) validateSlowly(raw []byte) (json.RawMessage, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -130,26 +130,17 @@ func (t *Tool) validateSlowly(raw []byte) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s arguments must be a JSON object", ErrUsage, t.Name)
 	}
-	if t.Prepare != nil {
-		var err error
-		if obj, err = t.Prepare(obj); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrUsage, t.Name, err)
-		}
-	}
-	// Validate the generic form (json.Number is not understood by the validator).
+	// The object itself decodes only with exact numbers; the validator's form (float64)
+	// says which number does not fit.
 	canon, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s arguments: %v", ErrUsage, t.Name, err)
 	}
-	var generic any
+	var generic map[string]any
 	if err := json.Unmarshal(canon, &generic); err != nil {
 		return nil, fmt.Errorf("%w: %s arguments: %v", ErrUsage, t.Name, err)
 	}
-	if err := t.resolved.Validate(generic); err != nil {
-		// The validator's "validating root: " says nothing; the rest names the field.
-		return nil, fmt.Errorf("%w: %s arguments: %s", ErrUsage, t.Name, strings.TrimPrefix(err.Error(), "validating root: "))
-	}
-	return canon, nil
+	return t.validateObject(canon, generic)
 }
 
 // Lookup returns the tool of list with the given name, or an ErrUsage naming the tools
