@@ -13,8 +13,6 @@ export const PTY_TOOL = "pi_sbx_pty_exec";
 
 /** How many times a session restarts a serve that died. */
 const MAX_RESTARTS = 3;
-/** No client-side timeout: commands run as long as the model or user asked. */
-const NO_TIMEOUT_MS = 2_147_483_647;
 
 /** What `pi_sbx_status` reports (serve's structuredContent). */
 export interface SandboxStatus {
@@ -144,12 +142,11 @@ export class Sandbox {
 		if (name !== STATUS_TOOL && this.warming) await untilAborted(this.warming, o.signal);
 		const conn = await this.connection();
 		try {
-			const res = await conn.client.callTool({ name, arguments: args }, undefined, {
+			const res = await conn.client.callTool({ name, arguments: args }, {
 				signal: o.signal,
-				timeout: NO_TIMEOUT_MS,
 				onprogress: o.onProgress ? (p: Progress) => o.onProgress!(p.message ?? "", p.progress) : undefined,
 			});
-			return res as CallToolResult;
+			return res;
 		} catch (err) {
 			if (o.signal?.aborted) throw abortError();
 			const exit = await Promise.race([conn.transport.exited, delay(200)]);

@@ -55,9 +55,8 @@ class ChildTransport {
 			});
 			this.child.once("exit", (code, signal) => resolve({ code, signal }));
 		});
-		// 'close' comes after the output has ended; messages still queued are delivered first.
-		this.child.once("close", async () => {
-			while (this.pumping || this.inbox.length) await new Promise((r) => setImmediate(r));
+		// 'close' comes after the output has ended: every message has been delivered.
+		this.child.once("close", () => {
 			this.closed = true;
 			this.onclose?.();
 		});
@@ -89,30 +88,6 @@ class ChildTransport {
 		return this.stderrTail;
 	}
 
-	/** Messages read but not yet delivered, in order. */
-	private inbox: JSONRPCMessage[] = [];
-	private pumping = false;
-
-	/**
-	 * Delivers messages one by one, yielding a macrotask after each notification. The SDK
-	 * runs notification handlers a microtask late but settles responses at once, so a
-	 * call's last progress notifications, which serve writes just before its result, would
-	 * otherwise reach a request that has already ended and be dropped.
-	 */
-	private async pump(): Promise<void> {
-		if (this.pumping) return;
-		this.pumping = true;
-		try {
-			while (this.inbox.length) {
-				const msg = this.inbox.shift()!;
-				this.onmessage?.(msg);
-				if (!("id" in msg)) await new Promise((r) => setImmediate(r));
-			}
-		} finally {
-			this.pumping = false;
-		}
-	}
-
 	async start(): Promise<void> {
 		this.child.stdout?.setEncoding("utf8"); // chunks then never split a character
 		this.child.stdout?.on("data", (chunk: string) => {
@@ -122,13 +97,16 @@ class ChildTransport {
 				const line = this.buffer.slice(0, nl);
 				this.buffer = this.buffer.slice(nl + 1);
 				if (!line.trim()) continue;
+				let msg: JSONRPCMessage;
 				try {
-					this.inbox.push(JSON.parse(line) as JSONRPCMessage);
+					msg = JSON.parse(line) as JSONRPCMessage;
 				} catch (err) {
 					this.onerror?.(err as Error);
+					continue;
 				}
+				// Delivered at once and in order: a call's progress before its result.
+				this.onmessage?.(msg);
 			}
-			void this.pump();
 		});
 		this.child.stderr?.on("data", (chunk: Buffer) => {
 			const text = chunk.toString("utf8");
@@ -170,8 +148,6 @@ class ChildTransport {
 /** Options of one tool call. */
 export interface RequestOptions {
 	signal?: AbortSignal;
-	/** Ignored: calls have no client-side timeout. */
-	timeout?: number;
 	onprogress?: (p: { progress: number; message?: string }) => void;
 }
 
@@ -188,7 +164,8 @@ export class McpError extends Error {
 /**
  * A small MCP client: the initialize handshake, tools/list and tools/call with progress
  * and cancellation, over a ChildTransport. Messages are dispatched in the order they
- * arrive, so a call's progress is handled before its result.
+ * arrive, so a call's progress is handled before its result. There is no client-side
+ * timeout: commands run as long as the model or user asked.
  */
 export class McpClient {
 	private nextId = 0;
@@ -216,7 +193,7 @@ export class McpClient {
 		return { tools: res.tools ?? [] };
 	}
 
-	async callTool(params: { name: string; arguments: Record<string, unknown> }, _schema?: unknown, o: RequestOptions = {}): Promise<CallToolResult> {
+	async callTool(params: { name: string; arguments: Record<string, unknown> }, o: RequestOptions = {}): Promise<CallToolResult> {
 		return (await this.request("tools/call", params, o)) as CallToolResult;
 	}
 
