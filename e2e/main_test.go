@@ -31,10 +31,16 @@ import (
 var simBin, backendBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pi-sbx-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	// PI_SBX_E2E_BIN names a directory to build into and keep, so that a profiler can
+	// find the binaries' symbols after the run (perf record -g go test ./e2e ...).
+	dir, keep := os.Getenv("PI_SBX_E2E_BIN"), true
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "pi-sbx-e2e-bin-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		keep = false
 	}
 	simBin, backendBin = filepath.Join(dir, "sbxsim"), filepath.Join(dir, "pi-sbx-backend")
 	for bin, pkg := range map[string]string{simBin: "./cmd/sbxsim", backendBin: "./cmd/pi-sbx-backend"} {
@@ -47,7 +53,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if !keep {
+		os.RemoveAll(dir)
+	}
 	os.Exit(code)
 }
 

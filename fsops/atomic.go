@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,24 +70,47 @@ func errnoOf(err error) error {
 	return err
 }
 
-// replaceFile writes the concatenated content to abs as fs.writeFile(abs, content) would
-// — following a symlink to its target, keeping an existing file's mode and owner — but
-// atomically: the bytes go to a temporary file in the same directory, which is renamed
-// over the target, so a writer killed at any moment leaves the old file or the new one,
-// never half of one. It is not synced: pi's write is not durable against a power loss
-// either, and an fsync per call cost more than pi's whole write (1–5 ms). Targets
-// that cannot be replaced that way without changing what pi's write means (devices and
-// FIFOs, files with several hard links, which must all see the new content, a file we
-// may write in a directory we may not, files with a setuid, setgid or sticky bit, which
-// the kernel keeps or clears on a write by rules of its own) are written in place, as
-// pi does.
-func replaceFile(abs string, content ...string) error {
-	return replaceFileWith(abs, func(f *os.File) error { return writeAll(f, content) })
+// replaceMin is the size from which writeFile replaces a file instead of rewriting it in
+// place. Below it a write takes well under a millisecond, so the moment a kill could cut
+// it is short, and pi's in-place rewrite is kept exactly: the same inode, so hard links,
+// bind mounts (a container in the sandbox that mounts the file sees the new content),
+// open descriptors, extended attributes, ACLs and every mode bit stay as pi leaves them,
+// at pi's cost (a new inode per write costs ext4 more the more recently others were
+// freed). From it on, a write takes long enough for a kill to land mid-way, and what
+// it would lose is large, so it is replaced atomically.
+const replaceMin = 1 << 20
+
+// writeFile writes size bytes, produced by write, to abs as fs.writeFile(abs, content)
+// does — following a symlink, keeping an existing file's inode, mode and owner: in
+// place (writeInPlace) below replaceMin bytes, and atomically (replaceFile) from it on.
+// write returns its Node-worded error.
+func writeFile(abs string, size int, write func(io.Writer) error) error {
+	if size < replaceMin {
+		return writeInPlace(abs, write)
+	}
+	return replaceFile(abs, write)
 }
 
-// replaceFileWith is replaceFile with the content written by write, which returns
-// write's Node-worded error.
-func replaceFileWith(abs string, write func(*os.File) error) error {
+// writePieces is writeFile of the pieces' concatenation.
+func writePieces(abs string, pieces ...string) error {
+	size := 0
+	for _, p := range pieces {
+		size += len(p)
+	}
+	return writeFile(abs, size, func(w io.Writer) error { return writeAll(w, pieces) })
+}
+
+// replaceFile writes what write produces to abs as fs.writeFile would, but atomically:
+// the bytes go to a temporary file in the same directory, which is renamed over the
+// target, so a writer killed at any moment leaves the old file or the new one, never
+// half of one, and a reader sees one or the other whole. It is not synced: pi's write is
+// not durable against a power loss either, and an fsync per call cost more than pi's
+// whole write (1–5 ms). Targets that cannot be replaced that way without changing what
+// pi's write means (devices and FIFOs, files with several hard links, which must all see
+// the new content, a file we may write in a directory we may not, files with a setuid,
+// setgid or sticky bit, which the kernel keeps or clears on a write by rules of its own)
+// are written in place, as pi does.
+func replaceFile(abs string, write func(io.Writer) error) error {
 	target := abs
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		target = real
@@ -167,7 +191,7 @@ func createTemp(dir, base string) (*os.File, error) {
 }
 
 // fillTemp writes the temporary file and gives it the old file's mode and owner.
-func fillTemp(tmp *os.File, write func(*os.File) error, old os.FileInfo, exists bool) error {
+func fillTemp(tmp *os.File, write func(io.Writer) error, old os.FileInfo, exists bool) error {
 	defer tmp.Close()
 	if err := write(tmp); err != nil {
 		return err
@@ -186,15 +210,28 @@ func fillTemp(tmp *os.File, write func(*os.File) error, old os.FileInfo, exists 
 	return tmp.Close()
 }
 
-// writeInPlace is plain fs.writeFile: truncate and write.
-func writeInPlace(abs string, write func(*os.File) error) error {
-	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+// writeInPlace rewrites the file in place as fs.writeFile does, but without its truncation
+// to zero first: the content is written over the old from the start, and the file cut to
+// the content's length after. The file ends as pi's write leaves it, but ext4 neither
+// frees and allocates the blocks again (and, mounted with discard, discards them), nor
+// flushes the file on close as it does after a truncation to zero (auto_da_alloc), and a
+// reader never finds the file empty. Those cost more than the rest of a small write.
+func writeInPlace(abs string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return nodeErr(err, "open", abs)
 	}
-	if err := write(f); err != nil {
+	w := countingWriter{f: f}
+	if err := write(&w); err != nil {
 		f.Close()
 		return err
+	}
+	// Only a regular file has a length to cut; a FIFO or a device ignores O_TRUNC.
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > w.n {
+		if err := f.Truncate(w.n); err != nil {
+			f.Close()
+			return nodeErr(err, "ftruncate", "")
+		}
 	}
 	if err := f.Close(); err != nil {
 		return nodeErr(err, "close", "")
@@ -202,15 +239,33 @@ func writeInPlace(abs string, write func(*os.File) error) error {
 	return nil
 }
 
+// countingWriter writes to f and counts the bytes written; WriteString does not copy.
+type countingWriter struct {
+	f *os.File
+	n int64
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *countingWriter) WriteString(s string) (int, error) {
+	n, err := w.f.WriteString(s)
+	w.n += int64(n)
+	return n, err
+}
+
 // hardLinked reports whether the file has other names that a rename would detach.
 func hardLinked(st os.FileInfo) bool {
 	return linkCount(st) > 1
 }
 
-// writeAll writes the pieces in order; WriteString does not copy them.
-func writeAll(f *os.File, pieces []string) error {
+// writeAll writes the pieces in order; a file's WriteString does not copy them.
+func writeAll(w io.Writer, pieces []string) error {
 	for _, p := range pieces {
-		if _, err := f.WriteString(p); err != nil {
+		if _, err := io.WriteString(w, p); err != nil {
 			return nodeErr(err, "write", "")
 		}
 	}

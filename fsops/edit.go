@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/result"
@@ -25,7 +25,7 @@ type EditArgs struct {
 
 // Edit is pi's edit tool: each edits[i].oldText matched once in the original file
 // (exactly, else after pi's fuzzy normalization), replaced, and the file written back with
-// its BOM and line endings, atomically and in turn with other mutations of the file.
+// its BOM and line endings (see writeFile), in turn with other mutations of the file.
 // Concurrent mutations of one file take turns through q (nil: only with itself).
 func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result.Result, error) {
 	if len(a.Edits) == 0 {
@@ -73,11 +73,13 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 			return errAborted
 		}
 		if endings != nil {
-			return replaceFileWith(abs, func(f *os.File) error {
-				return writeOriginal(f, bom, normalized, endings, edited.reps)
+			// About the size written: a CRLF ending adds a byte to its line feed.
+			size := len(bom) + edited.len() + endings.n
+			return writeFile(abs, size, func(w io.Writer) error {
+				return writeOriginal(w, bom, normalized, endings, edited.reps, size)
 			})
 		}
-		return replaceFile(abs, append([]string{bom}, edited.pieces()...)...)
+		return writePieces(abs, append([]string{bom}, edited.pieces()...)...)
 	})
 	if err != nil {
 		return result.Result{}, err

@@ -126,9 +126,10 @@ func (e *lineEndings) lineEndingAt(line int) string {
 
 // writeOriginal writes what applyToOriginal(original, reps) returns — the replacements
 // matched in the normalized text applied to the original — from the normalized text and
-// the original's endings, after prefix, through a buffer into dst.
-func writeOriginal(dst io.Writer, prefix, normalized string, e *lineEndings, reps []replacement) error {
-	w := bufio.NewWriterSize(dst, 1<<20)
+// the original's endings, after prefix, through a buffer into dst; size is about what
+// it writes, and bounds the buffer.
+func writeOriginal(dst io.Writer, prefix, normalized string, e *lineEndings, reps []replacement, size int) error {
+	w := bufio.NewWriterSize(dst, min(max(size, 4096), 1<<20))
 	o := originalWriter{w: w, e: e}
 	w.WriteString(prefix)
 	endsWithCR := false

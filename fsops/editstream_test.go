@@ -147,7 +147,7 @@ func FuzzWriteOriginal(f *testing.F) {
 			return
 		}
 		var b strings.Builder
-		require.NoError(t, writeOriginal(&b, "", string(inPlace), e, edited.reps))
+		require.NoError(t, writeOriginal(&b, "", string(inPlace), e, edited.reps, 0))
 		assert.Equal(t, want, b.String())
 	})
 }

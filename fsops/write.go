@@ -13,8 +13,8 @@ type WriteArgs struct {
 	Content string `json:"content"`
 }
 
-// Write is pi's write tool: parent directories are created and the file replaced
-// atomically (see replaceFile), in turn with other mutations of the same file through q
+// Write is pi's write tool: parent directories are created and the file written (see
+// writeFile), in turn with other mutations of the same file through q
 // (nil: the call takes turns only with itself).
 func Write(ctx context.Context, cwd string, a WriteArgs, q *MutationQueue) (result.Result, error) {
 	abs := ResolveToCwd(a.Path, cwd)
@@ -30,7 +30,7 @@ func Write(ctx context.Context, cwd string, a WriteArgs, q *MutationQueue) (resu
 		}
 		// Wait for an edit of the file by another process (see lockFileInode).
 		defer lockFileInode(abs)()
-		return replaceFile(abs, a.Content)
+		return writePieces(abs, a.Content)
 	})
 	if err != nil {
 		return result.Result{}, err

@@ -3,6 +3,7 @@ package fsops
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestWrite(t *testing.T) {
@@ -79,12 +81,13 @@ func TestWrite(t *testing.T) {
 	assert.Empty(t, names)
 }
 
-// TestWriteIsAtomic overwrites a file again and again with one of two contents while
-// readers read it: a reader must always see one whole content, never an empty or mixed
-// file, which a truncate-then-write (pi's fs.writeFile) would expose.
+// TestWriteIsAtomic overwrites a file again and again with one of two contents of
+// replaceMin bytes while readers read it: a reader must always see one whole content,
+// never an empty or mixed file, which a truncate-then-write (pi's fs.writeFile) would
+// expose.
 func TestWriteIsAtomic(t *testing.T) {
 	dir := t.TempDir()
-	a, b := strings.Repeat("A", 256<<10), strings.Repeat("B", 256<<10)
+	a, b := strings.Repeat("A", replaceMin), strings.Repeat("B", replaceMin)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), []byte(a), 0o644))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -98,6 +101,9 @@ func TestWriteIsAtomic(t *testing.T) {
 				got, err := os.ReadFile(filepath.Join(dir, "f"))
 				if err != nil || (string(got) != a && string(got) != b) {
 					mu.Lock()
+					if len(bad) == 5 {
+						cancel()
+					}
 					bad = append(bad, fmt.Sprintf("err=%v len=%d", err, len(got)))
 					mu.Unlock()
 				}
@@ -115,4 +121,38 @@ func TestWriteIsAtomic(t *testing.T) {
 	cancel()
 	wg.Wait()
 	assert.Empty(t, bad, "readers saw partial files")
+}
+
+// TestSmallWritesKeepTheInode: below replaceMin, write and edit rewrite the file in place
+// as pi does, so the file stays the one inode that hard links, bind mounts and open
+// descriptors see, and keeps what a replace would drop (here an extended attribute).
+func TestSmallWritesKeepTheInode(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.txt")
+	require.NoError(t, os.WriteFile(path, []byte("old line\n"), 0o640))
+	before, err := os.Stat(path)
+	require.NoError(t, err)
+	held, err := os.Open(path) // what a bind mount or a running program holds
+	require.NoError(t, err)
+	defer held.Close()
+	xattr := unix.Setxattr(path, "user.pi-sbx-test", []byte("kept"), 0)
+
+	_, err = Write(context.Background(), dir, WriteArgs{Path: "f.txt", Content: "new line\n"}, nil)
+	require.NoError(t, err)
+	_, err = Edit(context.Background(), dir, EditArgs{Path: "f.txt", Edits: []Replacement{{OldText: "new", NewText: "edited"}}}, nil)
+	require.NoError(t, err)
+
+	after, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "the file was replaced by a new inode")
+	assert.Equal(t, os.FileMode(0o640), after.Mode().Perm())
+	got, err := io.ReadAll(held)
+	require.NoError(t, err)
+	assert.Equal(t, "edited line\n", string(got), "an open descriptor sees the new content")
+	if xattr == nil { // the file system supports user attributes
+		buf := make([]byte, 16)
+		n, err := unix.Getxattr(path, "user.pi-sbx-test", buf)
+		require.NoError(t, err)
+		assert.Equal(t, "kept", string(buf[:n]))
+	}
 }
