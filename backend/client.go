@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -76,7 +75,7 @@ func Dial(ctx context.Context, in io.Reader, out io.Writer, closer io.Closer, o 
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
+	go c.readLoop(newLineReader(in))
 	params, err := json.Marshal(map[string]any{
 		"protocolVersion": ClientProtocol,
 		"capabilities":    map[string]any{},
@@ -207,9 +206,9 @@ func (c *Client) write(pieces [][]byte) error {
 	return nil
 }
 
-func (c *Client) readLoop(r *bufio.Reader) {
+func (c *Client) readLoop(r *lineReader) {
 	for {
-		line, tooLong, err := readLine(r, c.o.MaxLine)
+		line, tooLong, err := r.readLine(c.o.MaxLine)
 		if tooLong {
 			c.end(fmt.Errorf("a message longer than %d bytes", c.o.MaxLine))
 			return

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -103,7 +102,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c.calls.onWait = func(need, max int64) {
 		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
 	}
-	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
+	go c.readLoop(newLineReader(t.In))
 	return c, nil
 }
 
@@ -246,9 +245,9 @@ func (c *conn) deliver(it item) bool {
 	}
 }
 
-func (c *conn) readLoop(r *bufio.Reader) {
+func (c *conn) readLoop(r *lineReader) {
 	for {
-		line, tooLong, err := readLine(r, c.maxLine)
+		line, tooLong, err := r.readLine(c.maxLine)
 		if tooLong {
 			if !c.t.Guard {
 				c.deliver(item{err: fmt.Errorf("a message longer than %d bytes", c.maxLine)})
@@ -272,14 +271,27 @@ func (c *conn) readLoop(r *bufio.Reader) {
 
 // handle decodes one line and passes it on; false ends the connection.
 func (c *conn) handle(line []byte, size int) bool {
-	msg, id, code, reason := c.decode(line)
-	if code != 0 {
-		if !c.t.Guard {
-			c.deliver(item{err: fmt.Errorf("undecodable message: %s", reason)})
-			return false
+	small, keys, msg := c.setAside(line)
+	if m, ok := small.(*jsonrpc.Request); ok && m.IsCall() {
+		if rt, args, tok, kind := c.fastRoute(m); rt != nil && c.store.Count(args) == len(keys) {
+			// A call answered here, each long string set aside in its arguments, all
+			// in one pass over the line.
+			return c.startFast(m, size, rt, args, tok, kind, keys)
 		}
-		c.writeRaw(rawErrorReply(id, code, reason))
-		return true
+	}
+	c.store.Drop(keys)
+	if msg == nil {
+		var id []byte
+		var code int64
+		var reason string
+		if msg, id, code, reason = c.decode(line); code != 0 {
+			if !c.t.Guard {
+				c.deliver(item{err: fmt.Errorf("undecodable message: %s", reason)})
+				return false
+			}
+			c.writeRaw(rawErrorReply(id, code, reason))
+			return true
+		}
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
@@ -297,20 +309,11 @@ func (c *conn) handle(line []byte, size int) bool {
 			if rt != nil && len(args) >= bigarg.MinSize {
 				args, keys = c.store.Offload(args)
 			}
-			ok, dup := c.calls.start(m.ID, size, keys, c.closed)
-			switch {
-			case dup:
-				// Answered here, not by the SDK, which may not know the first call.
-				c.store.Drop(keys)
-				c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
-				return true
-			case !ok:
-				c.store.Drop(keys)
-				return false
-			}
 			if rt != nil {
-				c.workers.run(func() { c.fastCall(m.ID, rt, args, tok, kind) })
-				return true
+				return c.startFast(m, size, rt, args, tok, kind, keys)
+			}
+			if ok, dup := c.track(m, size, nil); !ok || dup {
+				return ok
 			}
 		case m.Method == "notifications/cancelled":
 			c.calls.cancel(cancelledID(m.Params))
@@ -325,6 +328,61 @@ func (c *conn) handle(line []byte, size int) bool {
 		}
 	}
 	return c.deliver(item{msg: msg})
+}
+
+// startFast starts a call answered here on a worker; false ends the connection.
+func (c *conn) startFast(m *jsonrpc.Request, size int, rt *route, args, tok []byte, kind fastCallKind, keys []string) bool {
+	ok, dup := c.track(m, size, keys)
+	if ok && !dup {
+		c.workers.run(func() { c.fastCall(m.ID, rt, args, tok, kind) })
+	}
+	return ok
+}
+
+// track records a call read, with its stand-ins (dropped once it is answered). A call
+// whose id is in use is answered with an error here (dup), as the SDK may not know the
+// first one; ok false ends the connection.
+func (c *conn) track(m *jsonrpc.Request, size int, keys []string) (ok, dup bool) {
+	ok, dup = c.calls.start(m.ID, size, keys, c.closed)
+	switch {
+	case dup:
+		c.store.Drop(keys)
+		c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
+		return true, true
+	case !ok:
+		c.store.Drop(keys)
+	}
+	return ok, false
+}
+
+// setAside decodes a large line with its long strings set aside (bigarg), in one pass:
+// small is the message so and keys the stand-ins made. A line read from a writer that
+// does not validate is validated first, and msg is then its message as it came. All are
+// nil when the line is small or not valid.
+func (c *conn) setAside(line []byte) (small jsonrpc.Message, keys []string, msg jsonrpc.Message) {
+	if len(line) < bigarg.MinSize || c.t.server == nil {
+		return nil, nil, nil
+	}
+	if !c.t.Validated {
+		env, err := parseEnvelope(line)
+		if err != nil {
+			return nil, nil, nil // decode finds the error again, and answers it
+		}
+		if msg, err = toMessage(env); err != nil {
+			return nil, nil, nil
+		}
+	}
+	out, keys := c.store.Offload(line)
+	if keys == nil {
+		return nil, nil, msg
+	}
+	if env, ok := walkEnvelope(out); ok {
+		if small, err := toMessage(env); err == nil {
+			return small, keys, msg
+		}
+	}
+	c.store.Drop(keys)
+	return nil, nil, msg
 }
 
 // decode is decodeLine, by walking the line when its writer validated it.
@@ -391,38 +449,6 @@ func cancelledID(params []byte) jsonrpc.ID {
 		return jsonrpc.ID{}
 	}
 	return id
-}
-
-// readLine reads one line, keeping at most max bytes of it; a longer line is consumed to
-// its end and reported as tooLong. A long line is gathered in pieces and joined once,
-// so it is copied a bounded number of times and held at its exact size.
-func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
-	var pieces [][]byte
-	total := 0
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if total+len(chunk) > max+1 {
-				tooLong, pieces = true, nil
-			} else if err == bufio.ErrBufferFull {
-				pieces = append(pieces, bytes.Clone(chunk))
-				total += len(chunk)
-			} else {
-				line = make([]byte, 0, total+len(chunk))
-				for _, p := range pieces {
-					line = append(line, p...)
-				}
-				line = append(line, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if tooLong {
-			line = nil
-		}
-		return line, tooLong, err
-	}
 }
 
 // tracker follows the calls read but not answered yet.

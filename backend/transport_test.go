@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -497,4 +498,106 @@ func TestValidatedInputAnswersAlike(t *testing.T) {
 	lines := serveWith(t, newServer(t, &Local{Registry: local.Default()}, Options{}), trailing)
 	_, ok = replyTo(t, lines, "7")
 	assert.False(t, ok, "checked: a parse error, with no id: %v", lines)
+}
+
+// BenchmarkParseEnvelope validates a tools/call line carrying a 4 MB write of Go source
+// (an escape every ten bytes or so): the host's check of every line it reads.
+//
+//	go test ./backend -run '^$' -bench ParseEnvelope
+func BenchmarkParseEnvelope(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "fmt", "print.go"))
+	require.NoError(b, err)
+	lit, err := json.Marshal(string(bytes.Repeat(src, (4<<20)/len(src)+1)[:4<<20]))
+	require.NoError(b, err)
+	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write","arguments":{"path":"a.go","content":` + string(lit) + `}}}`)
+	b.SetBytes(int64(len(line)))
+	for i := 0; i < b.N; i++ {
+		if _, err := parseEnvelope(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestLongStringsCheckedInHalves: a string long enough to be checked in two halves at
+// once is accepted and refused exactly as when checked alone, with the same error, for a
+// fault at any place: in either half, at the cut, at the end.
+func TestLongStringsCheckedInHalves(t *testing.T) {
+	unit := `plain \n\t\"quoted\" \\ \u00e9 \ud83d\ude00 日本 `
+	body := strings.Repeat(unit, splitMin/len(unit)*2)
+	valid := `{"a":"` + body + `"}`
+	require.True(t, json.Valid([]byte(valid)))
+	_, err := parseEnvelope([]byte(valid))
+	require.NoError(t, err)
+
+	faults := []string{"\x01", `\x`, `\u12`, `\`, `"`}
+	for _, at := range []int{0, len(body) / 3, len(body)/2 - 2, len(body) / 2, len(body)/2 + 3, len(body) - 3, len(body)} {
+		for _, f := range faults {
+			line := []byte(`{"a":"` + body[:at] + f + body[at:] + `"}`)
+			_, got := parseEnvelope(line)
+			_, alone := scanString(line, len(`{"a":"`), len(line))
+			if errors.Is(alone, errNoQuote) {
+				alone = fmt.Errorf("%w: unterminated string", errSyntax)
+			}
+			if json.Valid(line) {
+				assert.NoError(t, got, "fault %q at %d", f, at)
+				continue
+			}
+			require.Error(t, got, "fault %q at %d", f, at)
+			if alone != nil {
+				assert.Equal(t, alone.Error(), got.Error(), "fault %q at %d", f, at)
+			}
+		}
+	}
+}
+
+// TestLongStringsOutsideArgumentsAreNotSetAside: a large line's long strings are set
+// aside in one pass over the whole line, but kept only when every one lies in the
+// arguments of a call answered here. A long string elsewhere (a tool name, a progress
+// token, a request id) comes back as sent, and the answers are the SDK's.
+func TestLongStringsOutsideArgumentsAreNotSetAside(t *testing.T) {
+	long := strings.Repeat("n", bigarg.MinSize+5)
+	content, _ := json.Marshal(strings.Repeat("c", bigarg.MinSize+7))
+	calls := []string{
+		// An unknown tool whose name is long: the SDK's error names it.
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + long + `","arguments":{"path":"a","content":` + string(content) + `}}}`,
+		// A long progress token beside long arguments: the write still lands.
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":"` + long + `"},"name":"write","arguments":{"path":"b.txt","content":` + string(content) + `}}}`,
+		// A long id: answered with that id.
+		`{"jsonrpc":"2.0","id":"` + long + `","method":"tools/call","params":{"name":"write","arguments":{"path":"c.txt","content":` + string(content) + `}}}`,
+	}
+	for _, fast := range []bool{false, true} {
+		dir := t.TempDir()
+		srv := newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{})
+		var out syncBuffer
+		in, w := io.Pipe()
+		tr := &Transport{In: in, Out: &out, Guard: true}
+		if fast {
+			tr.server = srv
+		}
+		done := make(chan error, 1)
+		go func() { done <- srv.Run(context.Background(), tr) }()
+		_, err := io.WriteString(w, initLines)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return strings.Contains(out.String(), `"id":"init"`) }, 10*time.Second, time.Millisecond)
+		_, err = io.WriteString(w, strings.Join(calls, "\n")+"\n")
+		require.NoError(t, err)
+		w.Close()
+		require.NoError(t, <-done)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		assert.NotContains(t, out.String(), "pi-sbx-bigarg", "fast=%v: a stand-in leaked", fast)
+		m, ok := replyTo(t, lines, "2")
+		require.True(t, ok, "fast=%v", fast)
+		assert.Contains(t, string(m["error"])+string(m["result"]), long, "fast=%v: the unknown tool is named", fast)
+		m, ok = replyTo(t, lines, "3")
+		require.True(t, ok, "fast=%v", fast)
+		assert.Contains(t, string(m["result"]), "Successfully wrote")
+		m, ok = replyTo(t, lines, `"`+long+`"`)
+		require.True(t, ok, "fast=%v: the long id is answered", fast)
+		assert.Contains(t, string(m["result"]), "Successfully wrote")
+		for _, f := range []string{"b.txt", "c.txt"} {
+			got, err := os.ReadFile(filepath.Join(dir, f))
+			require.NoError(t, err)
+			assert.Equal(t, bigarg.MinSize+7, len(got), "fast=%v: %s", fast, f)
+		}
+	}
 }

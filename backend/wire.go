@@ -188,30 +188,75 @@ func skipLiteral(b []byte, i int, lit string) (int, error) {
 // skipString validates the string starting at b[i] (a '"') and returns the index after
 // its closing quote. The plain run between escapes is the hot loop of a large write.
 func skipString(b []byte, i int) (int, error) {
-	i++
+	if len(b)-i >= splitMin {
+		if end, ok := skipLongString(b, i); ok {
+			return end, nil
+		}
+	}
+	end, err := scanString(b, i+1, len(b))
+	if errors.Is(err, errNoQuote) {
+		err = fmt.Errorf("%w: unterminated string", errSyntax)
+	}
+	return end, err
+}
+
+// splitMin is the length from which a string is checked in two halves at once: a large
+// write's content, for which the rest of the call waits, and a core is free meanwhile.
+const splitMin = 1 << 20
+
+// skipLongString checks a long string's halves at once; ok is false when the string
+// does not end, is shorter than it seemed, cannot be cut, or is not valid, and
+// skipString then checks it alone (which finds the error and its exact place).
+func skipLongString(b []byte, i int) (end int, ok bool) {
+	end = jsonscan.StringEnd(b, i)
+	if end-i < splitMin {
+		return 0, false
+	}
+	cut := jsonscan.Cut(b, i+(end-i)/2, end-1)
+	if cut < 0 {
+		return 0, false
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := scanString(b, i+1, cut)
+		first <- err
+	}()
+	_, err := scanString(b, cut, end)
+	return end, err == nil && errors.Is(<-first, errNoQuote)
+}
+
+// errNoQuote: scanString reached its bound inside the string.
+var errNoQuote = errors.New("no closing quote")
+
+// scanString validates string content from b[i] and returns the index after its closing
+// quote, or errNoQuote if none comes before b[to].
+func scanString(b []byte, i, to int) (int, error) {
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or a control byte.
-		for i+8 <= len(b) && !specialIn(binary.LittleEndian.Uint64(b[i:])) {
+		for i+8 <= to && !specialIn(binary.LittleEndian.Uint64(b[i:])) {
 			i += 8
 		}
-		for i < len(b) && plain[b[i]] {
+		for i < to && plain[b[i]] {
 			i++
 		}
-		if i >= len(b) {
-			return i, fmt.Errorf("%w: unterminated string", errSyntax)
+		if i >= to {
+			return i, errNoQuote
 		}
 		switch c := b[i]; c {
 		case '"':
 			return i + 1, nil
 		case '\\':
-			if i+1 >= len(b) {
-				return i, fmt.Errorf("%w: unterminated string", errSyntax)
+			if i+1 >= to {
+				return i, errNoQuote
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+				if to-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					if to < len(b) && to-i < 6 {
+						return i, errNoQuote // the bound cuts the escape: not the string's end
+					}
 					return i, fmt.Errorf("%w: bad \\u escape at byte %d", errSyntax, i)
 				}
 				i += 6

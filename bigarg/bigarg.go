@@ -69,46 +69,51 @@ func (s *Store) Offload(v []byte) ([]byte, []string) {
 	}
 	var keys []string
 	out := make([]byte, 0, 1024)
-	out, ok := s.walk(v, out, "", &keys)
-	if !ok || len(keys) == 0 {
+	out, end, ok := s.walk(v, 0, out, "", &keys)
+	if !ok || len(keys) == 0 || jsonscan.SkipSpace(v, end) != len(v) {
 		s.Drop(keys)
 		return v, nil
 	}
 	return out, keys
 }
 
-// walk copies the value at the start of v into out, setting strings aside; it returns
-// false on anything unexpected (the caller then keeps the original).
-func (s *Store) walk(v, out []byte, key string, keys *[]string) ([]byte, bool) {
-	v = jsonscan.TrimSpace(v)
-	if len(v) == 0 {
-		return out, false
+// walk copies the value at v[i] into out, setting strings aside, and returns the index
+// after it, having looked at each byte once, whatever the nesting; ok is false on
+// anything unexpected (the caller then keeps the original).
+func (s *Store) walk(v []byte, i int, out []byte, key string, keys *[]string) ([]byte, int, bool) {
+	i = jsonscan.SkipSpace(v, i)
+	if i >= len(v) {
+		return out, i, false
 	}
-	switch v[0] {
-	case '"':
-		if len(v) >= MinSize && key != KeepKey {
-			return append(out, s.put(v, keys)...), true
-		}
-		return append(out, v...), true
+	var end int
+	switch v[i] {
 	case '{', '[':
-		return s.walkContainer(v, out, keys)
+		return s.walkContainer(v, i, out, keys)
+	case '"':
+		if end = jsonscan.StringEnd(v, i); end >= 0 && end-i >= MinSize && key != KeepKey {
+			return append(out, s.put(v[i:end], keys)...), end, true
+		}
 	default:
-		return append(out, v...), true
+		end = jsonscan.ValueEnd(v, i)
 	}
+	if end < 0 {
+		return out, i, false
+	}
+	return append(out, v[i:end]...), end, true
 }
 
-func (s *Store) walkContainer(v, out []byte, keys *[]string) ([]byte, bool) {
-	obj := v[0] == '{'
-	out = append(out, v[0])
-	i := 1
+func (s *Store) walkContainer(v []byte, i int, out []byte, keys *[]string) ([]byte, int, bool) {
+	obj := v[i] == '{'
+	out = append(out, v[i])
+	i++
 	first := true
 	for {
 		i = jsonscan.SkipSpace(v, i)
 		if i >= len(v) {
-			return out, false
+			return out, i, false
 		}
 		if v[i] == '}' || v[i] == ']' {
-			return append(out, v[i]), true
+			return append(out, v[i]), i + 1, true
 		}
 		if v[i] == ',' {
 			i++
@@ -122,26 +127,21 @@ func (s *Store) walkContainer(v, out []byte, keys *[]string) ([]byte, bool) {
 		if obj {
 			end := jsonscan.StringEnd(v, i)
 			if end < 0 {
-				return out, false
+				return out, i, false
 			}
 			key = string(v[i+1 : end-1])
 			out = append(out, v[i:end]...)
 			out = append(out, ':')
 			i = jsonscan.SkipSpace(v, end)
 			if i >= len(v) || v[i] != ':' {
-				return out, false
+				return out, i, false
 			}
-			i = jsonscan.SkipSpace(v, i+1)
-		}
-		end := jsonscan.ValueEnd(v, i)
-		if end < 0 {
-			return out, false
+			i++
 		}
 		var ok bool
-		if out, ok = s.walk(v[i:end], out, key, keys); !ok {
-			return out, false
+		if out, i, ok = s.walk(v, i, out, key, keys); !ok {
+			return out, i, false
 		}
-		i = end
 	}
 }
 
@@ -166,6 +166,11 @@ func (s *Store) Drop(keys []string) {
 		delete(s.vals, k)
 	}
 	s.mu.Unlock()
+}
+
+// Count is the number of stand-ins of this store in data.
+func (s *Store) Count(data []byte) int {
+	return bytes.Count(data, s.lit)
 }
 
 // Len is the number of literals held.
@@ -350,14 +355,55 @@ func (s *Store) value(str string) (string, error) {
 
 // Unescape decodes a valid JSON string literal (quotes included) exactly as
 // encoding/json does, an order of magnitude faster on long text: runs without escapes
-// are copied whole, into one buffer that becomes the string without a copy.
+// are copied whole, into one buffer that becomes the string without a copy, and a long
+// literal is decoded in two halves at once.
 func Unescape(lit []byte) (string, error) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' || !utf8.Valid(lit) {
 		return slowUnescape(lit)
 	}
 	in := lit[1 : len(lit)-1]
 	out := make([]byte, len(in)) // an escape never decodes longer than it is written
-	w := 0
+	var w int
+	ok := false
+	cut := -1
+	if len(in) >= splitMin {
+		cut = jsonscan.Cut(lit, 1+len(in)/2, len(lit)-1) - 1
+	}
+	if cut > 0 {
+		// Each half decodes into its own part of out (neither writes past its input's
+		// length); the second then moves down to where the first ended.
+		var w2 int
+		ok2 := make(chan bool, 1)
+		go func() {
+			var ok bool
+			w2, ok = unescapeInto(out[cut:], in[cut:])
+			ok2 <- ok
+		}()
+		w, ok = unescapeInto(out, in[:cut])
+		if <-ok2 && ok {
+			w += copy(out[w:], out[cut:cut+w2])
+		} else {
+			ok = false
+		}
+	} else {
+		w, ok = unescapeInto(out, in)
+	}
+	if !ok {
+		return slowUnescape(lit)
+	}
+	// out is never written again: it becomes the string as it is (a 30 MB write's
+	// content is then held once, not twice).
+	return unsafe.String(unsafe.SliceData(out), w), nil
+}
+
+// splitMin is the length from which Unescape decodes a literal in two halves at once: a
+// large write's content, for which the call waits, while a core is free.
+const splitMin = 1 << 20
+
+// unescapeInto decodes the content of a valid literal, cut where jsonscan.Cut allows,
+// into out (at least len(in) long) and returns its length; ok is false for what only
+// encoding/json decodes (an invalid escape, a backslash at the end).
+func unescapeInto(out, in []byte) (w int, ok bool) {
 	for r := 0; r < len(in); {
 		// Copy up to the next backslash eight bytes at a time (source text has an escape
 		// every few bytes: no call per run). An escape never decodes longer than it is
@@ -382,51 +428,43 @@ func Unescape(lit []byte) (string, error) {
 			}
 		}
 		if r+1 >= len(in) {
-			return slowUnescape(lit)
+			return 0, false
 		}
-		switch c := in[r+1]; c {
-		case '"', '\\', '/':
-			out[w] = c
-		case 'b':
-			out[w] = '\b'
-		case 'f':
-			out[w] = '\f'
-		case 'n':
-			out[w] = '\n'
-		case 'r':
-			out[w] = '\r'
-		case 't':
-			out[w] = '\t'
-		case 'u':
-			ru, ok := jsonscan.Hex4(in[r+2:])
-			if !ok {
-				return slowUnescape(lit)
-			}
-			r += 6
-			if utf16.IsSurrogate(ru) {
-				r2, ok2 := rune(0), false
-				if r+6 <= len(in) && in[r] == '\\' && in[r+1] == 'u' {
-					r2, ok2 = jsonscan.Hex4(in[r+2:])
-				}
-				if dec := utf16.DecodeRune(ru, r2); ok2 && dec != utf8.RuneError {
-					ru = dec
-					r += 6
-				} else {
-					ru = utf8.RuneError
-				}
-			}
-			w += utf8.EncodeRune(out[w:], ru)
+		// A one-byte escape is a table lookup: no branch on its kind, which source text
+		// mixes too irregularly (\n, \t, \") for a predictor.
+		if d := unescaped[in[r+1]]; d != 0 {
+			out[w] = d
+			r, w = r+2, w+1
 			continue
-		default:
-			return slowUnescape(lit)
 		}
-		w++
-		r += 2
+		if in[r+1] != 'u' {
+			return 0, false
+		}
+		ru, ok := jsonscan.Hex4(in[r+2:])
+		if !ok {
+			return 0, false
+		}
+		r += 6
+		if utf16.IsSurrogate(ru) {
+			r2, ok2 := rune(0), false
+			if r+6 <= len(in) && in[r] == '\\' && in[r+1] == 'u' {
+				r2, ok2 = jsonscan.Hex4(in[r+2:])
+			}
+			if dec := utf16.DecodeRune(ru, r2); ok2 && dec != utf8.RuneError {
+				ru = dec
+				r += 6
+			} else {
+				ru = utf8.RuneError
+			}
+		}
+		w += utf8.EncodeRune(out[w:], ru)
 	}
-	// out is never written again: it becomes the string as it is (a 30 MB write's
-	// content is then held once, not twice).
-	return unsafe.String(unsafe.SliceData(out), w), nil
+	return w, true
 }
+
+// unescaped is the byte a one-byte escape (a backslash and the index) stands for, 0 if
+// the index begins no such escape.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // backslashes has the high bit set in the lowest byte of x that is a backslash, if any
 // (bits above it may be set too).

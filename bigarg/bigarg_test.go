@@ -1,7 +1,12 @@
 package bigarg
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -112,4 +117,55 @@ func TestStandInsAreNotGuessable(t *testing.T) {
 	var none *Store
 	require.NoError(t, none.Resolve(&v), "no store: nothing to do")
 	assert.True(t, strings.HasPrefix(v.C, "\x00pi-sbx-bigarg:"))
+}
+
+// sourceLiteral is Go source as a JSON string literal, with an escape every ten bytes or
+// so (line feeds, tabs, quotes, json.Marshal's \u003c): what a large write carries.
+func sourceLiteral(tb testing.TB, size int) []byte {
+	tb.Helper()
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "fmt", "print.go"))
+	require.NoError(tb, err)
+	content := bytes.Repeat(src, size/len(src)+1)[:size]
+	lit, err := json.Marshal(string(content))
+	require.NoError(tb, err)
+	return lit
+}
+
+// BenchmarkUnescape decodes a 4 MB source literal (b.SetBytes: the literal's length).
+//
+//	go test ./bigarg -run '^$' -bench Unescape
+func BenchmarkUnescape(b *testing.B) {
+	lit := sourceLiteral(b, 4<<20)
+	b.SetBytes(int64(len(lit)))
+	for i := 0; i < b.N; i++ {
+		if _, err := Unescape(lit); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestUnescapeLongLiteralsInHalves: literals long enough to be decoded in two halves at
+// once decode as encoding/json decodes them, wherever the middle falls (between escapes,
+// in a surrogate pair, in a UTF-8 sequence, in a run of backslashes), and invalid ones
+// are still decoded as encoding/json does.
+func TestUnescapeLongLiteralsInHalves(t *testing.T) {
+	units := []string{`ab\n`, `\t\"q\"`, `\\\\\\`, `\u00e9`, `\ud83d\ude00`, `\ud800x`, `日本`, `\u003c/a\u003e`, `plain text `}
+	rnd := rand.New(rand.NewSource(7))
+	for round := 0; round < 12; round++ {
+		var sb strings.Builder
+		sb.WriteByte('"')
+		for sb.Len() < splitMin*2+round*37 {
+			sb.WriteString(units[rnd.Intn(len(units))])
+		}
+		if round%4 == 3 {
+			sb.WriteString("\xff") // invalid UTF-8: encoding/json's U+FFFD
+		}
+		sb.WriteByte('"')
+		lit := []byte(sb.String())
+		var want string
+		require.NoError(t, json.Unmarshal(lit, &want))
+		got, err := Unescape(lit)
+		require.NoError(t, err)
+		require.True(t, want == got, "round %d: %d bytes decoded, want %d", round, len(got), len(want))
+	}
 }

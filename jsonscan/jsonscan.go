@@ -165,3 +165,38 @@ func Hex4(b []byte) (r rune, ok bool) {
 	}
 	return r, true
 }
+
+// Cut returns an index in [from, to) of a string literal's content b[:to] at which the
+// content may be cut in two and each part decoded or checked on its own, with the same
+// result as the whole: the start of an escape other than \u (so no escape, nor a UTF-16
+// surrogate pair, spans the cut), or, where no backslash follows from, a point past any
+// escape begun before it and not inside a UTF-8 sequence. from must lie in the content, after its opening quote; Cut
+// returns -1 if there is no such index.
+func Cut(b []byte, from, to int) int {
+	past := from + 6 // an escape begun before from ends within six bytes of it
+	for p := from; p < to; {
+		q := bytes.IndexByte(b[p:to], '\\')
+		if q < 0 {
+			// Past every escape, and not inside a UTF-8 sequence.
+			for c := max(p, past); c < to; c++ {
+				if b[c]&0xc0 != 0x80 {
+					return c
+				}
+			}
+			return -1
+		}
+		q += p
+		run := 0 // backslashes just before q: an even number means q begins an escape
+		for k := q - 1; k >= 0 && b[k] == '\\'; k-- {
+			run++
+		}
+		if run%2 == 0 && q+1 < to && b[q+1] != 'u' {
+			return q
+		}
+		if run%2 == 0 {
+			past = max(past, q+6) // a \u escape
+		}
+		p = q + 1
+	}
+	return -1
+}

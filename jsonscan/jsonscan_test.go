@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"math/rand"
 	"strings"
 	"testing"
 
@@ -71,4 +72,42 @@ func TestWalksAgreeWithEncodingJSON(t *testing.T) {
 	assert.False(t, Members([]byte(`[1]`), func(_, _ []byte) {}))
 	assert.False(t, Elements([]byte(`{}`), func([]byte) {}))
 	assert.Nil(t, Member([]byte(`{"a":1}`), "b"))
+}
+
+// TestCut checks every cut point Cut returns on literals with every kind of escape: the
+// two parts decode to the whole.
+func TestCut(t *testing.T) {
+	lits := []string{
+		`"plain text that has no escape at all, long enough"`,
+		`"a\nb\tc\"d\\e\/f\u00e9g\ud83d\ude00h\\\\i\\\"j"`,
+		`"\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\n"`,
+		`"\ud83d\ude00\ud83d\ude00\ud83d\ude00\ud83d\ude00\n\ud83d\ude00"`,
+		`"日本語\n日本語\t日本語 plain plain plain plain"`,
+	}
+	// And generated ones: every escape json.Marshal writes, mixed at random.
+	rnd := rand.New(rand.NewSource(1))
+	palette := []rune{'a', 'b', '\n', '\t', '"', '\\', '<', '&', 'é', '😀', '\u2028', 0x01}
+	for range 30 {
+		var sb strings.Builder
+		for range 60 {
+			sb.WriteRune(palette[rnd.Intn(len(palette))])
+		}
+		lit, _ := json.Marshal(sb.String())
+		lits = append(lits, string(lit))
+	}
+	for _, lit := range lits {
+		var whole string
+		require.NoError(t, json.Unmarshal([]byte(lit), &whole), lit)
+		for from := 1; from < len(lit)-1; from++ {
+			cut := Cut([]byte(lit), from, len(lit)-1)
+			if cut < 0 {
+				continue
+			}
+			require.GreaterOrEqual(t, cut, from)
+			var a, b string
+			require.NoError(t, json.Unmarshal([]byte(lit[:cut]+`"`), &a), "%s cut at %d", lit, cut)
+			require.NoError(t, json.Unmarshal([]byte(`"`+lit[cut:]), &b), "%s cut at %d", lit, cut)
+			require.Equal(t, whole, a+b, "%s cut at %d", lit, cut)
+		}
+	}
 }
