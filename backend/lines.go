@@ -21,7 +21,7 @@ type lineReader struct {
 // longLineStart bytes, then pieces of longLinePiece (the pipe's size, as GrowPipe sets it).
 const (
 	lineBuffer    = 64 << 10
-	longLineStart = 4 * lineBuffer
+	longLineStart = 2 * lineBuffer
 	longLinePiece = 1 << 20
 )
 
@@ -110,11 +110,8 @@ func (l *lineReader) readLong(max int) ([]byte, bool, error) {
 		if pieces == nil {
 			return piece[:end:end], false, err
 		}
-		line := make([]byte, 0, total)
-		for _, p := range pieces {
-			line = append(line, p...)
-		}
-		return append(line, piece[:end]...), false, err
+		// bytes.Join does not zero the memory it then fills.
+		return bytes.Join(append(pieces, piece[:end]), nil), false, err
 	}
 }
 

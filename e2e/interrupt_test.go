@@ -19,7 +19,8 @@ import (
 // TestInterruptedLargeWritesLoseNothing: 30 MB writes of a file through serve,
 // cancelled by the client or cut by killing the agent at moments from "still being
 // sent" to "being written": every time the file holds either its old content or the
-// whole new one, never a part, and the next call works (after a kill, on a new agent).
+// whole new one, never a part, nothing else is left in the directory, and the next call
+// works (after a kill, on a new agent).
 func TestInterruptedLargeWritesLoseNothing(t *testing.T) {
 	w := newWorld(t)
 	c := rawServe(t, w, w.ws)
@@ -64,6 +65,13 @@ func TestInterruptedLargeWritesLoseNothing(t *testing.T) {
 			}
 			if callErr == nil && !strings.Contains(res, `"isError":true`) {
 				assert.Equal(t, content, string(got), "a write reported done is on disk whole")
+			}
+			// Nor is anything left beside it: the content is written to a file without
+			// a name, named only to be renamed over big.txt a moment later.
+			ents, err := os.ReadDir(w.ws)
+			require.NoError(t, err)
+			for _, e := range ents {
+				assert.NotContains(t, e.Name(), ".pi-sbx-", "a temporary file is left behind")
 			}
 			out, err := call(context.Background(), "read", `{"path":"big.txt","limit":1}`)
 			require.NoError(t, err, "the next call works")

@@ -133,18 +133,52 @@ func replaceFile(abs string, write func(io.Writer) error) error {
 		return nodeErr(err, "open", abs)
 	}
 
-	tmp, err := createTemp(filepath.Dir(target), filepath.Base(target))
+	dir, base := filepath.Dir(target), filepath.Base(target)
+	// First as a file without a name, named only once written: a writer killed before
+	// then leaves nothing behind (the kernel frees it), where a named temporary file
+	// would stay.
+	if tmp, err := openUnnamed(dir); err == nil {
+		err := fillTemp(tmp, write, st, exists)
+		var name string
+		if err == nil {
+			name, err = nameTemp(dir, base, func(name string) error { return nameUnnamed(tmp, name) })
+		}
+		if cerr := tmp.Close(); err == nil && cerr != nil {
+			os.Remove(name)
+			return nodeErr(cerr, "close", "")
+		}
+		if err == nil {
+			return renameTemp(name, target, abs)
+		}
+		if !errors.Is(err, errNoName) {
+			return err
+		}
+		// Not nameable here (no /proc): written again, the usual way.
+	}
+	var tmp *os.File
+	name, err := nameTemp(dir, base, func(name string) (err error) {
+		tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		return err
+	})
 	if err != nil {
 		if exists && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
 			return writeInPlace(abs, write)
 		}
 		return nodeErr(err, "open", abs)
 	}
-	name := tmp.Name()
-	if err := fillTemp(tmp, write, st, exists); err != nil {
+	err = fillTemp(tmp, write, st, exists)
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = nodeErr(cerr, "close", "")
+	}
+	if err != nil {
 		os.Remove(name)
 		return err
 	}
+	return renameTemp(name, target, abs)
+}
+
+// renameTemp moves the written temporary file over the target.
+func renameTemp(name, target, abs string) error {
 	if err := os.Rename(name, target); err != nil {
 		os.Remove(name)
 		return nodeErr(err, "rename", abs)
@@ -174,25 +208,25 @@ func isOwnTemp(name string) bool {
 	return err == nil
 }
 
-// createTemp makes a new, exclusive file next to the target. open(2) applies the umask to
-// 0666, so a new file gets the mode fs.writeFile would give it.
-func createTemp(dir, base string) (*os.File, error) {
+// nameTemp gives a temporary file next to the target a fresh name, by create (which
+// fails with EEXIST when the name is taken), and returns the name. open(2) applies the
+// umask to 0666, so a new file gets the mode fs.writeFile would give it.
+func nameTemp(dir, base string, create func(name string) error) (string, error) {
 	for i := 0; ; i++ {
 		var rnd [6]byte
 		if _, err := rand.Read(rnd[:]); err != nil {
-			return nil, err
+			return "", err
 		}
 		name := filepath.Join(dir, "."+base+tempMark+hex.EncodeToString(rnd[:])+".tmp")
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		err := create(name)
 		if err == nil || !errors.Is(err, os.ErrExist) || i == 10 {
-			return f, err
+			return name, err
 		}
 	}
 }
 
 // fillTemp writes the temporary file and gives it the old file's mode and owner.
 func fillTemp(tmp *os.File, write func(io.Writer) error, old os.FileInfo, exists bool) error {
-	defer tmp.Close()
 	if err := write(tmp); err != nil {
 		return err
 	}
@@ -207,7 +241,7 @@ func fillTemp(tmp *os.File, write func(io.Writer) error, old os.FileInfo, exists
 			return nodeErr(err, "chmod", "")
 		}
 	}
-	return tmp.Close()
+	return nil
 }
 
 // writeInPlace rewrites the file in place as fs.writeFile does, but without its truncation
@@ -271,3 +305,6 @@ func writeAll(w io.Writer, pieces []string) error {
 	}
 	return nil
 }
+
+// errNoName: a file opened without a name cannot be given one here.
+var errNoName = errors.New("cannot name an unnamed file")

@@ -156,3 +156,36 @@ func TestSmallWritesKeepTheInode(t *testing.T) {
 		assert.Equal(t, "kept", string(buf[:n]))
 	}
 }
+
+// TestLargeWriteIsUnnamedUntilDone: a write of replaceMin bytes or more goes to a file
+// that has no name while it is written (O_TMPFILE), so a writer killed meanwhile leaves
+// nothing in the directory; once done, only the target is there.
+func TestLargeWriteIsUnnamedUntilDone(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "big.txt")
+	require.NoError(t, os.WriteFile(target, []byte("old\n"), 0o640))
+	var during []string
+	err := writeFile(target, replaceMin, func(w io.Writer) error {
+		if _, err := io.WriteString(w, strings.Repeat("a", replaceMin/2)); err != nil {
+			return err
+		}
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range ents {
+			during = append(during, e.Name())
+		}
+		_, err = io.WriteString(w, strings.Repeat("b", replaceMin/2))
+		return err
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"big.txt"}, during, "mid-write, the directory holds only the target")
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("a", replaceMin/2)+strings.Repeat("b", replaceMin/2), string(got))
+	st, err := os.Stat(target)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm(), "the mode is kept")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, ents, 1)
+}
