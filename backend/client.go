@@ -198,6 +198,12 @@ func (c *Client) write(pieces [][]byte) error {
 		_, err := c.out.Write(buf)
 		return err
 	}
+	if n >= lineSizeMin {
+		hint := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":%q,"params":{"bytes":%d}}`+"\n", LineSizeMethod, n)
+		if _, err := c.out.Write(hint); err != nil {
+			return err
+		}
+	}
 	for _, p := range pieces {
 		if _, err := c.out.Write(p); err != nil {
 			return err

@@ -15,7 +15,21 @@ type lineReader struct {
 	buf        []byte // buf[start:end] is read and not yet returned
 	start, end int
 	err        error // of the last read, returned once the buffer is drained
+	// hint is the length announced for the next long line (see LineSizeMethod): its
+	// memory is then taken whole, at once.
+	hint int
 }
+
+// LineSizeMethod is a notification a client may send just before a long line: its
+// params {"bytes": N} give that line's length, its newline included, so that the reader
+// takes the line's memory whole and at once, instead of in pieces it then joins (for a
+// 30 MB write, 30 MB copied and as much memory touched again). It is never answered; a
+// size that is wrong, or above the line limit, costs only the pieces. backend.Client
+// and the pi package's client send it before every line of lineSizeMin bytes or more.
+const LineSizeMethod = "pi-sbx/lineSize"
+
+// lineSizeMin is the length from which a client announces a line.
+const lineSizeMin = 1 << 20
 
 // lineBuffer is the small buffer's size; a long line is read into a first piece of
 // longLineStart bytes, then pieces of longLinePiece (the pipe's size, as GrowPipe sets it).
@@ -69,10 +83,16 @@ func (l *lineReader) take(n, max int) ([]byte, bool, error) {
 // readLong continues a line that fills the small buffer: what was read moves to a piece
 // of the line's own, and the rest is read straight into pieces, until the newline; what
 // is read past it goes back to the small buffer. A line that ends in its first piece is
-// that piece; a longer one is joined once at its exact size. (Growing one buffer by
+// that piece (of the announced size, if any); a longer one is joined once at its exact
+// size. (Growing one buffer by
 // doubling instead copies and touches three times the line's size: slower, measured.)
 func (l *lineReader) readLong(max int) ([]byte, bool, error) {
-	piece := make([]byte, 0, longLineStart)
+	first := longLineStart
+	if h := l.hint; h > l.end-l.start && h <= max+1 {
+		first = h
+	}
+	l.hint = 0
+	piece := make([]byte, 0, first)
 	piece = append(piece, l.buf[l.start:l.end]...)
 	l.start, l.end = 0, 0
 	var pieces [][]byte

@@ -139,3 +139,37 @@ func TestLineReaderPassesReadErrors(t *testing.T) {
 		}(), nil)))
 	}
 }
+
+// TestLineReaderTakesAnnouncedLinesWhole: a long line announced with its size is read
+// into memory of exactly that size, in one piece; a size that is wrong (short, long, or
+// over the limit) still gives the line exactly.
+func TestLineReaderTakesAnnouncedLinesWhole(t *testing.T) {
+	line := string(bytes.Repeat([]byte("x"), 3*lineBuffer+5)) + "\n"
+	input := line + "next\n"
+	for _, tc := range []struct {
+		name  string
+		hint  int
+		whole bool // the line is its announced memory, uncopied
+	}{
+		{"exact", len(line), true},
+		{"short", len(line) - 100, false},
+		{"long", len(line) + 4096, false},
+		{"over the limit", 64<<20 + 2, false},
+		{"none", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLineReader(&chunkReader{data: []byte(input), rnd: rand.New(rand.NewSource(3)), max: 2 * lineBuffer})
+			r.hint = tc.hint
+			got, tooLong, err := r.readLine(64 << 20)
+			require.NoError(t, err)
+			require.False(t, tooLong)
+			assert.True(t, string(got) == line, "the line, exactly")
+			if tc.whole {
+				assert.Equal(t, len(line), cap(got), "one allocation of the announced size")
+			}
+			next, _, _ := r.readLine(64 << 20)
+			assert.Equal(t, "next\n", string(next))
+			assert.Zero(t, r.hint, "a size announces one line only")
+		})
+	}
+}

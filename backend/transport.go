@@ -102,7 +102,8 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c.calls.onWait = func(need, max int64) {
 		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
 	}
-	go c.readLoop(newLineReader(t.In))
+	c.reader = newLineReader(t.In)
+	go c.readLoop(c.reader)
 	return c, nil
 }
 
@@ -113,6 +114,7 @@ type item struct {
 
 type conn struct {
 	t        *Transport
+	reader   *lineReader // used by readLoop alone
 	maxLine  int
 	logger   *slog.Logger
 	incoming chan item
@@ -317,6 +319,11 @@ func (c *conn) handle(line []byte, size int) bool {
 			}
 		case m.Method == "notifications/cancelled":
 			c.calls.cancel(cancelledID(m.Params))
+		case m.Method == LineSizeMethod:
+			if n, err := strconv.Atoi(string(jsonscan.Member(m.Params, "bytes"))); err == nil && n > 0 {
+				c.reader.hint = n
+			}
+			return true // for this transport alone: the SDK never sees it
 		}
 	case *jsonrpc.Response:
 		c.omu.Lock()

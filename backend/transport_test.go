@@ -518,33 +518,38 @@ func BenchmarkParseEnvelope(b *testing.B) {
 	}
 }
 
-// TestLongStringsCheckedInHalves: a string long enough to be checked in two halves at
-// once is accepted and refused exactly as when checked alone, with the same error, for a
-// fault at any place: in either half, at the cut, at the end.
-func TestLongStringsCheckedInHalves(t *testing.T) {
-	unit := `plain \n\t\"quoted\" \\ \u00e9 \ud83d\ude00 日本 `
-	body := strings.Repeat(unit, splitMin/len(unit)*2)
-	valid := `{"a":"` + body + `"}`
-	require.True(t, json.Valid([]byte(valid)))
-	_, err := parseEnvelope([]byte(valid))
-	require.NoError(t, err)
-
-	faults := []string{"\x01", `\x`, `\u12`, `\`, `"`}
-	for _, at := range []int{0, len(body) / 3, len(body)/2 - 2, len(body) / 2, len(body)/2 + 3, len(body) - 3, len(body)} {
-		for _, f := range faults {
-			line := []byte(`{"a":"` + body[:at] + f + body[at:] + `"}`)
-			_, got := parseEnvelope(line)
-			_, alone := scanString(line, len(`{"a":"`), len(line))
-			if errors.Is(alone, errNoQuote) {
-				alone = fmt.Errorf("%w: unterminated string", errSyntax)
+// TestLongStringsCheckedByBlocks: a string long enough to be checked 64 bytes at a time
+// is accepted and refused exactly as when checked byte by byte, with the same error, for
+// a fault at every place around block boundaries, after runs of backslashes of either
+// parity, and at the end.
+func TestLongStringsCheckedByBlocks(t *testing.T) {
+	units := []string{`plain \n\t\"quoted\" \\ \u00e9 \ud83d\ude00 日本 `, `\\\\\\\"`, `\\\\`, `x`}
+	faults := []string{"\x01", `\x`, `\u12`, `\`, `"`, `\\`, `\u00e9`}
+	for _, unit := range units {
+		body := strings.Repeat(unit, 4*blockMin/len(unit)+3)
+		valid := `{"a":"` + body + `"}`
+		require.True(t, json.Valid([]byte(valid)))
+		_, err := parseEnvelope([]byte(valid))
+		require.NoError(t, err)
+		for at := 0; at <= len(body); at++ {
+			if at > 300 && at < len(body)-100 && at%61 != 0 {
+				continue // every place near the start and the end, some in between
 			}
-			if json.Valid(line) {
-				assert.NoError(t, got, "fault %q at %d", f, at)
-				continue
-			}
-			require.Error(t, got, "fault %q at %d", f, at)
-			if alone != nil {
-				assert.Equal(t, alone.Error(), got.Error(), "fault %q at %d", f, at)
+			for _, f := range faults {
+				line := []byte(`{"a":"` + body[:at] + f + body[at:] + `"}`)
+				_, got := parseEnvelope(line)
+				_, alone := scanString(line, len(`{"a":"`), len(line))
+				if errors.Is(alone, errNoQuote) {
+					alone = fmt.Errorf("%w: unterminated string", errSyntax)
+				}
+				if json.Valid(line) {
+					require.NoError(t, got, "fault %q at %d of %q", f, at, unit)
+					continue
+				}
+				require.Error(t, got, "fault %q at %d of %q", f, at, unit)
+				if alone != nil {
+					require.Equal(t, alone.Error(), got.Error(), "fault %q at %d of %q", f, at, unit)
+				}
 			}
 		}
 	}
@@ -600,4 +605,41 @@ func TestLongStringsOutsideArgumentsAreNotSetAside(t *testing.T) {
 			assert.Equal(t, bigarg.MinSize+7, len(got), "fast=%v: %s", fast, f)
 		}
 	}
+}
+
+// TestServeTakesLineSizes: a pi-sbx/lineSize notification before a long line is taken
+// by the transport alone: nothing answers it, and the write it announces lands whole.
+func TestServeTakesLineSizes(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Repeat("line of text \"quoted\"\n", (2<<20)/22)
+	lit, _ := json.Marshal(content)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"path":"big.txt","content":` + string(lit) + `}}}` + "\n"
+	hint := fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":{"bytes":%d}}`+"\n", LineSizeMethod, len(call))
+	lines := serveAfterInit(t, newServer(t, &Local{Registry: local.Default(), Cwd: dir}, Options{}), hint+call)
+	require.Len(t, lines, 2, "the initialize answer and the write's: %v", lines)
+	m, ok := replyTo(t, lines, "2")
+	require.True(t, ok)
+	assert.Contains(t, string(m["result"]), "Successfully wrote")
+	got, err := os.ReadFile(filepath.Join(dir, "big.txt"))
+	require.NoError(t, err)
+	assert.True(t, string(got) == content)
+}
+
+// FuzzValidBlocks: checking a string 64 bytes at a time agrees with checking it byte by
+// byte, on any bytes (repeated to reach several blocks).
+func FuzzValidBlocks(f *testing.F) {
+	for _, s := range []string{`abc\"`, `\\\\\\"`, "x\x01", `\u00e9\ud83d`, `"`, `\u12"`, `\`, `\\`} {
+		f.Add([]byte(s), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, unit []byte, times uint8) {
+		if len(unit) == 0 {
+			return
+		}
+		b := append([]byte{'"'}, bytes.Repeat(unit, int(times)%16+(blockMin/len(unit))+1)...)
+		end, ok := validBlocks(b, 0)
+		wantEnd, err := scanString(b, 1, len(b))
+		if ok != (err == nil) || (ok && end != wantEnd) {
+			t.Fatalf("%q: by blocks %d %v, byte by byte %d %v", b, end, ok, wantEnd, err)
+		}
+	})
 }

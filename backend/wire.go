@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -186,10 +187,11 @@ func skipLiteral(b []byte, i int, lit string) (int, error) {
 }
 
 // skipString validates the string starting at b[i] (a '"') and returns the index after
-// its closing quote. The plain run between escapes is the hot loop of a large write.
+// its closing quote. A long string (a large write's content) is checked 64 bytes at a
+// time; the error of one that is not valid is found byte by byte.
 func skipString(b []byte, i int) (int, error) {
-	if len(b)-i >= splitMin {
-		if end, ok := skipLongString(b, i); ok {
+	if len(b)-i >= blockMin {
+		if end, ok := validBlocks(b, i); ok {
 			return end, nil
 		}
 	}
@@ -200,29 +202,49 @@ func skipString(b []byte, i int) (int, error) {
 	return end, err
 }
 
-// splitMin is the length from which a string is checked in two halves at once: a large
-// write's content, for which the rest of the call waits, and a core is free meanwhile.
-const splitMin = 1 << 20
+// blockMin is the length from which a string is checked by blocks.
+const blockMin = 256
 
-// skipLongString checks a long string's halves at once; ok is false when the string
-// does not end, is shorter than it seemed, cannot be cut, or is not valid, and
-// skipString then checks it alone (which finds the error and its exact place).
-func skipLongString(b []byte, i int) (end int, ok bool) {
-	end = jsonscan.StringEnd(b, i)
-	if end-i < splitMin {
-		return 0, false
+// validBlocks checks the string starting at b[i] by JSON's rules, 64 bytes at a time,
+// from each block's quotes, backslashes and control bytes (jsonscan.Classify): the
+// closing quote is the first one no backslash escapes, a control byte before it is an
+// error, and so is an escaped byte that begins no escape (a \u must have four hex
+// digits). ok is false when the string is not valid or does not end in b; the rest after
+// the last whole block is checked by scanString.
+func validBlocks(b []byte, i int) (end int, ok bool) {
+	var c jsonscan.Classes
+	p := i + 1
+	var carry uint64 // 1: the block's first byte is escaped
+	// One block first, then twice as many each time: most strings are short.
+	for want := 1; len(b)-p >= 64; want = min(2*want, jsonscan.ClassifyBlocks) {
+		n := min((len(b)-p)/64, want)
+		jsonscan.Classify(b[p:p+64*n], &c)
+		for k := 0; k < n; k, p = k+1, p+64 {
+			esc := jsonscan.Escaped(c.Backslash[k], &carry)
+			closing := c.Quote[k] &^ esc
+			before := ^uint64(0) // the bytes before the closing quote, if in this block
+			if closing != 0 {
+				before = closing&-closing - 1
+			}
+			if (c.Control[k]|esc&^c.Escape[k])&before != 0 {
+				return 0, false // a control byte, or an escape of a byte that begins none
+			}
+			for u := esc & c.U[k] & before; u != 0; u &= u - 1 {
+				at := p + bits.TrailingZeros64(u)
+				if len(b)-at < 5 || !isHex(b[at+1]) || !isHex(b[at+2]) || !isHex(b[at+3]) || !isHex(b[at+4]) {
+					return 0, false
+				}
+			}
+			if closing != 0 {
+				return p + bits.TrailingZeros64(closing) + 1, true
+			}
+		}
 	}
-	cut := jsonscan.Cut(b, i+(end-i)/2, end-1)
-	if cut < 0 {
-		return 0, false
+	if carry != 0 {
+		p-- // from the backslash that escapes the next byte
 	}
-	first := make(chan error, 1)
-	go func() {
-		_, err := scanString(b, i+1, cut)
-		first <- err
-	}()
-	_, err := scanString(b, cut, end)
-	return end, err == nil && errors.Is(<-first, errNoQuote)
+	end, err := scanString(b, p, len(b))
+	return end, err == nil
 }
 
 // errNoQuote: scanString reached its bound inside the string.

@@ -12,6 +12,9 @@ import type { CallToolResult, JSONRPCMessage, Tool } from "@modelcontextprotocol
 /** How long serve gets to tear its sandbox down after its stdin closes. */
 const SHUTDOWN_GRACE_MS = 15_000;
 /** How many bytes of serve's stderr are kept for error messages. */
+/** The line length from which a message is announced to serve first (backend.lineSizeMin). */
+const LINE_SIZE_MIN = 1 << 20;
+
 const STDERR_TAIL = 4096;
 
 /** Where the extension finds the binary and what it runs it with. */
@@ -130,6 +133,11 @@ class ChildTransport {
 	async send(message: JSONRPCMessage): Promise<void> {
 		if (this.closed || !this.child.stdin?.writable) throw new Error("pi-sbx-backend serve is not running");
 		const data = `${JSON.stringify(message)}\n`;
+		if (data.length >= LINE_SIZE_MIN) {
+			// Announced, so that serve takes the line's memory whole (backend.LineSizeMethod).
+			const bytes = Buffer.byteLength(data, "utf8");
+			this.child.stdin.write(`{"jsonrpc":"2.0","method":"pi-sbx/lineSize","params":{"bytes":${bytes}}}\n`);
+		}
 		await new Promise<void>((resolve, reject) => {
 			this.child.stdin!.write(data, (err) => (err ? reject(err) : resolve()));
 		});
