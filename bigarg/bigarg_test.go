@@ -169,3 +169,25 @@ func TestUnescapeLongLiteralsInHalves(t *testing.T) {
 		require.True(t, want == got, "round %d: %d bytes decoded, want %d", round, len(got), len(want))
 	}
 }
+
+// TestUnescapeMixedEscapes: literals of 64 to 364 bytes mixing every kind of escape at
+// every place (surrogate pairs and runs of backslashes across the eight-byte steps too)
+// decode as encoding/json decodes them.
+func TestUnescapeMixedEscapes(t *testing.T) {
+	units := []string{`a`, `\n`, `\\`, `\"`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `é`, `\/`, `\u003c`, "\xff"}
+	rnd := rand.New(rand.NewSource(9))
+	for round := 0; round < 3000; round++ {
+		var sb strings.Builder
+		sb.WriteByte('"')
+		for n := rnd.Intn(300); sb.Len() < 64+n; {
+			sb.WriteString(units[rnd.Intn(len(units))])
+		}
+		sb.WriteByte('"')
+		lit := []byte(sb.String())
+		var want string
+		require.NoError(t, json.Unmarshal(lit, &want))
+		got, err := Unescape(lit)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%s", lit)
+	}
+}
