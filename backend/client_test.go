@@ -330,3 +330,42 @@ func TestClientEndsWhenItCannotWrite(t *testing.T) {
 	_, err = c.CallTool(context.Background(), "ls", nil, nil, "")
 	assert.ErrorIs(t, err, ErrClientClosed)
 }
+
+// TestClientLargeCallsAtOnce: large writes (each announced with its size) and small
+// calls, all at once through one connection, each arrive exactly: an announcement
+// always sizes its own line.
+func TestClientLargeCallsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	c := dialServe(t, dir, ClientOptions{MaxLine: 64 << 20})
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := 0; i < 48; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if i%4 == 0 {
+				content := strings.Repeat(fmt.Sprintf("file %d \"line\"\n", i), (lineSizeMin+i*7919)/16)
+				lit, _ := json.Marshal(content)
+				if _, err = c.CallTool(context.Background(), "write", json.RawMessage(fmt.Sprintf(`{"path":"f%d.txt","content":%s}`, i, lit)), nil, ""); err == nil {
+					var got []byte
+					if got, err = os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i))); err == nil && string(got) != content {
+						err = fmt.Errorf("f%d.txt: %d bytes, want %d", i, len(got), len(content))
+					}
+				}
+			} else {
+				var raw json.RawMessage
+				raw, err = c.CallTool(context.Background(), "bash", json.RawMessage(fmt.Sprintf(`{"command":"echo small-%d"}`, i)), nil, "")
+				if err == nil && !strings.Contains(string(raw), fmt.Sprintf(`small-%d\n`, i)) {
+					err = fmt.Errorf("call %d got %s", i, raw)
+				}
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+}

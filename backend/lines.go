@@ -50,6 +50,7 @@ func newLineReader(r io.Reader) *lineReader {
 func (l *lineReader) readLine(max int) (line []byte, tooLong bool, err error) {
 	for {
 		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
+			l.hint = 0 // announced for a long line, and this one is short
 			return l.take(i+1, max)
 		}
 		if l.err != nil {

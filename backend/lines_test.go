@@ -173,3 +173,18 @@ func TestLineReaderTakesAnnouncedLinesWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestLineReaderForgetsASizeForAShortLine: a size announced before a short line is not
+// taken for a long line after it.
+func TestLineReaderForgetsASizeForAShortLine(t *testing.T) {
+	long := string(bytes.Repeat([]byte("y"), 2*lineBuffer)) + "\n"
+	r := newLineReader(bytes.NewReader([]byte("short\n" + long)))
+	r.hint = 10 << 20
+	short, _, err := r.readLine(64 << 20)
+	require.NoError(t, err)
+	assert.Equal(t, "short\n", string(short))
+	got, _, err := r.readLine(64 << 20)
+	require.NoError(t, err)
+	assert.True(t, string(got) == long)
+	assert.Less(t, cap(got), 1<<20, "the long line is not sized by the short one's announcement")
+}
