@@ -31,8 +31,10 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/jsonscan"
 )
 
-// MinSize is the length of a raw string literal from which it is set aside.
-const MinSize = 64 << 10
+// MinSize is the length of a raw string literal from which it is set aside. It is low:
+// decoding even a 2 KB write's content with encoding/json (which checks it again, then
+// unquotes it) cost both ends more than the rest of the call.
+const MinSize = 1 << 10
 
 // KeepKey names a member whose string value is never set aside: edit's "edits" may be a
 // JSON-encoded string that argument preparation parses.
