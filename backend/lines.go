@@ -44,7 +44,7 @@ func newLineReader(r io.Reader) *lineReader {
 }
 
 // readLine returns the next line with its newline, or the rest of the input before the
-// read error that ends it. A line is its own memory, never reused by the reader. A line
+// read error that ends it (and then that error again, on every later call). A line is its own memory, never reused by the reader. A line
 // longer than max+1 bytes (its newline included) is consumed to its end and reported as
 // tooLong, without being held.
 func (l *lineReader) readLine(max int) (line []byte, tooLong bool, err error) {
@@ -54,9 +54,9 @@ func (l *lineReader) readLine(max int) (line []byte, tooLong bool, err error) {
 			return l.take(i+1, max)
 		}
 		if l.err != nil {
+			// The error stays: whoever reads next meets it too.
 			line, tooLong, _ = l.take(l.end-l.start, max)
-			err, l.err = l.err, nil
-			return line, tooLong, err
+			return line, tooLong, l.err
 		}
 		if l.end-l.start == len(l.buf) {
 			return l.readLong(max)
@@ -113,6 +113,9 @@ func (l *lineReader) readLong(max int) ([]byte, bool, error) {
 		if i < 0 && err == nil {
 			continue
 		}
+		if i < 0 {
+			l.err = err // the line ends with the input
+		}
 		end := len(piece) // the line's end in piece
 		if i >= 0 {
 			end = len(piece) - n + i + 1
@@ -145,9 +148,7 @@ func (l *lineReader) discard(max int) ([]byte, bool, error) {
 		}
 		l.start, l.end = 0, 0
 		if l.err != nil {
-			err := l.err
-			l.err = nil
-			return nil, true, err
+			return nil, true, l.err
 		}
 		n, err := l.r.Read(l.buf)
 		l.end, l.err = n, err

@@ -115,7 +115,7 @@ func TestLineReader(t *testing.T) {
 }
 
 // TestLineReaderPassesReadErrors: a read error other than EOF comes with the bytes read
-// before it, and reading on returns it no more.
+// before it, and again on every later read (another goroutine may read on).
 func TestLineReaderPassesReadErrors(t *testing.T) {
 	boom := errors.New("boom")
 	for _, prefix := range []string{"", "a\npartial", "a\n" + string(bytes.Repeat([]byte("x"), 2*lineBuffer))} {
@@ -130,6 +130,9 @@ func TestLineReaderPassesReadErrors(t *testing.T) {
 			}
 		}
 		assert.ErrorIs(t, err, boom)
+		again, _, err2 := r.readLine(64 << 20)
+		assert.Empty(t, again)
+		assert.ErrorIs(t, err2, boom, "the error stays")
 		assert.Equal(t, prefix, string(bytes.Join(func() [][]byte {
 			var b [][]byte
 			for _, g := range got {
