@@ -437,6 +437,16 @@ func unescapeInto(out, in []byte) (w int, ok bool) {
 		if d := unescaped[in[r+1]]; d != 0 {
 			out[w] = d
 			r, w = r+2, w+1
+			// Escapes come in runs (a line feed, then the next line's tabs): no search
+			// for the next backslash when it is the next byte.
+			for r+1 < len(in) && in[r] == '\\' {
+				d := unescaped[in[r+1]]
+				if d == 0 {
+					break
+				}
+				out[w] = d
+				r, w = r+2, w+1
+			}
 			continue
 		}
 		if in[r+1] != 'u' {
