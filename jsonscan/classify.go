@@ -19,6 +19,11 @@ type Classes struct {
 	U         [ClassifyBlocks]uint64 // 'u'
 }
 
+// ClassifyFast reports whether Classify runs vectorised on this CPU (AVX2). Elsewhere it
+// runs in plain Go, with the same classes but no faster than a byte loop: a caller that
+// only wants speed uses its byte loop there.
+func ClassifyFast() bool { return haveClassify() }
+
 // Classify fills c for the 64-byte blocks of b (len(b) a multiple of 64, at most
 // ClassifyBlocks blocks), 64 bytes at a time: with AVX2, in a few dozen instructions
 // a block.
