@@ -88,17 +88,19 @@ func TestClientThroughServe(t *testing.T) {
 	assert.ErrorContains(t, err, "line break", "a line is one message")
 	assert.Contains(t, callText(t, c, "ls", " {\"path\":\".\"}\n"), "a.txt", "surrounding space is trimmed")
 
+	atOnce(t, 200, func(i int) error { return echoes(c, fmt.Sprintf("call-%d", i)) })
+}
+
+// atOnce runs f(0) … f(n-1) at once and fails the test for each error.
+func atOnce(t *testing.T, n int, f func(i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 200)
-	for i := 0; i < 200; i++ {
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			raw, err := c.CallTool(context.Background(), "bash", json.RawMessage(fmt.Sprintf(`{"command":"echo call-%d"}`, i)), nil, "")
-			if err == nil && !strings.Contains(string(raw), fmt.Sprintf(`call-%d\n`, i)) {
-				err = fmt.Errorf("call %d got %s", i, raw)
-			}
-			errs <- err
+			errs <- f(i)
 		}()
 	}
 	wg.Wait()
@@ -106,6 +108,15 @@ func TestClientThroughServe(t *testing.T) {
 	for err := range errs {
 		assert.NoError(t, err)
 	}
+}
+
+// echoes calls bash to echo word and checks the output.
+func echoes(c *Client, word string) error {
+	raw, err := c.CallTool(context.Background(), "bash", json.RawMessage(`{"command":"echo `+word+`"}`), nil, "")
+	if err == nil && !strings.Contains(string(raw), word+`\n`) {
+		err = fmt.Errorf("echo %s got %s", word, raw)
+	}
+	return err
 }
 
 // TestClientProgressBeforeResult: a call's progress notifications all arrive, in
@@ -337,35 +348,19 @@ func TestClientEndsWhenItCannotWrite(t *testing.T) {
 func TestClientLargeCallsAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	c := dialServe(t, dir, ClientOptions{MaxLine: 64 << 20})
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for i := 0; i < 48; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			if i%4 == 0 {
-				content := strings.Repeat(fmt.Sprintf("file %d \"line\"\n", i), (lineSizeMin+i*7919)/16)
-				lit, _ := json.Marshal(content)
-				if _, err = c.CallTool(context.Background(), "write", json.RawMessage(fmt.Sprintf(`{"path":"f%d.txt","content":%s}`, i, lit)), nil, ""); err == nil {
-					var got []byte
-					if got, err = os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i))); err == nil && string(got) != content {
-						err = fmt.Errorf("f%d.txt: %d bytes, want %d", i, len(got), len(content))
-					}
-				}
-			} else {
-				var raw json.RawMessage
-				raw, err = c.CallTool(context.Background(), "bash", json.RawMessage(fmt.Sprintf(`{"command":"echo small-%d"}`, i)), nil, "")
-				if err == nil && !strings.Contains(string(raw), fmt.Sprintf(`small-%d\n`, i)) {
-					err = fmt.Errorf("call %d got %s", i, raw)
-				}
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		assert.NoError(t, err)
-	}
+	atOnce(t, 48, func(i int) error {
+		if i%4 != 0 {
+			return echoes(c, fmt.Sprintf("small-%d", i))
+		}
+		content := strings.Repeat(fmt.Sprintf("file %d \"line\"\n", i), (lineSizeMin+i*7919)/16)
+		lit, _ := json.Marshal(content)
+		if _, err := c.CallTool(context.Background(), "write", json.RawMessage(fmt.Sprintf(`{"path":"f%d.txt","content":%s}`, i, lit)), nil, ""); err != nil {
+			return err
+		}
+		got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)))
+		if err == nil && string(got) != content {
+			err = fmt.Errorf("f%d.txt: %d bytes, want %d", i, len(got), len(content))
+		}
+		return err
+	})
 }

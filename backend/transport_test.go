@@ -608,7 +608,8 @@ func TestLongStringsOutsideArgumentsAreNotSetAside(t *testing.T) {
 }
 
 // TestServeTakesLineSizes: a pi-sbx/lineSize notification before a long line is taken
-// by the transport alone: nothing answers it, and the write it announces lands whole.
+// by the transport alone: nothing answers it, it sizes the reader's next long line, and
+// the write it announces lands whole.
 func TestServeTakesLineSizes(t *testing.T) {
 	dir := t.TempDir()
 	content := strings.Repeat("line of text \"quoted\"\n", (2<<20)/22)
@@ -623,6 +624,25 @@ func TestServeTakesLineSizes(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "big.txt"))
 	require.NoError(t, err)
 	assert.True(t, string(got) == content)
+
+	// The transport itself: the announcement sizes the reader's next long line, and the
+	// SDK never sees it (it ignores what it does not know, so only this shows it).
+	in, _ := io.Pipe() // never written: the read loop waits, touching nothing
+	mc, err := (&Transport{In: in, Out: io.Discard}).Connect(context.Background())
+	require.NoError(t, err)
+	defer mc.Close()
+	c := mc.(*conn)
+	handled := make(chan bool, 1)
+	go func() { handled <- c.handle(bytes.TrimSpace([]byte(hint)), len(hint)) }()
+	select {
+	case it := <-c.incoming:
+		t.Fatalf("the announcement reached the SDK: %v", it)
+	case ok := <-handled:
+		require.True(t, ok)
+	case <-time.After(10 * time.Second):
+		t.Fatal("handling the announcement did not end")
+	}
+	assert.Equal(t, len(call), c.reader.hint)
 }
 
 // FuzzValidBlocks: checking a string 64 bytes at a time agrees with checking it byte by

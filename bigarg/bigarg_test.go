@@ -152,22 +152,35 @@ func TestUnescapeLongLiteralsInHalves(t *testing.T) {
 	units := []string{`ab\n`, `\t\"q\"`, `\\\\\\`, `\u00e9`, `\ud83d\ude00`, `\ud800x`, `日本`, `\u003c/a\u003e`, `plain text `}
 	rnd := rand.New(rand.NewSource(7))
 	for round := 0; round < 12; round++ {
-		var sb strings.Builder
-		sb.WriteByte('"')
-		for sb.Len() < splitMin*2+round*37 {
-			sb.WriteString(units[rnd.Intn(len(units))])
-		}
+		tail := ""
 		if round%4 == 3 {
-			sb.WriteString("\xff") // invalid UTF-8: encoding/json's U+FFFD
+			tail = "\xff" // invalid UTF-8: encoding/json's U+FFFD
 		}
-		sb.WriteByte('"')
-		lit := []byte(sb.String())
-		var want string
-		require.NoError(t, json.Unmarshal(lit, &want))
-		got, err := Unescape(lit)
-		require.NoError(t, err)
-		require.True(t, want == got, "round %d: %d bytes decoded, want %d", round, len(got), len(want))
+		decodesAsJSON(t, randomLiteral(rnd, units, splitMin*2+round*37, tail))
 	}
+}
+
+// randomLiteral is a string literal of at least n bytes of units drawn at random, then
+// tail.
+func randomLiteral(rnd *rand.Rand, units []string, n int, tail string) []byte {
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for sb.Len() < n {
+		sb.WriteString(units[rnd.Intn(len(units))])
+	}
+	sb.WriteString(tail)
+	sb.WriteByte('"')
+	return []byte(sb.String())
+}
+
+// decodesAsJSON checks that Unescape decodes lit as encoding/json does.
+func decodesAsJSON(t *testing.T, lit []byte) {
+	t.Helper()
+	var want string
+	require.NoError(t, json.Unmarshal(lit, &want))
+	got, err := Unescape(lit)
+	require.NoError(t, err)
+	require.True(t, want == got, "%d bytes decoded, want %d: %.200q", len(got), len(want), lit)
 }
 
 // TestUnescapeMixedEscapes: literals of 64 to 364 bytes mixing every kind of escape at
@@ -177,17 +190,6 @@ func TestUnescapeMixedEscapes(t *testing.T) {
 	units := []string{`a`, `\n`, `\\`, `\"`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `é`, `\/`, `\u003c`, "\xff"}
 	rnd := rand.New(rand.NewSource(9))
 	for round := 0; round < 3000; round++ {
-		var sb strings.Builder
-		sb.WriteByte('"')
-		for n := rnd.Intn(300); sb.Len() < 64+n; {
-			sb.WriteString(units[rnd.Intn(len(units))])
-		}
-		sb.WriteByte('"')
-		lit := []byte(sb.String())
-		var want string
-		require.NoError(t, json.Unmarshal(lit, &want))
-		got, err := Unescape(lit)
-		require.NoError(t, err)
-		require.Equal(t, want, got, "%s", lit)
+		decodesAsJSON(t, randomLiteral(rnd, units, 63+rnd.Intn(300), ""))
 	}
 }
