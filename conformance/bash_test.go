@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/shell"
 )
 

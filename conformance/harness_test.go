@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
 // Call is one tool invocation, run by both the oracle and our binary.

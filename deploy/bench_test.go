@@ -1,7 +1,7 @@
 package deploy
 
 import (
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 
 	"context"
 	"testing"
@@ -31,7 +31,7 @@ func BenchmarkDeploy(b *testing.B) {
 				b.Fatal(err, res.Stderr)
 			}
 			t1 := time.Now()
-			r, err := d.CallTool(ctx, backend.Call{Name: "docker_ps", Args: []byte(`{}`)})
+			r, err := d.CallTool(ctx, mcpserver.Call{Name: "docker_ps", Args: []byte(`{}`)})
 			if err != nil || r.IsError {
 				b.Fatal(err, r)
 			}

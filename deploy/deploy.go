@@ -22,7 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
@@ -97,8 +97,8 @@ func New(cfg Config) (*Deployer, error) {
 }
 
 // Routes routes every docker_* tool to d.
-func (d *Deployer) Routes() []backend.Route {
-	return backend.Routes(tools.Docker(), d)
+func (d *Deployer) Routes() []mcpserver.Route {
+	return mcpserver.Routes(tools.Docker(), d)
 }
 
 // handler runs one tool with its decoded arguments and returns the result text; an error
@@ -129,7 +129,7 @@ var handlers = map[string]handler{
 
 // CallTool implements backend.Caller. Arguments arrive validated against the tool's
 // description.
-func (d *Deployer) CallTool(ctx context.Context, c backend.Call) (*mcp.CallToolResult, error) {
+func (d *Deployer) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	h, ok := handlers[c.Name]
 	if !ok {
 		_, err := tools.Lookup(tools.Docker(), c.Name)

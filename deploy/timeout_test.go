@@ -1,7 +1,7 @@
 package deploy
 
 import (
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 
 	"context"
 	"encoding/json"
@@ -83,7 +83,7 @@ func TestTimeoutsByKind(t *testing.T) {
 				Name: "box", Workspace: ws, Policy: sbx.EnvPolicy{}})
 			require.NoError(t, err)
 			raw, _ := json.Marshal(tt.args)
-			res, err := d.CallTool(context.Background(), backend.Call{Name: tt.tool, Args: raw})
+			res, err := d.CallTool(context.Background(), mcpserver.Call{Name: tt.tool, Args: raw})
 			require.NoError(t, err)
 			require.False(t, res.IsError, "%+v", res.Content)
 			found := false

@@ -1,7 +1,7 @@
 package deploy
 
 import (
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 
 	"context"
 	"encoding/json"
@@ -43,7 +43,7 @@ func scanArgv(needle string, stop <-chan struct{}) *atomic.Bool {
 func callText(t *testing.T, d *Deployer, name string, args any) (string, bool) {
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
-	res, err := d.CallTool(context.Background(), backend.Call{Name: name, Args: raw})
+	res, err := d.CallTool(context.Background(), mcpserver.Call{Name: name, Args: raw})
 	require.NoError(t, err)
 	var b strings.Builder
 	for _, c := range res.Content {

@@ -26,10 +26,10 @@ var hostPackages = []string{"backend", "agent", "sbx", "tools", "deploy"}
 var hostFiles = []string{"serve.go", "session.go", "shell.go", "tool_sandbox.go", "methods.go", "deploy.go", "verify.go", "gc.go"}
 
 // vmOnly are the packages that only the in-sandbox agent (and tool --local) may link.
-var vmOnly = []string{module + "/fsops", module + "/shell", module + "/tools/local", module + "/cmd/sbxsim", module + "/sbxsim"}
+var vmOnly = []string{module + "/fsops", module + "/shell", module + "/vmagent", module + "/cmd/sbxsim", module + "/sbxsim"}
 
 // TestHostPathLinksNoVMCode: everything the host side links, transitively (go list
-// -deps), is free of the tool implementations (fsops, shell, tools/local) and of the
+// -deps), is free of the tool implementations (fsops, shell, vmagent) and of the
 // simulator; and the VM side links no sbx.
 func TestHostPathLinksNoVMCode(t *testing.T) {
 	deps := listDeps(t, hostRoots(t)...)
@@ -37,7 +37,7 @@ func TestHostPathLinksNoVMCode(t *testing.T) {
 		_, linked := deps[bad]
 		assert.False(t, linked, "the host path links %s (imported by %s)", bad, importers(deps, bad))
 	}
-	for _, vm := range []string{"./fsops", "./shell", "./tools/local"} {
+	for _, vm := range []string{"./fsops", "./shell", "./vmagent"} {
 		for pkg := range listDeps(t, vm) {
 			assert.NotEqual(t, module+"/sbx", pkg, "%s links sbx", vm)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/tools"
-	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
+	"github.com/pi-sbx/pi-sbx-backend/vmagent"
 )
 
 var benchCalls = []struct{ name, args string }{
@@ -119,7 +119,7 @@ func benchWorld(b *testing.B) *world {
 
 func (w *world) caller(b *testing.B, transport, name, args string) func() {
 	if transport == "inprocess" {
-		reg := vmtools.Default()
+		reg := vmagent.Default()
 		return func() {
 			if _, err := reg.Call(context.Background(), w.ws, name, []byte(args), tools.Env{}); err != nil {
 				b.Fatal(err)

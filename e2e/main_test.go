@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 )
 
 // Binaries built once for the package.
@@ -224,7 +224,7 @@ func normalise(t testing.TB, data []byte) string {
 // viaMCP converts an MCP tool result to the `tool` JSON shape, normalised.
 func viaMCP(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
-	r, err := backend.FromMCP(res)
+	r, err := mcpserver.FromMCP(res)
 	require.NoError(t, err)
 	b, err := json.Marshal(r)
 	require.NoError(t, err)

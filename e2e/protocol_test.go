@@ -127,7 +127,7 @@ func TestServeDoesNotAnswerACancelledCall(t *testing.T) {
 }
 
 // TestServeLargeWriteAndEdit: a write and an edit whose texts are far over the size the
-// transports set aside (bigarg) arrive in the workspace exactly, through serve and the
+// transports set aside arrive in the workspace exactly, through serve and the
 // agent channel.
 func TestServeLargeWriteAndEdit(t *testing.T) {
 	w := newWorld(t)

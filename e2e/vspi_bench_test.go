@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 )
 
 // benchCase is one typical call, timed through serve and against its reference.
@@ -177,7 +177,7 @@ func copyGoTree(b *testing.B, dir string) string {
 // (backend.Client), which reads results without decoding them: what is timed is serve
 // and the sandbox, not a client's decoding (the Go SDK's client spent more CPU per call
 // than serve did).
-func rawServe(b testing.TB, w *world, dir string) *backend.Client {
+func rawServe(b testing.TB, w *world, dir string) *mcpserver.Client {
 	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws, "--cwd", dir)
 	cmd.Dir, cmd.Env = dir, w.env()
 	stdin, err := cmd.StdinPipe()
@@ -192,7 +192,7 @@ func rawServe(b testing.TB, w *world, dir string) *backend.Client {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	c, err := backend.Dial(context.Background(), stdout, stdin, stdin, backend.ClientOptions{Name: "bench", MaxLine: 64 << 20})
+	c, err := mcpserver.Dial(context.Background(), stdout, stdin, stdin, mcpserver.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func rawServe(b testing.TB, w *world, dir string) *backend.Client {
 
 // callOK makes one call and fails the benchmark unless it succeeded (checked after the
 // clock is read).
-func callOK(b *testing.B, c *backend.Client, name string, args json.RawMessage) time.Duration {
+func callOK(b *testing.B, c *mcpserver.Client, name string, args json.RawMessage) time.Duration {
 	start := time.Now()
 	raw, err := c.CallTool(context.Background(), name, args, nil, "")
 	d := time.Since(start)
@@ -218,7 +218,7 @@ func callOK(b *testing.B, c *backend.Client, name string, args json.RawMessage) 
 	return d
 }
 
-func medianCall(b *testing.B, c *backend.Client, bc benchCase) time.Duration {
+func medianCall(b *testing.B, c *mcpserver.Client, bc benchCase) time.Duration {
 	args := make([]json.RawMessage, len(bc.args))
 	for i, a := range bc.args {
 		args[i] = json.RawMessage(a)
@@ -396,7 +396,7 @@ func BenchmarkBigWrites(b *testing.B) {
 				if err := cmd.Start(); err != nil {
 					b.Fatal(err)
 				}
-				c, err := backend.Dial(context.Background(), stdout, stdin, stdin, backend.ClientOptions{Name: "bench", MaxLine: 64 << 20})
+				c, err := mcpserver.Dial(context.Background(), stdout, stdin, stdin, mcpserver.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
 func TestIsOwnTemp(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
 // Replacement is one targeted edit.

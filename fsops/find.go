@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // FindArgs are find's arguments.

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // GrepArgs are grep's arguments.

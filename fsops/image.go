@@ -16,8 +16,8 @@ import (
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/webp"
 
-	"github.com/pi-sbx/pi-sbx-backend/jsnum"
-	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/js"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
 // imageLimits are what an attached image must fit: pi's ResizeOptions.
@@ -100,7 +100,7 @@ func processImage(ctx context.Context, data []byte, mime string) (processedImage
 	if r.wasResized {
 		scale := float64(r.origW) / float64(r.w)
 		out.hints = append(out.hints, fmt.Sprintf("[Image: original %dx%d, displayed at %dx%d. Multiply coordinates by %s to map to original image.]",
-			r.origW, r.origH, r.w, r.h, jsnum.ToFixed(scale, 2)))
+			r.origW, r.origH, r.w, r.h, js.ToFixed(scale, 2)))
 	}
 	return out, nil
 }

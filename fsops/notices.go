@@ -3,8 +3,8 @@ package fsops
 import (
 	"strings"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // byteLimitNotice is pi's notice for output cut at 50KB.

@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/pi-sbx/pi-sbx-backend/jsnum"
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/js"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // ReadArgs are read's arguments.
@@ -72,7 +72,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 	}
 	total := float64(sel.totalFileLines)
 	if startLine >= total {
-		return result.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", jsnum.String(derefOr(a.Offset, 0)), sel.totalFileLines)
+		return result.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", js.String(derefOr(a.Offset, 0)), sel.totalFileLines)
 	}
 	tr := sel.trunc
 	var text string
@@ -84,8 +84,8 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 			return result.Result{}, errors.New(`The "string" argument must be of type string or an instance of Buffer or ArrayBuffer. Received undefined`)
 		}
 		text = fmt.Sprintf("[Line %s is %s, exceeds %s limit. Use bash: sed -n '%sp' %s | head -c %d]",
-			jsnum.String(startDisplay), truncate.FormatSize(int(sel.firstLineBytes)), truncate.FormatSize(truncate.DefaultMaxBytes),
-			jsnum.String(startDisplay), a.Path, truncate.DefaultMaxBytes)
+			js.String(startDisplay), truncate.FormatSize(int(sel.firstLineBytes)), truncate.FormatSize(truncate.DefaultMaxBytes),
+			js.String(startDisplay), a.Path, truncate.DefaultMaxBytes)
 		details = ReadDetails{Truncation: &tr}
 	case tr.Truncated:
 		endDisplay := startDisplay + float64(tr.OutputLines) - 1
@@ -94,7 +94,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 			limitNote = fmt.Sprintf(" (%s limit)", truncate.FormatSize(truncate.DefaultMaxBytes))
 		}
 		text = fmt.Sprintf("%s\n\n[Showing lines %s-%s of %d%s. Use offset=%s to continue.]",
-			tr.Content, jsnum.String(startDisplay), jsnum.String(endDisplay), sel.totalFileLines, limitNote, jsnum.String(endDisplay+1))
+			tr.Content, js.String(startDisplay), js.String(endDisplay), sel.totalFileLines, limitNote, js.String(endDisplay+1))
 		details = ReadDetails{Truncation: &tr}
 	default:
 		text = tr.Content
@@ -103,7 +103,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 			if startLine+userLimited < total {
 				remaining := total - (startLine + userLimited)
 				text = fmt.Sprintf("%s\n\n[%s more lines in file. Use offset=%s to continue.]",
-					tr.Content, jsnum.String(remaining), jsnum.String(startLine+userLimited+1))
+					tr.Content, js.String(remaining), js.String(startLine+userLimited+1))
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"math"
 	"unicode/utf8"
 
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // readChunkSize is how much of a file read holds at a time.

@@ -16,9 +16,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/pi-sbx/pi-sbx-backend/jsnum"
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/js"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // pi's constants (bash.ts, child-process.ts, renderers/bash.ts).
@@ -135,7 +135,7 @@ func resolveTimeout(t *float64) (time.Duration, error) {
 	}
 	ms := *t * 1000
 	if ms > maxTimeoutMs {
-		return 0, fmt.Errorf("Invalid timeout: maximum is %s seconds", jsnum.String(maxTimeoutMs/1000.0))
+		return 0, fmt.Errorf("Invalid timeout: maximum is %s seconds", js.String(maxTimeoutMs/1000.0))
 	}
 	// Node's setTimeout runs delays under 1 ms after 1 ms.
 	return max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond), nil

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/pi-sbx/pi-sbx-backend/jsnum"
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/js"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // The messages below are pi's exact texts, capitals and all: the model reads them.
@@ -38,11 +38,11 @@ func format(snap snapshot, lastLineBytes int, end ending, timeout *float64) (res
 	case end.aborted:
 		return result.Result{}, errors.New(withStatus(text, "Command aborted"))
 	case end.timedOut:
-		status := fmt.Sprintf("Command timed out after %s seconds", jsnum.String(*timeout))
+		status := fmt.Sprintf("Command timed out after %s seconds", js.String(*timeout))
 		if end.shellExited {
 			secs := math.Floor(end.exitedAfter.Seconds()*10+0.5) / 10 // Math.round(ms / 100) / 10
 			status += fmt.Sprintf(". The shell exited with code %d after %s seconds, but background processes it started kept writing output until the timeout.",
-				end.code, jsnum.String(secs))
+				end.code, js.String(secs))
 		}
 		return result.Result{}, errors.New(withStatus(text, status))
 	}

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/result"
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // TestFormat covers endings a real process cannot easily produce on demand; the

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pi-sbx/pi-sbx-backend/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
 // output accumulates a command's output as pi 1.6.0's OutputAccumulator does, with

@@ -1,7 +1,7 @@
 // Package tools describes tools: their names, descriptions and parameter schemas (pi
 // 1.6.0's, word for word, for pi's seven), and the argument rules a caller checks before
 // a call goes anywhere (decoding, pi's argument repair, schema validation). It is plain
-// data that the host links; the implementations of pi's seven live in tools/local, which
+// data that the host links; the implementations of pi's seven live in vmagent, which
 // only the in-sandbox agent and `tool --local` link.
 package tools
 
@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/pi-sbx/pi-sbx-backend/bigarg"
-	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/jsonwire"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
 // ErrUsage marks a call that never reached a tool: unknown name, malformed JSON, or
@@ -43,8 +43,8 @@ type Env struct {
 	// the previous call and the total raw bytes so far (bash); may be nil.
 	OnProgress func(text string, totalBytes int)
 	// StandIns resolves the large strings of the arguments that the transport set aside
-	// (bigarg stand-ins); nil when the arguments are whole.
-	StandIns *bigarg.Store
+	// (stand-ins); nil when the arguments are whole.
+	StandIns *jsonwire.Store
 }
 
 // Tool describes one tool. Build it as a literal; its schema is resolved on first use.

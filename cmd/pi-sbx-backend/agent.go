@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/pi-sbx/pi-sbx-backend/backend"
-	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/vmagent"
 )
 
 func agentCommand() command {
@@ -50,18 +50,18 @@ func runAgent(ctx context.Context, std stdio, cwd, logLevel string) error {
 	if err != nil {
 		return err
 	}
-	reg := vmtools.Default() // one registry: its per-file mutation queue must see every call
-	caller := &backend.Local{Registry: reg, Cwd: dir, Vars: piVars(os.Environ())}
-	var routes []backend.Route
+	reg := vmagent.Default() // one registry: its per-file mutation queue must see every call
+	caller := &mcpserver.Local{Registry: reg, Cwd: dir, Vars: piVars(os.Environ())}
+	var routes []mcpserver.Route
 	for _, im := range reg.Impls() {
-		routes = append(routes, backend.Route{Tool: im.Tool, Caller: caller, Unlisted: im.Unlisted})
+		routes = append(routes, mcpserver.Route{Tool: im.Tool, Caller: caller, Unlisted: im.Unlisted})
 	}
 	// Its input is serve's, which validated every line it forwards.
-	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger, ValidatedInput: true})
+	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger, ValidatedInput: true})
 	if err != nil {
 		return err
 	}
-	err = backend.Serve(ctx, srv, std.in, std.out)
+	err = mcpserver.Serve(ctx, srv, std.in, std.out)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

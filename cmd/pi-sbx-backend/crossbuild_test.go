@@ -12,7 +12,7 @@ import (
 
 // TestHostBuildsWhereSbxRuns: the host binary (serve, shell, tool --sandbox) builds for
 // every platform Docker Sandboxes runs on, and outside linux it links none of the in-VM
-// half (fsops/, shell/, tools/local), whose agent is always a linux build. scripts/test.sh
+// half (fsops/, shell/, vmagent), whose agent is always a linux build. scripts/test.sh
 // also vets those packages per platform.
 func TestHostBuildsWhereSbxRuns(t *testing.T) {
 	if testing.Short() {
@@ -32,7 +32,7 @@ func TestHostBuildsWhereSbxRuns(t *testing.T) {
 			list.Env = env
 			deps, err := list.Output()
 			require.NoError(t, err)
-			for _, inVM := range []string{"fsops", "shell", "tools/local"} {
+			for _, inVM := range []string{"fsops", "shell", "vmagent"} {
 				linked := strings.Contains("\n"+string(deps), "\n"+mod+inVM+"\n")
 				assert.Equal(t, goos == "linux", linked, "%s links %s", target, inVM)
 			}

@@ -9,16 +9,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pi-sbx/pi-sbx-backend/backend"
-	"github.com/pi-sbx/pi-sbx-backend/result"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
 // serveMethods are serve's unlisted routes (callable, absent from tools/list):
 // pi_sbx_pty_exec runs in the VM like the seven; pi_sbx_status is answered here.
-func serveMethods(s *sandboxSession, agent backend.Caller) []backend.Route {
-	return []backend.Route{
+func serveMethods(s *sandboxSession, agent mcpserver.Caller) []mcpserver.Route {
+	return []mcpserver.Route{
 		{Tool: tools.PtyExec(), Caller: agent, Unlisted: true},
 		{Tool: tools.Status(), Caller: &statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(os.Environ())}, Unlisted: true},
 	}
@@ -41,23 +41,23 @@ type sandboxStatus struct {
 // wait for a VM.
 type statusCaller struct {
 	session *sandboxSession
-	agent   backend.Caller
+	agent   mcpserver.Caller
 	policy  sbx.EnvPolicy
 }
 
 // CallTool implements backend.Caller.
-func (c *statusCaller) CallTool(ctx context.Context, _ backend.Call) (*mcp.CallToolResult, error) {
+func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.CallToolResult, error) {
 	name, err := c.session.Ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// The channel starts the agent on its first call; a no-op command makes that happen now.
-	res, err := c.agent.CallTool(ctx, backend.Call{Name: tools.PtyExecName, Args: json.RawMessage(`{"command":"true"}`)})
+	res, err := c.agent.CallTool(ctx, mcpserver.Call{Name: tools.PtyExecName, Args: json.RawMessage(`{"command":"true"}`)})
 	if err != nil {
 		return nil, fmt.Errorf("starting the agent in %s: %w", name, err)
 	}
 	if res.IsError {
-		r, _ := backend.FromMCP(res)
+		r, _ := mcpserver.FromMCP(res)
 		return nil, fmt.Errorf("starting the agent in %s: %s", name, firstText(r))
 	}
 	st := sandboxStatus{
@@ -77,7 +77,7 @@ func (c *statusCaller) CallTool(ctx context.Context, _ backend.Call) (*mcp.CallT
 		st.Teardown += " (pinned by DOCKER_SANDBOX)"
 	}
 	text := fmt.Sprintf("sandbox %s (%s), workspace %s (%s), env %s, teardown %s", st.Sandbox, st.Status, st.Workspace, st.WorkspaceMode, st.EnvMode, st.Teardown)
-	return backend.ToMCP(result.Text(text, st))
+	return mcpserver.ToMCP(result.Text(text, st))
 }
 
 func envMode(p sbx.EnvPolicy) string {

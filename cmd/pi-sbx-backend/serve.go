@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pi-sbx/pi-sbx-backend/agent"
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/agentlink"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -66,27 +66,27 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	target := agent.Target{
+	target := agentlink.Target{
 		Sbx:       session.client,
 		Sandbox:   session.Ensure,
-		Installer: &agent.Installer{Sbx: session.client, Version: version},
+		Installer: &agentlink.Installer{Sbx: session.client, Version: version},
 		Env:       session.vmEnv,
 		Cwd:       session.cwd,
 	}
-	var caller backend.Caller
+	var caller mcpserver.Caller
 	closeCaller := func() error { return nil }
 	switch *transport {
 	case "persistent":
-		ch := &agent.Channel{Target: target, Version: version, Logger: logger, Stderr: std.err}
+		ch := &agentlink.Channel{Target: target, Version: version, Logger: logger, Stderr: std.err}
 		caller, closeCaller = ch, ch.Close
 	case "per-call":
-		caller = &agent.PerCall{Target: target}
+		caller = &agentlink.PerCall{Target: target}
 	default:
 		return usagef("--transport %q: want persistent or per-call", *transport)
 	}
 	logger.Info("serving", "workspace", session.workspace, "cwd", session.cwd, "sandbox", session.Name, "transport", *transport)
 	// pi's seven run in the VM, through the agent.
-	routes := backend.Routes(tools.Pi(), caller)
+	routes := mcpserver.Routes(tools.Pi(), caller)
 	routes = append(routes, serveMethods(session, caller)...) // unlisted: ! commands, status
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
 	dep, err := newDeployer(session)
@@ -99,11 +99,11 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if err := startupGC(ctx, logger, dep, session.environ); err != nil {
 		return err
 	}
-	srv, err := backend.NewServer(routes, backend.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
+	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
 	if err != nil {
 		return err
 	}
-	serveErr := backend.Serve(ctx, srv, std.in, std.out)
+	serveErr := mcpserver.Serve(ctx, srv, std.in, std.out)
 
 	// Orderly shutdown: stop the agent, then tear down a sandbox this session created.
 	if err := closeCaller(); err != nil {

@@ -7,12 +7,12 @@ import (
 	"os"
 
 	"github.com/pi-sbx/pi-sbx-backend/tools"
-	vmtools "github.com/pi-sbx/pi-sbx-backend/tools/local"
+	"github.com/pi-sbx/pi-sbx-backend/vmagent"
 )
 
 // runToolLocal runs one call on this machine, with pi's PI_* variables for bash.
 func runToolLocal(ctx context.Context, std stdio, dir, name string, raw []byte) error {
 	return printResult(std.out, func() (any, error) {
-		return vmtools.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
+		return vmagent.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
 	})
 }

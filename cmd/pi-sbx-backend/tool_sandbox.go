@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pi-sbx/pi-sbx-backend/agent"
-	"github.com/pi-sbx/pi-sbx-backend/backend"
+	"github.com/pi-sbx/pi-sbx-backend/agentlink"
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
@@ -43,11 +43,11 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 			return fmt.Errorf("sandbox %s: %w", sandbox, err)
 		}
 	}
-	ch := &agent.Channel{
-		Target: agent.Target{
+	ch := &agentlink.Channel{
+		Target: agentlink.Target{
 			Sbx:       client,
 			Sandbox:   func(context.Context) (string, error) { return sandbox, nil },
-			Installer: &agent.Installer{Sbx: client, Version: version},
+			Installer: &agentlink.Installer{Sbx: client, Version: version},
 			Env:       sbx.NewEnvPolicy(environ).VMEnv(environ),
 			Cwd:       cwd,
 		},
@@ -57,10 +57,10 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 	}
 	defer ch.Close()
 	return printResult(std.out, func() (any, error) {
-		res, err := ch.CallTool(ctx, backend.Call{Name: name, Args: json.RawMessage(args)})
+		res, err := ch.CallTool(ctx, mcpserver.Call{Name: name, Args: json.RawMessage(args)})
 		if err != nil {
 			return nil, fmt.Errorf("sandbox %s: %w", sandbox, err)
 		}
-		return backend.FromMCP(res)
+		return mcpserver.FromMCP(res)
 	})
 }

@@ -1,0 +1,56 @@
+package agentlink
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+// PerCall runs every call as its own `sbx exec -i SANDBOX -- AGENT tool --local --cwd DIR
+// NAME -` with the JSON arguments on stdin, for hosts where a persistent stdin channel is unreliable. It does not
+// stream, and cancelling kills the sbx client only.
+type PerCall struct {
+	Target
+}
+
+// CallTool implements backend.Caller. It gets the arguments whole (it is no
+// backend.StandInTaker): they go to the agent on stdin.
+func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
+	name, args := c.Name, c.Args
+	sandbox, agentPath, err := p.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Arguments travel on stdin: argv is limited (~128 KB per string) and a write's
+	// content can be any size.
+	argv := []string{agentPath, "tool", "--local", "--cwd", p.Cwd, name, "-"}
+	res, err := p.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{
+		Interactive: true, Stdin: bytes.NewReader(args), Env: p.Env, MaxOutput: MaxReply, Timeout: -1,
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch res.ExitCode {
+	case 0:
+	case 2:
+		return nil, fmt.Errorf("%w: %s", tools.ErrUsage, strings.TrimSpace(res.Stderr))
+	case 126, 127:
+		p.Installer.Forget(sandbox) // the agent binary is gone: reinstall next time
+		fallthrough
+	default:
+		return nil, fmt.Errorf("agent in sandbox %s: exit status %d: %s", sandbox, res.ExitCode, res.Stderr)
+	}
+	r, err := result.Decode(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", mcpserver.ErrInvalidResult, err)
+	}
+	return mcpserver.ToMCP(r)
+}

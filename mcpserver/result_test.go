@@ -1,0 +1,132 @@
+package mcpserver
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+)
+
+// awkward holds every byte class encoding/json treats specially.
+const awkward = "plain <b>&amp;</b> \"q\" \\ \b\f\n\r\t \x00\x01\x1f\x7f é 😀 \u2028\u2029 bad:\xff\xfe end"
+
+// TestAppendResultIsTheSDKsEncoding: pi's results encode byte for byte as the SDK
+// encodes ToMCP's, for every byte class, images, details, errors and progress.
+func TestAppendResultIsTheSDKsEncoding(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nfake"))
+	type details struct {
+		Path  string `json:"path"`
+		Lines int    `json:"lines,omitempty"`
+		Note  string `json:"note"`
+	}
+	for _, tc := range []struct {
+		name     string
+		r        result.Result
+		progress int
+	}{
+		{"empty", result.Result{Content: []result.Content{}}, 0},
+		{"empty text", result.Result{Content: []result.Content{result.TextBlock("")}}, 0},
+		{"awkward text", result.Result{Content: []result.Content{result.TextBlock(awkward)}}, 0},
+		{"two blocks and an image", result.Result{Content: []result.Content{result.TextBlock("a"), result.ImageBlock(png, "image/png"), result.TextBlock("<z>")}}, 0},
+		{"details", result.Result{Content: []result.Content{result.TextBlock("x")}, Details: details{Path: "<p>", Note: awkward}}, 0},
+		{"details not an object", result.Result{Content: []result.Content{result.TextBlock("x")}, Details: []int{1}}, 0},
+		{"error", result.Result{Content: []result.Content{result.TextBlock("boom & bust")}, IsError: true}, 0},
+		{"progress", result.Result{Content: []result.Content{result.TextBlock("out")}, Details: details{Lines: 3}}, 12345},
+		{"long", result.Result{Content: []result.Content{result.TextBlock(strings.Repeat(awkward, 2000))}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ToMCP(tc.r)
+			require.NoError(t, err)
+			if tc.progress > 0 {
+				res.Meta = mcp.Meta{ProgressMeta: tc.progress}
+			}
+			want, err := json.Marshal(res)
+			require.NoError(t, err)
+			got, err := AppendResult([]byte("prefix"), tc.r, tc.progress)
+			require.NoError(t, err)
+			assert.Equal(t, "prefix"+string(want), string(got))
+		})
+	}
+	_, err := AppendResult(nil, result.Result{Content: []result.Content{{Type: "audio"}}}, 0)
+	assert.ErrorContains(t, err, `unknown content type "audio"`)
+	_, err = AppendResult(nil, result.Result{Content: []result.Content{result.ImageBlock("not base64!", "image/png")}}, 0)
+	assert.ErrorContains(t, err, "image content")
+}
+
+// TestAppendStringMatchesEncodingJSON: both string encodings are encoding/json's, with
+// and without HTML escaping, for every single byte and rune class.
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	inputs := []string{awkward, "", "\u2027\u202a", string([]byte{0xed, 0xa0, 0x80}), "\xf4\x90\x80\x80", "a\xc3"}
+	for b := 0; b < 256; b++ {
+		inputs = append(inputs, string([]byte{byte(b)}), "x"+string([]byte{byte(b)})+"y")
+	}
+	for _, s := range inputs {
+		html, err := json.Marshal(s)
+		require.NoError(t, err)
+		assert.Equal(t, string(html), string(appendHTMLString(nil, s)), "%q", s)
+		var plain strings.Builder
+		enc := json.NewEncoder(&plain)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		assert.Equal(t, strings.TrimSuffix(plain.String(), "\n"), string(appendString(nil, s)), "%q", s)
+	}
+}
+
+// TestCleanResult: a result from the sandbox is passed on only in the shape of pi's
+// results, rebuilt from what it may hold; anything else is refused with what is wrong.
+func TestCleanResult(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG"))
+	for _, tc := range []struct {
+		name, in, want string
+		progress       float64
+		err            string
+	}{
+		{name: "text", in: `{"content":[{"type":"text","text":"hi"}]}`, want: `{"content":[{"type":"text","text":"hi"}]}`},
+		{name: "all members", in: `{"_meta":{"pi-sbx-backend/progress":42,"x":1},"content":[{"type":"text","text":"a"},{"type":"image","mimeType":"image/png","data":"` + png + `"}],"structuredContent":{"k":[1,"\u003c"]},"isError":true}`,
+			want: `{"content":[{"type":"text","text":"a"},{"type":"image","mimeType":"image/png","data":"` + png + `"}],"structuredContent":{"k":[1,"\u003c"]},"isError":true}`, progress: 42},
+		{name: "whitespace and unknown members dropped", in: " { \"content\" : [ { \"type\" : \"text\" , \"text\" : \"a\" , \"annotations\" : {\"x\":1} } ] , \"resultType\":\"complete\", \"isError\": false } ",
+			want: `{"content":[{"type":"text","text":"a"}]}`},
+		{name: "no content", in: `{}`, want: `{"content":[]}`},
+		{name: "null content and structure", in: `{"content":null,"structuredContent":null}`, want: `{"content":[]}`},
+		{name: "invalid UTF-8 re-encoded", in: "{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}", want: "{\"content\":[{\"type\":\"text\",\"text\":\"a\ufffdb\"}]}"},
+		{name: "lone surrogate re-encoded", in: `{"content":[{"type":"text","text":"a\ud800b"}]}`, want: "{\"content\":[{\"type\":\"text\",\"text\":\"a\ufffdb\"}]}"},
+		{name: "surrogate pair kept", in: `{"content":[{"type":"text","text":"\ud83d\ude00"}]}`, want: `{"content":[{"type":"text","text":"\ud83d\ude00"}]}`},
+		{name: "escaped backslash before u kept", in: `{"content":[{"type":"text","text":"\\ud800"}]}`, want: `{"content":[{"type":"text","text":"\\ud800"}]}`},
+		{name: "structured lone surrogate re-encoded", in: `{"content":[],"structuredContent":{"b":"\udc00","a":1}}`, want: `{"content":[],"structuredContent":{"a":1,"b":"�"}}`},
+		{name: "not an object", in: `[1]`, err: "not a JSON object"},
+		{name: "content not an array", in: `{"content":{"type":"text"}}`, err: "content is not an array"},
+		{name: "block not an object", in: `{"content":["text"]}`, err: "content[0]: not an object"},
+		{name: "audio", in: `{"content":[{"type":"text","text":"a"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`, err: `content[1]: type "audio"`},
+		{name: "resource", in: `{"content":[{"type":"resource","resource":{}}]}`, err: `content[0]: type "resource"`},
+		{name: "text without text", in: `{"content":[{"type":"text"}]}`, err: "text block without a text string"},
+		{name: "text not a string", in: `{"content":[{"type":"text","text":5}]}`, err: "text block without a text string"},
+		{name: "image MIME type", in: `{"content":[{"type":"image","mimeType":"text/html","data":"` + png + `"}]}`, err: `image with MIME type "text/html"`},
+		{name: "image without data", in: `{"content":[{"type":"image","mimeType":"image/png","data":""}]}`, err: "image without data"},
+		{name: "image data not base64", in: `{"content":[{"type":"image","mimeType":"image/png","data":"%%%"}]}`, err: "not base64"},
+		{name: "structured not an object", in: `{"content":[],"structuredContent":[1]}`, err: "structuredContent is not a JSON object"},
+		{name: "isError not a boolean", in: `{"content":[],"isError":"yes"}`, err: "isError is not a boolean"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseEnvelope([]byte(`{"result":` + tc.in + `}`))
+			require.NoError(t, err, "the test's input is valid JSON")
+			got, progress, err := CleanResult([]byte("pre"), []byte(strings.TrimSpace(tc.in)))
+			if tc.err != "" {
+				require.ErrorIs(t, err, ErrInvalidResult)
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "pre"+tc.want, string(got))
+			assert.Equal(t, tc.progress, progress)
+			var res mcp.CallToolResult
+			require.NoError(t, json.Unmarshal(got[3:], &res), "the SDK decodes it")
+			assert.NoError(t, Validate(&res))
+		})
+	}
+}

@@ -1,0 +1,771 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/jsonwire"
+)
+
+// MaxRequestLine bounds one inbound JSON-RPC message (a line); longer lines are answered
+// with an error and skipped without being held in memory. A 30 MB file of source code is
+// some 35 MB as a JSON string.
+const MaxRequestLine = 64 << 20
+
+// DefaultMaxInflight bounds the bytes of request lines held at once by calls that have
+// been read but not answered. Beyond it the transport stops reading (the client's
+// writes block) until earlier calls finish: five concurrent 30 MB writes are taken two
+// or three at a time instead of all being held, each with its decoding copies.
+const DefaultMaxInflight = 96 << 20
+
+// bigLine is the size from which a request counts against the in-flight budget; small
+// calls (and cancellations) never wait for it.
+const bigLine = 256 << 10
+
+// Transport is an mcp.Transport over newline-delimited JSON-RPC (MCP's stdio framing),
+// working on typed messages:
+//   - one validating pass per line finds the envelope; parameters are handed to the SDK
+//     as a slice of the line, and messages are written without re-encoding the JSON the
+//     SDK produced (the SDK's own stdio transport decodes each line twice);
+//   - with Guard, a line that is not one JSON-RPC message (garbage, oversized, a batch,
+//     an id the SDK cannot echo exactly) is answered with a JSON-RPC error and serving
+//     goes on; without it such a line ends the connection (a client's side);
+//   - requests are tracked by id, so the end of input waits for every answer, and a
+//     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
+//   - with a server, tools/call of its routes are answered here, without the SDK, once
+//     the session is initialized: their large strings are set aside in the
+//     connection's jsonwire.Store, and results are written as their callers' JSON.
+type Transport struct {
+	In  io.Reader
+	Out io.Writer
+	// Closer, if set, is closed with the connection (the pipes of a child process).
+	Closer io.Closer
+	// Guard answers malformed lines instead of failing the connection.
+	Guard bool
+	// MaxLine bounds one inbound line (MaxRequestLine when zero).
+	MaxLine int
+	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
+	// when zero).
+	MaxInflight int64
+	// Validated: every line was validated by its writer (see Options.ValidatedInput).
+	Validated bool
+	Logger    *slog.Logger
+
+	// server, if set, answers tools/call of its routes in the transport, once the
+	// session is initialized, without the SDK (see Server).
+	server *Server
+}
+
+// Connect implements mcp.Transport.
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	maxLine := t.MaxLine
+	if maxLine <= 0 {
+		maxLine = MaxRequestLine
+	}
+	budget := t.MaxInflight
+	if budget <= 0 {
+		budget = DefaultMaxInflight
+	}
+	if budget < int64(maxLine) {
+		budget = int64(maxLine) // one line of the largest size always fits
+	}
+	logger := t.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	base, stop := context.WithCancel(ctx)
+	c := &conn{
+		t:        t,
+		base:     base,
+		stop:     stop,
+		maxLine:  maxLine,
+		logger:   logger,
+		incoming: make(chan item),
+		closed:   make(chan struct{}),
+		calls:    newTracker(budget),
+		outgoing: make(map[jsonrpc.ID]bool),
+		store:    jsonwire.NewStore(),
+	}
+	c.workers = workers{idle: make(chan func()), stop: c.closed}
+	c.calls.onWait = func(need, max int64) {
+		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
+	}
+	c.reader = newLineReader(t.In)
+	go c.readLoop(c.reader)
+	return c, nil
+}
+
+type item struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type conn struct {
+	t        *Transport
+	reader   *lineReader // used by readLoop alone
+	maxLine  int
+	logger   *slog.Logger
+	incoming chan item
+	closed   chan struct{}
+	once     sync.Once
+	closeErr error
+	calls    *tracker
+	// store holds the large strings of the calls answered here, by stand-in.
+	store *jsonwire.Store
+	// workers read on while a goroutine that read a call answered here runs it.
+	workers workers
+
+	wmu  sync.Mutex
+	wbuf []byte // reused for small messages
+
+	// outgoing are the ids of our own calls not yet answered nor cancelled: an answer
+	// to any other id (the peer answering a call we cancelled) is logged.
+	omu      sync.Mutex
+	outgoing map[jsonrpc.ID]bool
+
+	base        context.Context // of the calls answered here; ends with the connection
+	stop        context.CancelFunc
+	initMu      sync.Mutex
+	initID      jsonrpc.ID // the initialize request's id
+	initialized bool       // its answer has been written
+	multiRound  bool       // ... with a protocol version of the stateless era
+}
+
+// SessionID implements mcp.Connection (stdio has no session id).
+func (c *conn) SessionID() string { return "" }
+
+// Read implements mcp.Connection.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case it := <-c.incoming:
+		return it.msg, it.err
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write implements mcp.Connection.
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		c.initMu.Lock()
+		if c.initID.IsValid() && m.ID == c.initID && m.Error == nil {
+			c.initialized = true
+			v, _ := unquote(jsonwire.Member(m.Result, "protocolVersion"))
+			c.multiRound = v >= statelessProtocol
+		}
+		c.initMu.Unlock()
+		send, keys, release := c.calls.finish(m.ID)
+		// The end of input waits for this answer: it counts as given once written.
+		defer release()
+		c.store.Drop(keys)
+		if !send {
+			return nil // the peer cancelled the request: no answer (MCP, cancellation)
+		}
+	case *jsonrpc.Request:
+		c.omu.Lock()
+		switch {
+		case m.IsCall():
+			c.outgoing[m.ID] = true
+		case m.Method == "notifications/cancelled":
+			delete(c.outgoing, cancelledID(m.Params))
+		}
+		c.omu.Unlock()
+	}
+	select {
+	case <-c.closed:
+		return fmt.Errorf("writing to a closed connection: %w", io.ErrClosedPipe)
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf := c.wbuf[:0]
+	if n := messageSize(msg); n > cap(buf) {
+		buf = make([]byte, 0, n)
+	}
+	buf, err := encodeMessage(buf, msg)
+	if err != nil {
+		return err
+	}
+	if cap(buf) <= 64<<10 {
+		c.wbuf = buf
+	}
+	_, err = c.t.Out.Write(buf)
+	return err
+}
+
+func messageSize(msg jsonrpc.Message) int {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		return len(m.Params) + len(m.Method) + 128
+	case *jsonrpc.Response:
+		return len(m.Result) + 256
+	}
+	return 256
+}
+
+// Close implements mcp.Connection.
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		c.stop()
+		close(c.closed)
+		if c.t.Closer != nil {
+			c.closeErr = c.t.Closer.Close()
+		}
+	})
+	return c.closeErr
+}
+
+// writeRaw writes a reply the SDK never sees (to a line it was not given).
+func (c *conn) writeRaw(line []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	// A failed write shows up as the SDK's own write error soon after.
+	_, _ = c.t.Out.Write(line)
+}
+
+func (c *conn) deliver(it item) bool {
+	select {
+	case c.incoming <- it:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+func (c *conn) readLoop(r *lineReader) {
+	for {
+		line, tooLong, err := r.readLine(c.maxLine)
+		if tooLong {
+			if !c.t.Guard {
+				c.deliver(item{err: fmt.Errorf("a message longer than %d bytes", c.maxLine)})
+				return
+			}
+			c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: message longer than %d bytes", c.maxLine)))
+		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			if !c.handle(msg, len(line)) {
+				return
+			}
+		}
+		if err != nil {
+			// The end of input ends the session only once every request read has been
+			// answered; the SDK would otherwise drop the calls still running.
+			c.calls.waitIdle(c.closed)
+			c.deliver(item{err: err})
+			return
+		}
+	}
+}
+
+// handle decodes one line and passes it on; false: this goroutine reads no more (the
+// connection ends, or another goroutine reads on).
+func (c *conn) handle(line []byte, size int) bool {
+	small, keys, msg := c.setAside(line)
+	if m, ok := small.(*jsonrpc.Request); ok && m.IsCall() {
+		if rt, args, tok, kind := c.fastRoute(m); rt != nil && c.store.Count(args) == len(keys) {
+			// A call answered here, each long string set aside in its arguments, all
+			// in one pass over the line.
+			return c.startFast(m, size, rt, args, tok, kind, keys)
+		}
+	}
+	c.store.Drop(keys)
+	if msg == nil {
+		var id []byte
+		var code int64
+		var reason string
+		if msg, id, code, reason = c.decode(line); code != 0 {
+			if !c.t.Guard {
+				c.deliver(item{err: fmt.Errorf("undecodable message: %s", reason)})
+				return false
+			}
+			c.writeRaw(rawErrorReply(id, code, reason))
+			return true
+		}
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		switch {
+		case m.IsCall():
+			if m.Method == "initialize" {
+				c.initMu.Lock()
+				c.initID = m.ID
+				c.initMu.Unlock()
+			}
+			// Only the calls answered here have their large strings set aside: the
+			// SDK's handlers get their arguments whole.
+			rt, args, tok, kind := c.fastRoute(m)
+			var keys []string
+			if rt != nil && len(args) >= jsonwire.MinSize {
+				args, keys = c.store.Offload(args)
+			}
+			if rt != nil {
+				return c.startFast(m, size, rt, args, tok, kind, keys)
+			}
+			if ok, dup := c.track(m, size, nil); !ok || dup {
+				return ok
+			}
+		case m.Method == "notifications/cancelled":
+			c.calls.cancel(cancelledID(m.Params))
+		case m.Method == LineSizeMethod:
+			if n, err := strconv.Atoi(string(jsonwire.Member(m.Params, "bytes"))); err == nil && n > 0 {
+				c.reader.hint = n
+			}
+			return true // for this transport alone: the SDK never sees it
+		}
+	case *jsonrpc.Response:
+		c.omu.Lock()
+		pending := c.outgoing[m.ID]
+		delete(c.outgoing, m.ID)
+		c.omu.Unlock()
+		if !pending {
+			c.logger.Warn("the peer answered a call that is not pending (cancelled, or never made)", "id", m.ID.Raw())
+		}
+	}
+	return c.deliver(item{msg: msg})
+}
+
+// startFast runs a call answered here. It runs at once, on this goroutine, and the
+// reading goes on on a worker: so the call does not wait for a sleeping thread to wake
+// and take it (tens of microseconds in a VM, twice a call: here and in the agent), only
+// the next message's read does. It returns false, as this goroutine reads no more.
+func (c *conn) startFast(m *jsonrpc.Request, size int, rt *route, args, tok []byte, kind fastCallKind, keys []string) bool {
+	ok, dup := c.track(m, size, keys)
+	if !ok || dup {
+		return ok
+	}
+	c.workers.run(func() { c.readLoop(c.reader) })
+	c.fastCall(m.ID, rt, args, tok, kind)
+	return false
+}
+
+// track records a call read, with its stand-ins (dropped once it is answered). A call
+// whose id is in use is answered with an error here (dup), as the SDK may not know the
+// first one; ok false ends the connection.
+func (c *conn) track(m *jsonrpc.Request, size int, keys []string) (ok, dup bool) {
+	ok, dup = c.calls.start(m.ID, size, keys, c.closed)
+	switch {
+	case dup:
+		c.store.Drop(keys)
+		c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
+		return true, true
+	case !ok:
+		c.store.Drop(keys)
+	}
+	return ok, false
+}
+
+// setAside decodes a large line with its long strings set aside, in one pass:
+// small is the message so and keys the stand-ins made. A line read from a writer that
+// does not validate is validated first, and msg is then its message as it came. All are
+// nil when the line is small or not valid.
+func (c *conn) setAside(line []byte) (small jsonrpc.Message, keys []string, msg jsonrpc.Message) {
+	if len(line) < jsonwire.MinSize || c.t.server == nil {
+		return nil, nil, nil
+	}
+	if !c.t.Validated {
+		env, err := parseEnvelope(line)
+		if err != nil {
+			return nil, nil, nil // decode finds the error again, and answers it
+		}
+		if msg, err = toMessage(env); err != nil {
+			return nil, nil, nil
+		}
+	}
+	out, keys := c.store.Offload(line)
+	if keys == nil {
+		return nil, nil, msg
+	}
+	if env, ok := walkEnvelope(out); ok {
+		if small, err := toMessage(env); err == nil {
+			return small, keys, msg
+		}
+	}
+	c.store.Drop(keys)
+	return nil, nil, msg
+}
+
+// decode is decodeLine, by walking the line when its writer validated it.
+func (c *conn) decode(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
+	if c.t.Validated {
+		if env, ok := walkEnvelope(line); ok {
+			if msg, err := toMessage(env); err == nil {
+				return msg, nil, 0, ""
+			}
+		}
+	}
+	return decodeLine(line)
+}
+
+// decodeLine returns the message of a line, or a JSON-RPC error code, the raw id to
+// answer with (nil: null) and the reason.
+func decodeLine(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
+	env, err := parseEnvelope(line)
+	switch {
+	case errors.Is(err, errNotObject) && line[0] == '[':
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line (batches are not supported)"
+	case errors.Is(err, errNotObject):
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line"
+	case err != nil:
+		return nil, nil, jsonrpc.CodeParseError, "Parse error: " + err.Error()
+	}
+	msg, err = toMessage(env)
+	if err == nil {
+		return msg, nil, 0, ""
+	}
+	var idErr *idError
+	if errors.As(err, &idErr) {
+		switch env.id[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			// The id was made out: echo it exactly as sent (JSON-RPC: the response's id
+			// is the request's; null only when it could not be detected).
+			return nil, env.id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s cannot be answered exactly: %s; use a string or an integer", clip(env.id), idErr.reason)
+		}
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: " + idErr.reason
+	}
+	if env.id != nil && env.method != nil {
+		if _, err := parseID(env.id); err == nil {
+			id = env.id
+		}
+	}
+	return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+}
+
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}
+
+// cancelledID is the typed id a notifications/cancelled names (invalid if none).
+func cancelledID(params []byte) jsonrpc.ID {
+	raw := jsonwire.Member(params, "requestId")
+	if raw == nil {
+		return jsonrpc.ID{}
+	}
+	id, err := parseID(raw)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
+// tracker follows the calls read but not answered yet.
+type tracker struct {
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]*call
+	pending int           // calls not cancelled
+	idle    chan struct{} // closed while pending is 0
+	budget  int64         // bytes of big requests that may still be taken
+	freed   chan struct{} // closed and replaced when budget is returned
+	max     int64
+	// onWait, if set, is told when a call must wait for budget (t.mu is held).
+	onWait func(need, max int64)
+}
+
+type call struct {
+	size      int64    // bytes taken from the budget
+	keys      []string // its stand-ins in the transport's jsonwire.Store
+	cancelled bool
+	abort     context.CancelFunc // of a call answered by the transport
+}
+
+func newTracker(budget int64) *tracker {
+	idle := make(chan struct{})
+	close(idle)
+	return &tracker{calls: make(map[jsonrpc.ID]*call), idle: idle, budget: budget, max: budget, freed: make(chan struct{})}
+}
+
+// start notes a call; a big one first waits for its share of the budget (or stop). It
+// reports whether the call is tracked, or else whether its id is a duplicate.
+func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan struct{}) (ok, dup bool) {
+	need := int64(0)
+	if size >= bigLine {
+		need = min(int64(size), t.max)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.calls[id] != nil {
+		return false, true
+	}
+	for waited := false; t.budget < need; waited = true {
+		if !waited && t.onWait != nil {
+			t.onWait(need, t.max)
+		}
+		freed := t.freed
+		t.mu.Unlock()
+		select {
+		case <-freed:
+		case <-stop:
+			t.mu.Lock()
+			return false, false
+		}
+		t.mu.Lock()
+	}
+	t.budget -= need
+	t.calls[id] = &call{size: need, keys: keys}
+	if t.pending == 0 {
+		t.idle = make(chan struct{})
+	}
+	t.pending++
+	return true, false
+}
+
+// cancel marks a call the peer cancelled: the end of input no longer waits for it, and
+// its answer is dropped.
+func (t *tracker) cancel(id jsonrpc.ID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[id]
+	if c == nil || c.cancelled {
+		return
+	}
+	c.cancelled = true
+	if c.abort != nil {
+		c.abort()
+	}
+	t.release()
+}
+
+// setAbort gives a call answered by the transport its cancel function; it reports false
+// if the call was cancelled already.
+func (t *tracker) setAbort(id jsonrpc.ID, abort context.CancelFunc) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[id]
+	if c == nil || c.cancelled {
+		return false
+	}
+	c.abort = abort
+	return true
+}
+
+// release counts one call as no longer pending; t.mu is held.
+func (t *tracker) release() {
+	t.pending--
+	if t.pending == 0 {
+		close(t.idle)
+	}
+}
+
+// finish notes the answer to a call: whether it should be sent, the call's stand-ins
+// (now to be dropped), and release, to be called once the answer is written.
+func (t *tracker) finish(id jsonrpc.ID) (send bool, keys []string, release func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[id]
+	if c == nil {
+		return true, nil, func() {} // an answer to a call not tracked
+	}
+	delete(t.calls, id)
+	if c.size > 0 {
+		t.budget += c.size
+		close(t.freed)
+		t.freed = make(chan struct{})
+	}
+	if c.cancelled {
+		return false, c.keys, func() {} // released when cancelled
+	}
+	return true, c.keys, func() {
+		t.mu.Lock()
+		t.release()
+		t.mu.Unlock()
+	}
+}
+
+// waitIdle returns once no call is pending, or when stop is closed.
+func (t *tracker) waitIdle(stop <-chan struct{}) {
+	t.mu.Lock()
+	idle := t.idle
+	t.mu.Unlock()
+	select {
+	case <-idle:
+	case <-stop:
+	}
+}
+
+// workers run functions on goroutines that live on for a while after their work, to take
+// the next: a busy connection reuses goroutines whose stacks have grown to what a call
+// needs instead of growing a new one's by copies (a twentieth of a small call's CPU).
+type workers struct {
+	idle chan func()     // unbuffered: a send succeeds only if a worker is waiting
+	stop <-chan struct{} // closed with the connection: idle workers end
+}
+
+// workerIdle is how long a worker waits for more work before it ends.
+const workerIdle = 10 * time.Second
+
+func (w *workers) run(f func()) {
+	select {
+	case w.idle <- f:
+	default:
+		go w.loop(f)
+	}
+}
+
+func (w *workers) loop(f func()) {
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		f()
+		t.Reset(workerIdle)
+		select {
+		case f = <-w.idle:
+		case <-t.C:
+			return
+		case <-w.stop:
+			return
+		}
+	}
+}
+
+// fastCallKind says how the SDK would shape a call's result: after an initialize
+// handshake of the stateless era it marks the result complete; a stateless call's
+// result also names the server in _meta.
+type fastCallKind struct{ complete, serverInfo bool }
+
+// fastRoute returns the route, raw arguments and raw progress token of a tools/call the
+// transport answers itself: one of the server's routes, once initialize was answered or
+// in a call of the stateless protocol.
+func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKind) {
+	none := func() (*route, []byte, []byte, fastCallKind) { return nil, nil, nil, fastCallKind{} }
+	if c.t.server == nil || m.Method != "tools/call" {
+		return none()
+	}
+	c.initMu.Lock()
+	ready, multiRound := c.initialized, c.multiRound
+	c.initMu.Unlock()
+	// One walk over the params finds all three (the arguments may be megabytes).
+	var meta, rawName, args []byte
+	jsonwire.Members(m.Params, func(key, val []byte) {
+		switch string(key) {
+		case "_meta":
+			meta = val
+		case "name":
+			rawName = val
+		case "arguments":
+			args = val
+		}
+	})
+	kind := fastCallKind{complete: multiRound}
+	if statelessCall(meta) {
+		kind = fastCallKind{complete: true, serverInfo: true}
+	} else if !ready {
+		return none()
+	}
+	name, ok := unquote(rawName)
+	if !ok {
+		return none()
+	}
+	rt := c.t.server.routes[name]
+	if rt == nil {
+		return none() // the SDK's "unknown tool" error
+	}
+	var tok []byte
+	if meta != nil {
+		tok = jsonwire.Member(meta, "progressToken")
+		if tok != nil && tok[0] != '"' && (tok[0] < '0' || tok[0] > '9') && tok[0] != '-' {
+			tok = nil // not a string or number: no progress, as the SDK
+		}
+	}
+	return rt, args, tok, kind
+}
+
+// statelessProtocol is the MCP version whose requests carry the client's state in _meta
+// instead of an initialize handshake (the Go SDK's client speaks it).
+const statelessProtocol = "2026-07-28"
+
+// statelessCall reports whether a request's _meta makes it a complete call of the
+// stateless protocol, as the SDK requires: its version, and the client's capabilities.
+func statelessCall(meta []byte) bool {
+	if meta == nil {
+		return false
+	}
+	v, ok := unquote(jsonwire.Member(meta, "io.modelcontextprotocol/protocolVersion"))
+	caps := jsonwire.Member(meta, "io.modelcontextprotocol/clientCapabilities")
+	return ok && v == statelessProtocol && len(caps) > 0 && caps[0] == '{'
+}
+
+// fastCall runs one tools/call and writes its answer (or drops it if cancelled), as the
+// SDK would: a *jsonrpc.Error as an error response, a result with content [] at least.
+func (c *conn) fastCall(id jsonrpc.ID, rt *route, args, tok []byte, kind fastCallKind) {
+	ctx, cancel := context.WithCancel(c.base)
+	defer cancel()
+	if !c.calls.setAbort(id, cancel) {
+		cancel()
+	}
+	call := Call{Args: args, StandIns: c.store}
+	if tok != nil {
+		call.Progress = func(msg string, total float64) { c.notifyProgress(tok, msg, total) }
+	}
+	resp := &jsonrpc.Response{ID: id}
+	res, err := rt.callRaw(ctx, call)
+	if err == nil {
+		resp.Result, err = c.shape(res, kind)
+	}
+	if err != nil {
+		resp.Error = err
+	}
+	// A failed write shows up in the SDK's own next write.
+	_ = c.Write(c.base, resp)
+}
+
+// shape gives a call's result JSON what the SDK adds for the protocol spoken: a
+// stateless call's result names the server in _meta (merged, in the key order the SDK's
+// map encoding gives, into the _meta Local writes, whose only key sorts after it); after
+// an initialize handshake of the stateless era the result is marked complete (the SDK's
+// unexported resultType, last as it writes it).
+func (c *conn) shape(res []byte, kind fastCallKind) ([]byte, error) {
+	if len(res) < 2 || res[0] != '{' || res[len(res)-1] != '}' {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidResult)
+	}
+	if kind.serverInfo {
+		impl, err := json.Marshal(c.t.server.impl)
+		if err != nil {
+			return nil, err
+		}
+		const metaStart = `{"_meta":{`
+		out := make([]byte, 0, len(res)+len(impl)+96)
+		if bytes.HasPrefix(res, []byte(metaStart)) {
+			out = append(out, metaStart+`"io.modelcontextprotocol/serverInfo":`...)
+			out = append(append(out, impl...), ',')
+			res = append(out, res[len(metaStart):]...)
+		} else {
+			out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+			out = append(append(out, impl...), '}', ',')
+			res = append(out, res[1:]...)
+		}
+	}
+	if kind.complete {
+		res = append(res[:len(res)-1:len(res)-1], `,"resultType":"complete"}`...)
+	}
+	return res, nil
+}
+
+// notifyProgress writes a notifications/progress for a call answered here; the token is
+// echoed as the client wrote it.
+func (c *conn) notifyProgress(tok []byte, msg string, total float64) {
+	line := append(make([]byte, 0, len(msg)+128), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	line = append(line, tok...)
+	line = append(line, `,"progress":`...)
+	line = strconv.AppendFloat(line, total, 'f', -1, 64)
+	if msg != "" {
+		line = append(line, `,"message":`...)
+		line = appendString(line, msg)
+	}
+	line = append(line, '}', '}', '\n')
+	c.writeRaw(line)
+}

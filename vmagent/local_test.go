@@ -1,0 +1,125 @@
+package vmagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+func echo(calls *[]string) Impl {
+	return Impl{
+		Tool: &tools.Tool{Name: "echo", Schema: tools.Object([]string{"text"}, nil)},
+		Run: func(_ context.Context, cwd string, args json.RawMessage, _ tools.Env) (result.Result, error) {
+			*calls = append(*calls, string(args))
+			var a struct{ Text string }
+			if err := json.Unmarshal(args, &a); err != nil {
+				return result.Result{}, err
+			}
+			if a.Text == "boom" {
+				return result.Result{}, errors.New("it threw")
+			}
+			return result.Text(cwd+":"+a.Text, nil), nil
+		},
+	}
+}
+
+func TestCall(t *testing.T) {
+	tests := []struct {
+		name, tool, args string
+		usage            string // non-empty: want an ErrUsage containing this
+		want             result.Result
+	}{
+		{name: "ok", tool: "echo", args: `{"text":"hi"}`, want: result.Text("/w:hi", nil)},
+		{name: "thrown error", tool: "echo", args: `{"text":"boom"}`, want: result.Thrown(errors.New("it threw"))},
+		{name: "unknown tool", tool: "nope", args: `{}`, usage: `unknown tool "nope" (have echo)`},
+		{name: "invalid arguments", tool: "echo", args: `{}`, usage: "text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls []string
+			reg, err := New(echo(&calls))
+			require.NoError(t, err)
+			got, err := reg.Call(context.Background(), "/w", tt.tool, []byte(tt.args), tools.Env{})
+			if tt.usage != "" {
+				require.ErrorIs(t, err, tools.ErrUsage)
+				assert.Contains(t, err.Error(), tt.usage)
+				assert.Empty(t, calls, "a usage error must not run the tool")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestNewRejectsDuplicatesAndHoles(t *testing.T) {
+	var calls []string
+	_, err := New(echo(&calls), echo(&calls))
+	assert.ErrorContains(t, err, "registered twice")
+	_, err = New(Impl{Tool: tools.Read()})
+	assert.ErrorContains(t, err, "incomplete")
+}
+
+func TestDefaultImplementsPisSevenAndThePtyMethod(t *testing.T) {
+	want := append(tools.Names(tools.Pi()), tools.PtyExecName)
+	sort.Strings(want)
+	assert.Equal(t, want, tools.Names(Default().Tools()))
+	for _, im := range Default().Impls() {
+		assert.Equal(t, im.Tool.Name == tools.PtyExecName, im.Unlisted, "%s: only the serve method is unlisted", im.Tool.Name)
+	}
+}
+
+// TestPtyExec: pi_sbx_pty_exec runs on a terminal, streams the output, reports the exit
+// code in details, passes the caller's variables and its own env, and checks its cwd.
+func TestPtyExec(t *testing.T) {
+	dir := t.TempDir()
+	var streamed strings.Builder
+	last := 0
+	env := tools.Env{Vars: []string{"PI_SESSION_ID=s1"}, OnProgress: func(text string, total int) {
+		streamed.WriteString(text)
+		last = total
+	}}
+	res, err := Default().Call(context.Background(), dir, tools.PtyExecName,
+		[]byte(`{"command":"test -t 1 && echo tty; echo $PI_SESSION_ID $X; pwd; exit 4","env":{"X":"x1"},"cols":120}`), env)
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%+v", res)
+	assert.Equal(t, ptyExecDetails{ExitCode: 4}, res.Details)
+	want := "tty\r\ns1 x1\r\n" + dir + "\r\n"
+	assert.Equal(t, want, streamed.String())
+	assert.Equal(t, len(want), last, "progress totals count the bytes streamed")
+	assert.Equal(t, want, res.Content[0].Text)
+
+	res, err = Default().Call(context.Background(), dir, tools.PtyExecName, []byte(`{"command":"true","cwd":"missing"}`), tools.Env{})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "Working directory does not exist: "+filepath.Join(dir, "missing")+"\nCannot execute bash commands.", res.Content[0].Text)
+	_, err = Default().Call(context.Background(), dir, tools.PtyExecName, []byte(`{"command":"true","cols":0}`), tools.Env{})
+	assert.ErrorIs(t, err, tools.ErrUsage)
+}
+
+// TestWriteAndEditRunThroughOneRegistry: write and edit work through the registry, which
+// hands them its queue explicitly (fsops' own test proves the queue serializes edits).
+func TestWriteAndEditRunThroughOneRegistry(t *testing.T) {
+	dir := t.TempDir()
+	reg := Default()
+	res, err := reg.Call(context.Background(), dir, "write", []byte(`{"path":"f.txt","content":"a\n"}`), tools.Env{})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%+v", res)
+	res, err = reg.Call(context.Background(), dir, "edit", []byte(`{"path":"f.txt","oldText":"a","newText":"b"}`), tools.Env{})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%+v", res)
+	got, err := os.ReadFile(filepath.Join(dir, "f.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "b\n", string(got))
+}
