@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 	"github.com/pi-sbx/pi-sbx-backend/vmagent"
@@ -219,7 +220,7 @@ func TestChannelProgress(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, res.Content[0].(*mcp.TextContent).Text, got.String(), "progress carried the whole output, in order")
-	assert.Nil(t, res.Meta, "the agent's _meta stays in the channel")
+	assert.Equal(t, mcp.Meta{result.ExitCodeMeta: float64(0)}, res.Meta, "the agent's progress total stays in the channel; the outcome passes")
 }
 
 func TestChannelRestartsAfterCrash(t *testing.T) {

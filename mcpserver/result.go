@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 
@@ -17,9 +18,15 @@ import (
 
 // ToMCP maps pi's result onto an MCP tool result: content blocks as they are (images
 // carry base64 data and a MIME type), details as structuredContent when it is a JSON
-// object, isError as pi set it.
+// object, isError as pi set it, and the outcome in _meta.
 func ToMCP(r result.Result) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{Content: make([]mcp.Content, 0, len(r.Content)), IsError: r.IsError}
+	if r.Outcome.Thrown {
+		out.Meta = mcp.Meta{result.ThrownMeta: true}
+	}
+	if r.Outcome.ExitCode != nil {
+		out.Meta = mcp.Meta{result.ExitCodeMeta: *r.Outcome.ExitCode}
+	}
 	for _, c := range r.Content {
 		switch c.Type {
 		case "text":
@@ -53,6 +60,7 @@ func FromMCP(r *mcp.CallToolResult) (result.Result, error) {
 		return result.Result{}, err
 	}
 	out := result.Result{Content: make([]result.Content, 0, len(r.Content)), IsError: r.IsError}
+	out.Outcome, _ = outcomeOf(r.Meta) // Validate has checked it
 	for _, c := range r.Content {
 		switch c := c.(type) {
 		case *mcp.TextContent:
@@ -77,11 +85,48 @@ var ErrInvalidResult = errors.New("invalid tool result from the sandbox")
 
 var mimeRE = regexp.MustCompile(`^image/[a-z0-9.+-]{1,64}$`)
 
+// outcomeOf reads a result's outcome from its _meta: thrown a boolean, an exit code a
+// whole number from 0 to 2^31-1 (an int where the result was built here, a float64
+// where it was decoded).
+func outcomeOf(m mcp.Meta) (result.Outcome, error) {
+	var o result.Outcome
+	if v, ok := m[result.ThrownMeta]; ok {
+		b, ok := v.(bool)
+		if !ok {
+			return o, fmt.Errorf("%w: _meta %s is not a boolean", ErrInvalidResult, result.ThrownMeta)
+		}
+		o.Thrown = b
+	}
+	if v, ok := m[result.ExitCodeMeta]; ok {
+		var code int
+		switch n := v.(type) {
+		case int:
+			code = n
+		case float64:
+			code = int(n)
+			if float64(code) != n {
+				code = -1
+			}
+		default:
+			code = -1
+		}
+		if code < 0 || code > math.MaxInt32 {
+			return o, fmt.Errorf("%w: _meta %s is not an exit code", ErrInvalidResult, result.ExitCodeMeta)
+		}
+		o.ExitCode = &code
+	}
+	return o, nil
+}
+
 // Validate checks a result that came from the sandbox: only text and image blocks,
-// images with an image MIME type and data, structured content a JSON object.
+// images with an image MIME type and data, structured content a JSON object, an
+// outcome of the right types.
 func Validate(r *mcp.CallToolResult) error {
 	if r == nil {
 		return fmt.Errorf("%w: no result", ErrInvalidResult)
+	}
+	if _, err := outcomeOf(r.Meta); err != nil {
+		return err
 	}
 	for i, c := range r.Content {
 		switch c := c.(type) {
@@ -108,11 +153,7 @@ func Validate(r *mcp.CallToolResult) error {
 // images in canonical base64), with progress, if not zero, as its ProgressMeta.
 func AppendResult(dst []byte, r result.Result, progress int) ([]byte, error) {
 	dst = append(dst, '{')
-	if progress > 0 {
-		dst = append(dst, `"_meta":{"`+ProgressMeta+`":`...)
-		dst = strconv.AppendInt(dst, int64(progress), 10)
-		dst = append(dst, "},"...)
-	}
+	dst = appendMeta(dst, progress, r.Outcome)
 	dst = append(dst, `"content":[`...)
 	for i, c := range r.Content {
 		if i > 0 {
@@ -154,16 +195,42 @@ func AppendResult(dst []byte, r result.Result, progress int) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// appendMeta appends a result's _meta member and its comma, if it has any: the keys
+// in the order encoding/json sorts a map's.
+func appendMeta(dst []byte, progress int, o result.Outcome) []byte {
+	if progress <= 0 && !o.Thrown && o.ExitCode == nil {
+		return dst
+	}
+	dst = append(dst, `"_meta":{`...)
+	sep := ""
+	if progress > 0 {
+		dst = append(dst, `"`+ProgressMeta+`":`...)
+		dst = strconv.AppendInt(dst, int64(progress), 10)
+		sep = ","
+	}
+	if o.ExitCode != nil {
+		dst = append(dst, sep+`"`+result.ExitCodeMeta+`":`...)
+		dst = strconv.AppendInt(dst, int64(*o.ExitCode), 10)
+		sep = ","
+	}
+	if o.Thrown {
+		dst = append(dst, sep+`"`+result.ThrownMeta+`":true`...)
+	}
+	return append(dst, "},"...)
+}
+
 // CleanResult checks the JSON of a tool result that came from the sandbox, which is
 // untrusted, as Validate checks a decoded one, and rebuilds it from what a result of
 // pi's tools holds: text and image blocks (an image with an image MIME type and
 // non-empty base64 data), structuredContent when it is an object, isError. Everything
 // else is left out, as decoding into the SDK's types would, and strings that are not
 // valid UTF-8 or hold an unpaired surrogate escape are re-encoded as a decoder reads
-// them. It also returns the result's ProgressMeta total (0 if none). raw must be
+// them. The outcome in _meta is kept (checked as Validate checks it); the rest of _meta
+// is the agent's own. It also returns the result's ProgressMeta total (0 if none). raw must be
 // validated JSON, as the transport's reading leaves it; the result is appended to dst.
 func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 	var content, structured []byte
+	var outcome result.Outcome
 	isError, bad := false, ""
 	ok := jsonwire.Members(raw, func(key, val []byte) {
 		switch string(key) {
@@ -184,6 +251,21 @@ func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 			if n := jsonwire.Member(val, ProgressMeta); n != nil {
 				progress, _ = strconv.ParseFloat(string(n), 64)
 			}
+			switch v := string(jsonwire.Member(val, result.ThrownMeta)); v {
+			case "", "false":
+			case "true":
+				outcome.Thrown = true
+			default:
+				bad = "_meta " + result.ThrownMeta + " is not a boolean"
+			}
+			if v := jsonwire.Member(val, result.ExitCodeMeta); v != nil {
+				code, err := strconv.ParseInt(string(v), 10, 32)
+				if err != nil || code < 0 {
+					bad = "_meta " + result.ExitCodeMeta + " is not an exit code"
+				}
+				c := int(code)
+				outcome.ExitCode = &c
+			}
 		}
 	})
 	switch {
@@ -192,7 +274,9 @@ func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 	case bad != "":
 		return nil, 0, fmt.Errorf("%w: %s", ErrInvalidResult, bad)
 	}
-	dst = append(dst, `{"content":[`...)
+	dst = append(dst, '{')
+	dst = appendMeta(dst, 0, outcome)
+	dst = append(dst, `"content":[`...)
 	if content != nil && string(content) != "null" {
 		n := 0
 		ok := jsonwire.Elements(content, func(block []byte) {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -39,12 +40,18 @@ func TestAppendResultIsTheSDKsEncoding(t *testing.T) {
 		{"error", result.Result{Content: []result.Content{result.TextBlock("boom & bust")}, IsError: true}, 0},
 		{"progress", result.Result{Content: []result.Content{result.TextBlock("out")}, Details: details{Lines: 3}}, 12345},
 		{"long", result.Result{Content: []result.Content{result.TextBlock(strings.Repeat(awkward, 2000))}}, 0},
+		{"thrown", result.Thrown(errors.New("ENOENT <x>")), 0},
+		{"exit code 0", result.Result{Content: []result.Content{result.TextBlock("ok")}, Outcome: result.Exited(0)}, 0},
+		{"exit code and progress", result.Result{Content: []result.Content{result.TextBlock("bad")}, IsError: true, Outcome: result.Exited(143)}, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := ToMCP(tc.r)
 			require.NoError(t, err)
 			if tc.progress > 0 {
-				res.Meta = mcp.Meta{ProgressMeta: tc.progress}
+				if res.Meta == nil {
+					res.Meta = mcp.Meta{}
+				}
+				res.Meta[ProgressMeta] = tc.progress
 			}
 			want, err := json.Marshal(res)
 			require.NoError(t, err)
@@ -111,6 +118,15 @@ func TestCleanResult(t *testing.T) {
 		{name: "image data not base64", in: `{"content":[{"type":"image","mimeType":"image/png","data":"%%%"}]}`, err: "not base64"},
 		{name: "structured not an object", in: `{"content":[],"structuredContent":[1]}`, err: "structuredContent is not a JSON object"},
 		{name: "isError not a boolean", in: `{"content":[],"isError":"yes"}`, err: "isError is not a boolean"},
+		{name: "outcome kept, progress dropped", in: `{"_meta":{"pi-sbx-backend/progress":9,"pi-sbx/exitCode":3,"pi-sbx/thrown":false},"content":[],"isError":true}`,
+			want: `{"_meta":{"pi-sbx/exitCode":3},"content":[],"isError":true}`, progress: 9},
+		{name: "thrown kept", in: `{"_meta":{"pi-sbx/thrown":true},"content":[{"type":"text","text":"boom"}],"isError":true}`,
+			want: `{"_meta":{"pi-sbx/thrown":true},"content":[{"type":"text","text":"boom"}],"isError":true}`},
+		{name: "thrown not a boolean", in: `{"_meta":{"pi-sbx/thrown":1},"content":[]}`, err: "pi-sbx/thrown is not a boolean"},
+		{name: "exit code negative", in: `{"_meta":{"pi-sbx/exitCode":-1},"content":[]}`, err: "pi-sbx/exitCode is not an exit code"},
+		{name: "exit code fractional", in: `{"_meta":{"pi-sbx/exitCode":1.5},"content":[]}`, err: "pi-sbx/exitCode is not an exit code"},
+		{name: "exit code a string", in: `{"_meta":{"pi-sbx/exitCode":"3"},"content":[]}`, err: "pi-sbx/exitCode is not an exit code"},
+		{name: "exit code too large", in: `{"_meta":{"pi-sbx/exitCode":99999999999},"content":[]}`, err: "pi-sbx/exitCode is not an exit code"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseEnvelope([]byte(`{"result":` + tc.in + `}`))
@@ -128,5 +144,30 @@ func TestCleanResult(t *testing.T) {
 			require.NoError(t, json.Unmarshal(got[3:], &res), "the SDK decodes it")
 			assert.NoError(t, Validate(&res))
 		})
+	}
+}
+
+// TestOutcomeRoundTrip: the outcome survives ToMCP, the SDK's encoding and decoding,
+// and FromMCP; a decoded one of the wrong type is refused.
+func TestOutcomeRoundTrip(t *testing.T) {
+	for _, r := range []result.Result{
+		result.Thrown(errors.New("boom")),
+		{Content: []result.Content{result.TextBlock("x")}, Outcome: result.Exited(0)},
+		{Content: []result.Content{result.TextBlock("x")}, IsError: true, Outcome: result.Exited(255)},
+		{Content: []result.Content{result.TextBlock("x")}},
+	} {
+		res, err := ToMCP(r)
+		require.NoError(t, err)
+		raw, err := json.Marshal(res)
+		require.NoError(t, err)
+		var back mcp.CallToolResult
+		require.NoError(t, json.Unmarshal(raw, &back))
+		got, err := FromMCP(&back)
+		require.NoError(t, err)
+		assert.Equal(t, r.Outcome, got.Outcome, "%s", raw)
+	}
+	for _, meta := range []mcp.Meta{{result.ThrownMeta: "yes"}, {result.ExitCodeMeta: -3.0}, {result.ExitCodeMeta: 2.5}, {result.ExitCodeMeta: "0"}} {
+		_, err := FromMCP(&mcp.CallToolResult{Meta: meta, Content: []mcp.Content{}})
+		assert.ErrorIs(t, err, ErrInvalidResult, "%v", meta)
 	}
 }

@@ -258,7 +258,12 @@ func (r *route) failure(ctx context.Context, err error) (*mcp.CallToolResult, er
 		return nil, ctx.Err()
 	}
 	r.logger.Warn("tool call failed", "tool", r.tool.Name, "error", err)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}}}, nil
+	// Thrown: the pi package throws it, as pi's tool throws what stops it from running.
+	return &mcp.CallToolResult{
+		Meta:    mcp.Meta{result.ThrownMeta: true},
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sandbox error: %v", err)}},
+	}, nil
 }
 
 // Runner runs a call in this process (vmagent's Registry): decoding and the
@@ -311,7 +316,10 @@ func (l *Local) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, erro
 	}
 	res, err := ToMCP(r)
 	if err == nil && sent > 0 {
-		res.Meta = mcp.Meta{ProgressMeta: sent}
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		res.Meta[ProgressMeta] = sent
 	}
 	return res, err
 }

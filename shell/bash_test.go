@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,6 +59,13 @@ func TestBashResults(t *testing.T) {
 			assert.Equal(t, tt.want, text(t, r))
 			assert.Equal(t, tt.isError, r.IsError)
 			assert.Nil(t, r.Details)
+			// The exit code, also as data: 0 for a success, pi's number otherwise.
+			want := 0
+			if tt.isError {
+				_, err := fmt.Sscanf(tt.want[strings.LastIndex(tt.want, "code ")+5:], "%d", &want)
+				require.NoError(t, err)
+			}
+			assert.Equal(t, result.Exited(want), r.Outcome)
 		})
 	}
 }

@@ -57,9 +57,10 @@ func format(snap snapshot, lastLineBytes int, end ending, timeout *float64) (res
 			Content: []result.Content{result.TextBlock(withStatus(text, fmt.Sprintf("Command exited with code %d", end.code)))},
 			Details: details,
 			IsError: true,
+			Outcome: result.Exited(end.code),
 		}, nil
 	}
-	return result.Result{Content: []result.Content{result.TextBlock(text)}, Details: details}, nil
+	return result.Result{Content: []result.Content{result.TextBlock(text)}, Details: details, Outcome: result.Exited(0)}, nil
 }
 
 func withStatus(text, status string) string {

@@ -59,6 +59,9 @@ func TestFormat(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, []result.Content{result.TextBlock(tt.want)}, r.Content)
 			assert.Equal(t, tt.isError, r.IsError)
+			require.NotNil(t, r.Outcome.ExitCode, "a returned result carries its exit code")
+			assert.Equal(t, tt.end.code, *r.Outcome.ExitCode)
+			assert.False(t, r.Outcome.Thrown)
 			if tt.snap.truncation.Truncated {
 				assert.Equal(t, BashDetails{Truncation: &tt.snap.truncation, FullOutputPath: tt.snap.path}, r.Details)
 			} else {

@@ -50,7 +50,27 @@ type Result struct {
 	Content []Content `json:"content"`
 	Details any       `json:"details"`
 	IsError bool      `json:"isError"`
+	// Outcome says as data what Content says as text, for clients that must act on it
+	// (the pi package throws or returns as pi's tool did) without parsing pi's messages.
+	Outcome Outcome `json:"_meta,omitzero"`
 }
+
+// Outcome is how a tool call ended, beyond isError, under keys of its own in an MCP
+// result's _meta: whether pi's tool threw, and the exit code of a command that ran to
+// one (bash, whose non-zero exits pi returns rather than throws).
+type Outcome struct {
+	Thrown   bool `json:"pi-sbx/thrown,omitempty"`
+	ExitCode *int `json:"pi-sbx/exitCode,omitempty"`
+}
+
+// The _meta keys of an Outcome.
+const (
+	ThrownMeta   = "pi-sbx/thrown"
+	ExitCodeMeta = "pi-sbx/exitCode"
+)
+
+// Exited returns the Outcome of a command that ran to exit code code.
+func Exited(code int) Outcome { return Outcome{ExitCode: &code} }
 
 // TextBlock returns a text content block.
 func TextBlock(s string) Content { return Content{Type: "text", Text: s} }
@@ -68,7 +88,7 @@ func Text(s string, details any) Result {
 // Thrown is the result pi's agent loop makes of a tool that throws: the message as the
 // only text block, empty details, isError set.
 func Thrown(err error) Result {
-	return Result{Content: []Content{TextBlock(err.Error())}, Details: map[string]any{}, IsError: true}
+	return Result{Content: []Content{TextBlock(err.Error())}, Details: map[string]any{}, IsError: true, Outcome: Outcome{Thrown: true}}
 }
 
 // Decode parses a JSON-encoded Result, keeping details as raw JSON.
@@ -77,11 +97,12 @@ func Decode(data []byte) (Result, error) {
 		Content []Content       `json:"content"`
 		Details json.RawMessage `json:"details"`
 		IsError bool            `json:"isError"`
+		Outcome Outcome         `json:"_meta"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Result{}, err
 	}
-	out := Result{Content: r.Content, IsError: r.IsError}
+	out := Result{Content: r.Content, IsError: r.IsError, Outcome: r.Outcome}
 	if len(r.Details) > 0 && string(r.Details) != "null" {
 		out.Details = r.Details
 	}
