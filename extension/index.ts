@@ -6,7 +6,8 @@
 // sandbox as a deploy target), and everything serve reads (PI_SBX_BIN, DOCKER_SANDBOX*).
 
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { PTY_TOOL, Sandbox, type SandboxStatus, textOf } from "./src/sandbox.ts";
+import { textOf } from "./src/result.ts";
+import { PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
 import { registerOverrides, registerServeTools } from "./src/tools.ts";
 
 export default function piSbx(pi: ExtensionAPI): void {

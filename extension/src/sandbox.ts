@@ -5,6 +5,7 @@
 
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { textOf } from "./result.ts";
 import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.ts";
 
 /** Hidden serve tools (routed to the VM's agent, absent from tools/list). */
@@ -217,13 +218,6 @@ export class Sandbox {
 		ctx.ui.setStatus("sbx", text);
 		if (kind === "error") ctx.ui.notify(text, "error");
 	}
-}
-
-export function textOf(res: CallToolResult): string {
-	return res.content
-		.filter((c): c is { type: "text"; text: string } => c.type === "text")
-		.map((c) => c.text)
-		.join("");
 }
 
 function abortError(): Error {
