@@ -130,6 +130,8 @@ const conversation = [
 		["bash", { command: "seq 1 20000" }, "b1"],
 		["bash", { command: "echo oops >&2; exit 3" }, "b2"],
 		["bash", { command: "printf 'a\\nb\\n'" }, "b3"],
+		// pi throws on a timeout (its output so far, then the status): serve says so in _meta.
+		["bash", { command: "echo started; sleep 5", timeout: 1 }, "b4"],
 	),
 	fauxAssistantMessage("done"),
 ];
@@ -215,7 +217,7 @@ check("tool results with details are pi's", () => {
 		}
 		same(got, want, id);
 	}
-	assert.equal(Object.keys(b.events.ends).length, 15);
+	assert.equal(Object.keys(b.events.ends).length, 16);
 });
 report.sandboxesDuring = sandboxes();
 
