@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/agentbin"
 	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
@@ -67,9 +68,13 @@ func newFixture(t *testing.T, goarch string) *fixture {
 	vmDir := t.TempDir()
 	return &fixture{
 		sbx: l, client: client, exe: exe, vmDir: vmDir,
-		installer: &Installer{Sbx: client, Version: "v1.2+dev", Executable: func() (string, error) { return exe, nil },
-			GOOS: "linux", GOARCH: goarch, Dir: vmDir, ChunkSize: 64 << 10},
+		installer: &Installer{Sbx: client, Version: "v1.2+dev", Agents: finder(exe, goarch), Dir: vmDir, ChunkSize: 64 << 10},
 	}
+}
+
+// finder finds exe as the agent of a linux host of architecture goarch.
+func finder(exe, goarch string) *agentbin.Finder {
+	return &agentbin.Finder{Executable: func() (string, error) { return exe, nil }, GOOS: "linux", GOARCH: goarch}
 }
 
 func TestInstall(t *testing.T) {
@@ -88,7 +93,7 @@ func TestInstall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, arch)
 			if tc.preinstall {
-				first := &Installer{Sbx: f.client, Version: f.installer.Version, Executable: f.installer.Executable, GOOS: "linux", GOARCH: arch, Dir: f.vmDir}
+				first := &Installer{Sbx: f.client, Version: f.installer.Version, Agents: finder(f.exe, arch), Dir: f.vmDir}
 				_, err := first.Install(context.Background(), box)
 				require.NoError(t, err)
 				f.sbx.execs = nil

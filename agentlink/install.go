@@ -8,19 +8,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/pi-sbx/pi-sbx-backend/agentbin"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
 
@@ -29,10 +26,8 @@ import (
 type Installer struct {
 	Sbx     *sbx.Client
 	Version string
-	// Executable returns the running binary (os.Executable when nil).
-	Executable func() (string, error)
-	// GOOS and GOARCH describe this host (runtime's when empty).
-	GOOS, GOARCH string
+	// Agents finds the agent binary for the VM's architecture (agentbin.Default() when nil).
+	Agents *agentbin.Finder
 	// Dir is the directory in the VM (/tmp when empty).
 	Dir string
 	// ChunkSize is the base64 bytes per exec of the argv fallback (96 KiB when zero,
@@ -41,7 +36,6 @@ type Installer struct {
 
 	mu        sync.Mutex
 	installed map[string]string // sandbox → agent path
-	hashes    map[string]string // local file → sha256 hex
 }
 
 // archNames maps `uname -m` to Go's GOARCH.
@@ -100,21 +94,32 @@ func (in *Installer) install(ctx context.Context, sandbox string) (string, error
 	if !ok {
 		return "", fmt.Errorf("unsupported VM architecture %q", lines[0])
 	}
-	local, err := in.binary(arch)
+	finder := in.Agents
+	if finder == nil {
+		finder = agentbin.Default()
+	}
+	local, err := finder.Find(arch)
 	if err != nil {
 		return "", err
 	}
-	sum, err := in.hash(local)
-	if err != nil {
-		return "", err
-	}
+	sum := local.SHA256
 	target := fmt.Sprintf("%s/pi-sbx-agent-%s-%s", in.dir(), unsafeVersion.ReplaceAllString(in.Version, "_"), sum[:8])
+	// Agents of other versions or builds (a warm sandbox kept from an older serve) are
+	// replaced: removed once this one is in place, never run.
+	var stale []string
 	for _, l := range lines[1:] {
-		if f := strings.Fields(l); len(f) == 2 && f[1] == target && f[0] == sum {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			continue
+		}
+		if f[1] == target && f[0] == sum {
 			return target, nil
 		}
+		if f[1] != target && !strings.Contains(filepath.Base(f[1]), ".tmp") { // not another install's file in flight
+			stale = append(stale, f[1])
+		}
 	}
-	streamErr := in.stream(ctx, sandbox, local, target, sum)
+	streamErr := in.stream(ctx, sandbox, local, target, sum, stale)
 	if streamErr == nil {
 		return target, nil
 	}
@@ -122,78 +127,40 @@ func (in *Installer) install(ctx context.Context, sandbox string) (string, error
 		return "", streamErr
 	}
 	// Some sbx versions do not forward stdin reliably: fall back to argv.
-	if err := in.chunks(ctx, sandbox, local, target, sum); err != nil {
+	if err := in.chunks(ctx, sandbox, local, target, sum, stale); err != nil {
 		return "", fmt.Errorf("streaming failed (%v), and so did base64 in argv: %w", streamErr, err)
 	}
 	return target, nil
 }
 
-// binary is the linux agent for arch: this executable when it is one, else the
-// pi-sbx-backend-linux-<arch> file beside it.
-func (in *Installer) binary(arch string) (string, error) {
-	exe := in.Executable
-	if exe == nil {
-		exe = os.Executable
-	}
-	self, err := exe()
-	if err != nil {
-		return "", fmt.Errorf("finding this executable: %w", err)
-	}
-	goos, goarch := in.GOOS, in.GOARCH
-	if goos == "" {
-		goos, goarch = runtime.GOOS, runtime.GOARCH
-	}
-	if goos == "linux" && goarch == arch {
-		return self, nil
-	}
-	p := filepath.Join(filepath.Dir(self), "pi-sbx-backend-linux-"+arch)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no agent binary for linux/%s: %w (build it with `make dist`)", arch, err)
-	}
-	return p, nil
-}
-
-func (in *Installer) hash(path string) (string, error) {
-	if h, ok := in.hashes[path]; ok {
-		return h, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if in.hashes == nil {
-		in.hashes = map[string]string{}
-	}
-	in.hashes[path] = sum
-	return sum, nil
-}
-
-// stream sends the binary on stdin to a temporary file and renames it into place.
-func (in *Installer) stream(ctx context.Context, sandbox, local, target, sum string) error {
-	f, err := os.Open(local)
+// stream sends the binary on stdin to a temporary file and renames it into place, then
+// removes the stale agents.
+func (in *Installer) stream(ctx context.Context, sandbox string, local agentbin.Agent, target, sum string, stale []string) error {
+	f, err := local.Open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	script := `t="$1.tmp.$$"; cat > "$t" && chmod 755 "$t" && mv -f "$t" "$1" && sha256sum "$1"; s=$?; rm -f "$t"; exit $s`
-	res, err := in.Sbx.Exec(ctx, sandbox, []string{"sh", "-c", script, "sh", target}, sbx.ExecOpts{Interactive: true, Stdin: f, MaxOutput: 4096})
+	script := `t="$1.tmp.$$"; cat > "$t" && chmod 755 "$t" && mv -f "$t" "$1" && sha256sum "$1"; s=$?; rm -f "$t"; shift; [ $s = 0 ] && rm -f "$@"; exit $s`
+	argv := append([]string{"sh", "-c", script, "sh", target}, stale...)
+	res, err := in.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{Interactive: true, Stdin: f, MaxOutput: 4096})
 	if err != nil {
 		return err
 	}
 	return checkSum(res, target, sum)
 }
 
-// chunks writes the binary through argv, base64 in pieces, then renames it into place.
-func (in *Installer) chunks(ctx context.Context, sandbox, local, target, sum string) error {
-	data, err := os.ReadFile(local)
+// chunks writes the binary through argv, base64 in pieces, then renames it into place
+// and removes the stale agents.
+func (in *Installer) chunks(ctx context.Context, sandbox string, local agentbin.Agent, target, sum string, stale []string) error {
+	f, err := local.Open()
 	if err != nil {
 		return err
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("reading the agent: %w", err)
 	}
 	tmp := target + ".tmp"
 	run := func(script string, args ...string) (sbx.ExecResult, error) {
@@ -218,7 +185,7 @@ func (in *Installer) chunks(ctx context.Context, sandbox, local, target, sum str
 			return fmt.Errorf("chunk at %d: %w", off, err)
 		}
 	}
-	res, err := run(`chmod 755 "$1" && mv -f "$1" "$2" && sha256sum "$2"`, tmp, target)
+	res, err := run(`chmod 755 "$1" && mv -f "$1" "$2" && sha256sum "$2" && shift 2 && rm -f "$@"`, append([]string{tmp, target}, stale...)...)
 	if err != nil {
 		return err
 	}

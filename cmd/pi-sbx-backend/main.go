@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,15 +51,7 @@ func commands() []command {
 		toolCommand(),
 		verifyCommand(),
 		gcCommand(),
-		{name: "version", summary: "print the version", help: "Prints the version of this build.",
-			flags: func(*flag.FlagSet) {},
-			run: func(_ context.Context, std stdio, args []string) error {
-				if err := noArgs(args); err != nil {
-					return err
-				}
-				fmt.Fprintln(std.out, prog, version)
-				return nil
-			}},
+		versionCommand(),
 	}, localCommands()...)
 }
 
