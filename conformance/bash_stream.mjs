@@ -4,8 +4,9 @@
 //
 // stdin:  JSON array of {"cwd": "/abs", "args": {...}, "abortOn": "text"?}
 //         (abortOn: abort as soon as a partial result's text contains it)
-// stdout: JSON array of {"updates": [...], "result": {"content", "details", "isError"}}
+// stdout: JSON array of {"updates": [...], "result": {"content", "details", "isError", "_meta"}}
 import { pathToFileURL } from "node:url";
+import { returned, thrown } from "./outcome.mjs";
 
 const mod = await import(pathToFileURL(process.env.PI_MODULE).href + "/dist/index.js");
 
@@ -23,9 +24,9 @@ for (const call of JSON.parse(input)) {
 	let result;
 	try {
 		const r = await tool.execute("oracle", call.args, ac.signal, onUpdate);
-		result = { content: r.content, details: r.details ?? null, isError: r.isError === true };
+		result = returned("bash", r);
 	} catch (err) {
-		result = { content: [{ type: "text", text: err instanceof Error ? err.message : String(err) }], details: {}, isError: true };
+		result = thrown(err);
 	}
 	out.push({ updates, result });
 }

@@ -2,10 +2,11 @@
 // calls and prints their results, so the Go tests can compare against pi itself.
 //
 // stdin:  JSON array of {"tool": "read", "cwd": "/abs", "args": {...}}
-// stdout: JSON array of {"content": [...], "details": ..., "isError": bool}
+// stdout: JSON array of {"content": [...], "details": ..., "isError": bool, "_meta": ...}
 // A thrown error becomes what pi's agent loop shows the model: the message as the only
-// text block, details {}, isError true. PI_MODULE points at the installed package.
+// text block, details {}, isError true (outcome.mjs). PI_MODULE points at the installed package.
 import { pathToFileURL } from "node:url";
+import { returned, thrown } from "./outcome.mjs";
 
 const mod = await import(pathToFileURL(process.env.PI_MODULE).href + "/dist/index.js");
 const factories = {
@@ -19,15 +20,15 @@ const calls = JSON.parse(input);
 const out = [];
 for (const call of calls) {
 	const factory = factories[call.tool];
-	if (!factory) { out.push({ content: [{ type: "text", text: `Tool ${call.tool} not found` }], details: {}, isError: true }); continue; }
+	if (!factory) { out.push(thrown(new Error(`Tool ${call.tool} not found`))); continue; }
 	const tool = factory(call.cwd);
 	let args = call.args;
 	if (tool.prepareArguments) args = tool.prepareArguments(args);
 	try {
 		const r = await tool.execute("oracle", args, undefined, undefined);
-		out.push({ content: r.content, details: r.details ?? null, isError: r.isError === true });
+		out.push(returned(call.tool, r));
 	} catch (err) {
-		out.push({ content: [{ type: "text", text: err instanceof Error ? err.message : String(err) }], details: {}, isError: true });
+		out.push(thrown(err));
 	}
 }
 process.stdout.write(JSON.stringify(out));

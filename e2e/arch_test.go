@@ -17,8 +17,8 @@ import (
 const module = "github.com/pi-sbx/pi-sbx-backend"
 
 // hostPackages are the packages serve, shell, tool --sandbox, verify and gc run on the
-// host. (deploy/ joins once it exists; the test requires whichever of them exist.)
-var hostPackages = []string{"backend", "agent", "sbx", "tools", "deploy"}
+// host.
+var hostPackages = []string{"mcpserver", "agentlink", "jsonwire", "sbx", "tools", "deploy"}
 
 // hostFiles are the files of cmd/pi-sbx-backend that implement host subcommands. The
 // command is one binary (it is also the agent), so these files are held to the host rules
@@ -86,12 +86,36 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 	for _, f := range existingHostFiles(t) {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
-		assert.NotContains(t, string(src), "backend.Local", "%s must not run tools on the host", f)
+		assert.NotContains(t, string(src), "vmagent.", "%s must not run tools on the host", f)
 		assert.NotContains(t, fileImports(t, f), "os/exec", f)
 	}
 	mod, err := os.ReadFile("../go.mod")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mod), "github.com/docker/", "no Docker client library in the module")
+}
+
+// TestOnlySbxAndShellStartProcesses: in the whole module outside the simulator, only
+// sbx/ (the sbx CLI, on the host) and shell/ (commands, in the VM) start processes.
+func TestOnlySbxAndShellStartProcesses(t *testing.T) {
+	deps := listDeps(t, "./...")
+	checked := 0
+	for pkg, d := range deps {
+		rel, ours := strings.CutPrefix(pkg, module+"/")
+		if !ours || rel == "sbx" || rel == "shell" || rel == "sbxsim" || strings.HasPrefix(rel, "sbxsim/") || rel == "cmd/sbxsim" {
+			continue
+		}
+		checked++
+		for _, f := range d.files {
+			path := filepath.Join(d.dir, f)
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.NotContains(t, fileImports(t, path), "os/exec", "%s starts processes", path)
+			for _, call := range []string{"StartProcess", "ForkExec", "syscall.Exec", "unix.Exec"} {
+				assert.NotContains(t, string(src), call, "%s starts processes", path)
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, checked, 10, "the module's packages were checked")
 }
 
 // hostRoots are the host packages that exist plus the project packages the host files
@@ -103,7 +127,7 @@ func hostRoots(t *testing.T) []string {
 			roots = append(roots, "./"+p)
 		}
 	}
-	require.Contains(t, roots, "./backend")
+	require.Len(t, roots, len(hostPackages), "a host package moved; update hostPackages")
 	for _, f := range existingHostFiles(t) {
 		for _, imp := range fileImports(t, f) {
 			for _, bad := range vmOnly {
@@ -148,7 +172,7 @@ func listDeps(t *testing.T, roots ...string) map[string]pkgInfo {
 	}
 	require.NoError(t, err)
 	deps := map[string]pkgInfo{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 		f := strings.Split(line, "\t")
 		require.Len(t, f, 4, line)
 		deps[f[0]] = pkgInfo{dir: f[1], files: strings.Fields(f[2]), imports: strings.Fields(f[3])}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -90,13 +91,18 @@ func fromWire(t *testing.T, raw json.RawMessage) string {
 		Content           []map[string]any `json:"content"`
 		StructuredContent map[string]any   `json:"structuredContent"`
 		IsError           bool             `json:"isError"`
+		Outcome           result.Outcome   `json:"_meta"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &r))
 	var details any
 	if r.StructuredContent != nil {
 		details = r.StructuredContent
 	}
-	b, err := json.Marshal(map[string]any{"content": r.Content, "details": details, "isError": r.IsError})
+	out := map[string]any{"content": r.Content, "details": details, "isError": r.IsError}
+	if r.Outcome != (result.Outcome{}) {
+		out["_meta"] = r.Outcome
+	}
+	b, err := json.Marshal(out)
 	require.NoError(t, err)
 	return normalise(t, b)
 }

@@ -401,7 +401,7 @@ func Unescape(lit []byte) (string, error) {
 // large write's content, for which the call waits, while a core is free.
 const splitMin = 1 << 20
 
-// unescapeInto decodes the content of a valid literal, cut where jsonwire.Cut allows,
+// unescapeInto decodes the content of a valid literal, cut where Cut allows,
 // into out (at least len(in) long) and returns its length; ok is false for what only
 // encoding/json decodes (an invalid escape, a backslash at the end).
 func unescapeInto(out, in []byte) (w int, ok bool) {

@@ -74,7 +74,7 @@ func Dial(ctx context.Context, in io.Reader, out io.Writer, closer io.Closer, o 
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	go c.readLoop(newLineReader(in))
+	go c.readLoop(jsonwire.NewLineReader(in))
 	params, err := json.Marshal(map[string]any{
 		"protocolVersion": ClientProtocol,
 		"capabilities":    map[string]any{},
@@ -85,7 +85,7 @@ func Dial(ctx context.Context, in io.Reader, out io.Writer, closer io.Closer, o 
 	}
 	res, err := c.call(ctx, "initialize", [][]byte{params})
 	if err == nil {
-		if v, ok := unquote(jsonwire.Member(res, "protocolVersion")); !ok || v == "" {
+		if v, ok := jsonwire.Unquote(jsonwire.Member(res, "protocolVersion")); !ok || v == "" {
 			err = fmt.Errorf("the initialize result names no protocol version: %s", clip(res))
 		}
 	}
@@ -107,10 +107,10 @@ func Dial(ctx context.Context, in io.Reader, out io.Writer, closer io.Closer, o 
 // notifications/cancelled and returns ctx's error.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, store *jsonwire.Store, progressToken string) (json.RawMessage, error) {
 	head := append(make([]byte, 0, 64+len(name)+len(progressToken)), `{"name":`...)
-	head = appendString(head, name)
+	head = jsonwire.AppendString(head, name)
 	if progressToken != "" {
 		head = append(head, `,"_meta":{"progressToken":`...)
-		head = appendString(head, progressToken)
+		head = jsonwire.AppendString(head, progressToken)
 		head = append(head, '}')
 	}
 	args = jsonwire.TrimSpace(args)
@@ -146,7 +146,7 @@ func (c *Client) call(ctx context.Context, method string, params [][]byte) ([]by
 	head := append(make([]byte, 0, 64), `{"jsonrpc":"2.0","id":`...)
 	head = strconv.AppendInt(head, id, 10)
 	head = append(head, `,"method":`...)
-	head = appendString(head, method)
+	head = jsonwire.AppendString(head, method)
 	head = append(head, `,"params":`...)
 	if err := c.write(append(append([][]byte{head}, params...), []byte("}\n"))); err != nil {
 		// Part of the message may be on the wire: the stream is no longer framed.
@@ -162,7 +162,7 @@ func (c *Client) call(ctx context.Context, method string, params [][]byte) ([]by
 			line := append(make([]byte, 0, 96), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
 			line = strconv.AppendInt(line, id, 10)
 			line = append(line, `,"reason":`...)
-			line = appendString(line, context.Cause(ctx).Error())
+			line = jsonwire.AppendString(line, context.Cause(ctx).Error())
 			// Best effort: a connection that broke ends the call anyway.
 			_ = c.write([][]byte{append(line, "}}\n"...)})
 		}
@@ -211,9 +211,9 @@ func (c *Client) write(pieces [][]byte) error {
 	return nil
 }
 
-func (c *Client) readLoop(r *lineReader) {
+func (c *Client) readLoop(r *jsonwire.LineReader) {
 	for {
-		line, tooLong, err := r.readLine(c.o.MaxLine)
+		line, tooLong, err := r.ReadLine(c.o.MaxLine)
 		if tooLong {
 			c.end(fmt.Errorf("a message longer than %d bytes", c.o.MaxLine))
 			return
@@ -243,7 +243,7 @@ func (c *Client) handle(line []byte) error {
 	}
 	switch {
 	case env.method != nil && env.id == nil:
-		method, _ := unquote(env.method)
+		method, _ := jsonwire.Unquote(env.method)
 		if method == "notifications/progress" && c.o.OnProgress != nil {
 			var p struct {
 				Token    any     `json:"progressToken"`
@@ -260,7 +260,7 @@ func (c *Client) handle(line []byte) error {
 	case env.method != nil:
 		// A request from the server (ping, roots, sampling): this client offers none
 		// of those capabilities, ping aside.
-		method, _ := unquote(env.method)
+		method, _ := jsonwire.Unquote(env.method)
 		out := append(make([]byte, 0, 128), `{"jsonrpc":"2.0","id":`...)
 		out = append(out, env.id...)
 		if method == "ping" {

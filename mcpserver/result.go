@@ -162,14 +162,14 @@ func AppendResult(dst []byte, r result.Result, progress int) ([]byte, error) {
 		switch c.Type {
 		case "text":
 			dst = append(dst, `{"type":"text","text":`...)
-			dst = appendHTMLString(dst, c.Text)
+			dst = jsonwire.AppendHTMLString(dst, c.Text)
 		case "image":
 			data, err := base64.StdEncoding.DecodeString(c.Data)
 			if err != nil {
 				return nil, fmt.Errorf("image content: %w", err)
 			}
 			dst = append(dst, `{"type":"image","mimeType":`...)
-			dst = appendHTMLString(dst, c.MimeType)
+			dst = jsonwire.AppendHTMLString(dst, c.MimeType)
 			dst = append(dst, `,"data":"`...)
 			dst = base64.StdEncoding.AppendEncode(dst, data)
 			dst = append(dst, '"')
@@ -305,7 +305,7 @@ func CleanResult(dst, raw []byte) (clean []byte, progress float64, err error) {
 			return nil, 0, fmt.Errorf("%w: structuredContent is not a JSON object", ErrInvalidResult)
 		}
 		dst = append(dst, `,"structuredContent":`...)
-		if exactJSON(structured) {
+		if jsonwire.Exact(structured) {
 			dst = append(dst, structured...)
 		} else {
 			var v any
@@ -342,7 +342,7 @@ func appendCleanBlock(dst, block []byte) ([]byte, error) {
 	}) {
 		return nil, errors.New("not an object")
 	}
-	kind, _ := unquote(typ)
+	kind, _ := jsonwire.Unquote(typ)
 	switch kind {
 	case "text":
 		if len(text) == 0 || text[0] != '"' {
@@ -351,11 +351,11 @@ func appendCleanBlock(dst, block []byte) ([]byte, error) {
 		dst = append(dst, `{"type":"text","text":`...)
 		dst = appendCleanString(dst, text)
 	case "image":
-		m, _ := unquote(mime)
+		m, _ := jsonwire.Unquote(mime)
 		if !mimeRE.MatchString(m) {
 			return nil, fmt.Errorf("image with MIME type %s", clip(mime))
 		}
-		d, ok := unquote(data)
+		d, ok := jsonwire.Unquote(data)
 		if !ok || len(d) == 0 {
 			return nil, errors.New("image without data")
 		}
@@ -364,7 +364,7 @@ func appendCleanBlock(dst, block []byte) ([]byte, error) {
 			return nil, errors.New("image data is not base64")
 		}
 		dst = append(dst, `{"type":"image","mimeType":`...)
-		dst = appendString(dst, m)
+		dst = jsonwire.AppendString(dst, m)
 		dst = append(dst, `,"data":"`...)
 		dst = base64.StdEncoding.AppendEncode(dst, decoded)
 		dst = append(dst, '"')
@@ -377,10 +377,10 @@ func appendCleanBlock(dst, block []byte) ([]byte, error) {
 // appendCleanString appends a validated JSON string as it is when it is exact, else as
 // a decoder reads it.
 func appendCleanString(dst, lit []byte) []byte {
-	if exactJSON(lit) {
+	if jsonwire.Exact(lit) {
 		return append(dst, lit...)
 	}
 	var s string
 	_ = json.Unmarshal(lit, &s) // validated: it decodes, with U+FFFD where it is not exact
-	return appendString(dst, s)
+	return jsonwire.AppendString(dst, s)
 }

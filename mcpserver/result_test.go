@@ -66,25 +66,6 @@ func TestAppendResultIsTheSDKsEncoding(t *testing.T) {
 	assert.ErrorContains(t, err, "image content")
 }
 
-// TestAppendStringMatchesEncodingJSON: both string encodings are encoding/json's, with
-// and without HTML escaping, for every single byte and rune class.
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	inputs := []string{awkward, "", "\u2027\u202a", string([]byte{0xed, 0xa0, 0x80}), "\xf4\x90\x80\x80", "a\xc3"}
-	for b := 0; b < 256; b++ {
-		inputs = append(inputs, string([]byte{byte(b)}), "x"+string([]byte{byte(b)})+"y")
-	}
-	for _, s := range inputs {
-		html, err := json.Marshal(s)
-		require.NoError(t, err)
-		assert.Equal(t, string(html), string(appendHTMLString(nil, s)), "%q", s)
-		var plain strings.Builder
-		enc := json.NewEncoder(&plain)
-		enc.SetEscapeHTML(false)
-		require.NoError(t, enc.Encode(s))
-		assert.Equal(t, strings.TrimSuffix(plain.String(), "\n"), string(appendString(nil, s)), "%q", s)
-	}
-}
-
 // TestCleanResult: a result from the sandbox is passed on only in the shape of pi's
 // results, rebuilt from what it may hold; anything else is refused with what is wrong.
 func TestCleanResult(t *testing.T) {

@@ -101,7 +101,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c.calls.onWait = func(need, max int64) {
 		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
 	}
-	c.reader = newLineReader(t.In)
+	c.reader = jsonwire.NewLineReader(t.In)
 	go c.readLoop(c.reader)
 	return c, nil
 }
@@ -113,7 +113,7 @@ type item struct {
 
 type conn struct {
 	t        *Transport
-	reader   *lineReader // used by readLoop alone
+	reader   *jsonwire.LineReader // used by readLoop alone
 	maxLine  int
 	logger   *slog.Logger
 	incoming chan item
@@ -164,7 +164,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.initMu.Lock()
 		if c.initID.IsValid() && m.ID == c.initID && m.Error == nil {
 			c.initialized = true
-			v, _ := unquote(jsonwire.Member(m.Result, "protocolVersion"))
+			v, _ := jsonwire.Unquote(jsonwire.Member(m.Result, "protocolVersion"))
 			c.multiRound = v >= statelessProtocol
 		}
 		c.initMu.Unlock()
@@ -246,9 +246,9 @@ func (c *conn) deliver(it item) bool {
 	}
 }
 
-func (c *conn) readLoop(r *lineReader) {
+func (c *conn) readLoop(r *jsonwire.LineReader) {
 	for {
-		line, tooLong, err := r.readLine(c.maxLine)
+		line, tooLong, err := r.ReadLine(c.maxLine)
 		if tooLong {
 			if !c.t.Guard {
 				c.deliver(item{err: fmt.Errorf("a message longer than %d bytes", c.maxLine)})
@@ -321,7 +321,7 @@ func (c *conn) handle(line []byte, size int) bool {
 			c.calls.cancel(cancelledID(m.Params))
 		case m.Method == LineSizeMethod:
 			if n, err := strconv.Atoi(string(jsonwire.Member(m.Params, "bytes"))); err == nil && n > 0 {
-				c.reader.hint = n
+				c.reader.Announce(n)
 			}
 			return true // for this transport alone: the SDK never sees it
 		}
@@ -414,9 +414,9 @@ func (c *conn) decode(line []byte) (msg jsonrpc.Message, id []byte, code int64, 
 func decodeLine(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
 	env, err := parseEnvelope(line)
 	switch {
-	case errors.Is(err, errNotObject) && line[0] == '[':
+	case errors.Is(err, jsonwire.ErrNotObject) && line[0] == '[':
 		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line (batches are not supported)"
-	case errors.Is(err, errNotObject):
+	case errors.Is(err, jsonwire.ErrNotObject):
 		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line"
 	case err != nil:
 		return nil, nil, jsonrpc.CodeParseError, "Parse error: " + err.Error()
@@ -666,7 +666,7 @@ func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKi
 	} else if !ready {
 		return none()
 	}
-	name, ok := unquote(rawName)
+	name, ok := jsonwire.Unquote(rawName)
 	if !ok {
 		return none()
 	}
@@ -694,7 +694,7 @@ func statelessCall(meta []byte) bool {
 	if meta == nil {
 		return false
 	}
-	v, ok := unquote(jsonwire.Member(meta, "io.modelcontextprotocol/protocolVersion"))
+	v, ok := jsonwire.Unquote(jsonwire.Member(meta, "io.modelcontextprotocol/protocolVersion"))
 	caps := jsonwire.Member(meta, "io.modelcontextprotocol/clientCapabilities")
 	return ok && v == statelessProtocol && len(caps) > 0 && caps[0] == '{'
 }
@@ -764,7 +764,7 @@ func (c *conn) notifyProgress(tok []byte, msg string, total float64) {
 	line = strconv.AppendFloat(line, total, 'f', -1, 64)
 	if msg != "" {
 		line = append(line, `,"message":`...)
-		line = appendString(line, msg)
+		line = jsonwire.AppendString(line, msg)
 	}
 	line = append(line, '}', '}', '\n')
 	c.writeRaw(line)

@@ -1,35 +1,24 @@
-package mcpserver
+package jsonwire
 
 import (
 	"bytes"
 	"io"
 )
 
-// lineReader reads newline-terminated messages. A short line is cut from a small
+// LineReader reads newline-terminated messages. A short line is cut from a small
 // buffer. A line longer than that buffer (a large write's content) is read straight into
 // memory of its own, in reads as large as the pipe gives, so that its bytes cross once
 // from the kernel into the memory they are handled in, instead of being copied through
 // the small buffer, gathered in pieces and joined.
-type lineReader struct {
+type LineReader struct {
 	r          io.Reader
 	buf        []byte // buf[start:end] is read and not yet returned
 	start, end int
 	err        error // of the last read, returned once the buffer is drained
-	// hint is the length announced for the next long line (see LineSizeMethod): its
-	// memory is then taken whole, at once.
+	// hint is the length announced for the next long line (Announce): its memory is
+	// then taken whole, at once.
 	hint int
 }
-
-// LineSizeMethod is a notification a client may send just before a long line: its
-// params {"bytes": N} give that line's length, its newline included, so that the reader
-// takes the line's memory whole and at once, instead of in pieces it then joins (for a
-// 30 MB write, 30 MB copied and as much memory touched again). It is never answered; a
-// size that is wrong, or above the line limit, costs only the pieces. backend.Client
-// and the pi package's client send it before every line of lineSizeMin bytes or more.
-const LineSizeMethod = "pi-sbx/lineSize"
-
-// lineSizeMin is the length from which a client announces a line.
-const lineSizeMin = 1 << 20
 
 // lineBuffer is the small buffer's size; a long line is read into a first piece of
 // longLineStart bytes, then pieces of longLinePiece (the pipe's size, as GrowPipe sets it).
@@ -39,15 +28,15 @@ const (
 	longLinePiece = 1 << 20
 )
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: r, buf: make([]byte, lineBuffer)}
+func NewLineReader(r io.Reader) *LineReader {
+	return &LineReader{r: r, buf: make([]byte, lineBuffer)}
 }
 
-// readLine returns the next line with its newline, or the rest of the input before the
+// ReadLine returns the next line with its newline, or the rest of the input before the
 // read error that ends it (and then that error again, on every later call). A line is its own memory, never reused by the reader. A line
 // longer than max+1 bytes (its newline included) is consumed to its end and reported as
 // tooLong, without being held.
-func (l *lineReader) readLine(max int) (line []byte, tooLong bool, err error) {
+func (l *LineReader) ReadLine(max int) (line []byte, tooLong bool, err error) {
 	for {
 		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
 			l.hint = 0 // announced for a long line, and this one is short
@@ -72,7 +61,7 @@ func (l *lineReader) readLine(max int) (line []byte, tooLong bool, err error) {
 }
 
 // take returns the next n buffered bytes as a line of its own.
-func (l *lineReader) take(n, max int) ([]byte, bool, error) {
+func (l *LineReader) take(n, max int) ([]byte, bool, error) {
 	b := l.buf[l.start : l.start+n]
 	l.start += n
 	if n > max+1 {
@@ -87,7 +76,7 @@ func (l *lineReader) take(n, max int) ([]byte, bool, error) {
 // that piece (of the announced size, if any); a longer one is joined once at its exact
 // size. (Growing one buffer by
 // doubling instead copies and touches three times the line's size: slower, measured.)
-func (l *lineReader) readLong(max int) ([]byte, bool, error) {
+func (l *LineReader) readLong(max int) ([]byte, bool, error) {
 	first := longLineStart
 	if h := l.hint; h > l.end-l.start && h <= max+1 {
 		first = h
@@ -140,7 +129,7 @@ func (l *lineReader) readLong(max int) ([]byte, bool, error) {
 }
 
 // discard consumes the rest of a line too long to keep, up to and with its newline.
-func (l *lineReader) discard(max int) ([]byte, bool, error) {
+func (l *LineReader) discard(max int) ([]byte, bool, error) {
 	for {
 		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
 			l.start += i + 1
@@ -154,3 +143,11 @@ func (l *lineReader) discard(max int) ([]byte, bool, error) {
 		l.end, l.err = n, err
 	}
 }
+
+// Announce gives the length of the next line, its newline included, as a client
+// announced it (a long write's request): that line's memory is then taken whole, at
+// once, instead of in pieces joined after. A wrong length costs only the pieces.
+func (l *LineReader) Announce(n int) { l.hint = n }
+
+// Announced is the length announced for the next line (0: none).
+func (l *LineReader) Announced() int { return l.hint }

@@ -1,4 +1,4 @@
-package mcpserver
+package jsonwire
 
 import (
 	"bytes"
@@ -39,11 +39,11 @@ func wantLines(input []byte, max int) []lineResult {
 
 // readAllLines reads lines until the reader's error and checks that no returned line
 // shares memory with a later one (a line is its caller's to keep).
-func readAllLines(t *testing.T, r *lineReader, max int) ([]lineResult, error) {
+func readAllLines(t *testing.T, r *LineReader, max int) ([]lineResult, error) {
 	var out []lineResult
 	var kept [][]byte
 	for {
-		line, tooLong, err := r.readLine(max)
+		line, tooLong, err := r.ReadLine(max)
 		if len(line) > 0 || tooLong {
 			out = append(out, lineResult{line: string(line), tooLong: tooLong})
 			kept = append(kept, line)
@@ -101,7 +101,7 @@ func TestLineReader(t *testing.T) {
 			}
 			for rname, r := range readers {
 				t.Run(fmt.Sprintf("%s/max=%d/%s", name, max, rname), func(t *testing.T) {
-					got, err := readAllLines(t, newLineReader(r), max)
+					got, err := readAllLines(t, NewLineReader(r), max)
 					assert.ErrorIs(t, err, io.EOF)
 					assert.Equal(t, len(want), len(got))
 					for i := range min(len(want), len(got)) {
@@ -119,18 +119,18 @@ func TestLineReader(t *testing.T) {
 func TestLineReaderPassesReadErrors(t *testing.T) {
 	boom := errors.New("boom")
 	for _, prefix := range []string{"", "a\npartial", "a\n" + string(bytes.Repeat([]byte("x"), 2*lineBuffer))} {
-		r := newLineReader(io.MultiReader(bytes.NewReader([]byte(prefix)), iotest.ErrReader(boom)))
+		r := NewLineReader(io.MultiReader(bytes.NewReader([]byte(prefix)), iotest.ErrReader(boom)))
 		var got []string
 		var err error
 		for err == nil {
 			var line []byte
-			line, _, err = r.readLine(64 << 20)
+			line, _, err = r.ReadLine(64 << 20)
 			if len(line) > 0 {
 				got = append(got, string(line))
 			}
 		}
 		assert.ErrorIs(t, err, boom)
-		again, _, err2 := r.readLine(64 << 20)
+		again, _, err2 := r.ReadLine(64 << 20)
 		assert.Empty(t, again)
 		assert.ErrorIs(t, err2, boom, "the error stays")
 		assert.Equal(t, prefix, string(bytes.Join(func() [][]byte {
@@ -161,16 +161,16 @@ func TestLineReaderTakesAnnouncedLinesWhole(t *testing.T) {
 		{"none", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newLineReader(&chunkReader{data: []byte(input), rnd: rand.New(rand.NewSource(3)), max: 2 * lineBuffer})
+			r := NewLineReader(&chunkReader{data: []byte(input), rnd: rand.New(rand.NewSource(3)), max: 2 * lineBuffer})
 			r.hint = tc.hint
-			got, tooLong, err := r.readLine(64 << 20)
+			got, tooLong, err := r.ReadLine(64 << 20)
 			require.NoError(t, err)
 			require.False(t, tooLong)
 			assert.True(t, string(got) == line, "the line, exactly")
 			if tc.whole {
 				assert.Equal(t, len(line), cap(got), "one allocation of the announced size")
 			}
-			next, _, _ := r.readLine(64 << 20)
+			next, _, _ := r.ReadLine(64 << 20)
 			assert.Equal(t, "next\n", string(next))
 			assert.Zero(t, r.hint, "a size announces one line only")
 		})
@@ -181,12 +181,12 @@ func TestLineReaderTakesAnnouncedLinesWhole(t *testing.T) {
 // taken for a long line after it.
 func TestLineReaderForgetsASizeForAShortLine(t *testing.T) {
 	long := string(bytes.Repeat([]byte("y"), 2*lineBuffer)) + "\n"
-	r := newLineReader(bytes.NewReader([]byte("short\n" + long)))
+	r := NewLineReader(bytes.NewReader([]byte("short\n" + long)))
 	r.hint = 10 << 20
-	short, _, err := r.readLine(64 << 20)
+	short, _, err := r.ReadLine(64 << 20)
 	require.NoError(t, err)
 	assert.Equal(t, "short\n", string(short))
-	got, _, err := r.readLine(64 << 20)
+	got, _, err := r.ReadLine(64 << 20)
 	require.NoError(t, err)
 	assert.True(t, string(got) == long)
 	assert.Less(t, cap(got), 1<<20, "the long line is not sized by the short one's announcement")
