@@ -42,6 +42,12 @@ func TestHostPathLinksNoVMCode(t *testing.T) {
 			assert.NotEqual(t, module+"/sbx", pkg, "%s links sbx", vm)
 		}
 	}
+	// Descriptions are plain data: no protocol, no wire format, no implementation.
+	for pkg := range listDeps(t, "./tools") {
+		for _, bad := range []string{"/mcpserver", "/jsonwire", "/agentlink", "/vmagent", "/fsops", "/shell", "/sbx"} {
+			assert.NotEqual(t, module+bad, pkg, "tools links %s", pkg)
+		}
+	}
 }
 
 // TestOnlySbxStartsProcessesOnTheHostPath: of the project's packages the host links, only

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"math/bits"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,10 +36,6 @@ import (
 // unquotes it) cost both ends more than the rest of the call.
 const MinSize = 1 << 10
 
-// KeepKey names a member whose string value is never set aside: edit's "edits" may be a
-// JSON-encoded string that argument preparation parses.
-const KeepKey = "edits"
-
 // Store holds the literals set aside by one connection.
 type Store struct {
 	prefix string // the stand-in's Go form up to its number: "\x00pi-sbx-bigarg:NONCE:"
@@ -46,11 +43,14 @@ type Store struct {
 	mu     sync.Mutex
 	next   uint64
 	vals   map[string][]byte // stand-in → raw JSON literal, quotes included
+	keep   []string          // member names whose string values stay in place
 }
 
 // NewStore returns an empty store whose stand-ins carry a random nonce, so that no
-// string a client sends is taken for one.
-func NewStore() *Store {
+// string a client sends is taken for one. The string value of a member named in keep
+// is never set aside (one that argument preparation parses, such as a JSON-encoded
+// array).
+func NewStore(keep ...string) *Store {
 	var n [8]byte
 	_, _ = rand.Read(n[:])
 	nonce := hex.EncodeToString(n[:])
@@ -58,11 +58,12 @@ func NewStore() *Store {
 		prefix: "\x00pi-sbx-bigarg:" + nonce + ":",
 		lit:    []byte(`"\u0000pi-sbx-bigarg:` + nonce + ":"),
 		vals:   make(map[string][]byte),
+		keep:   keep,
 	}
 }
 
 // Offload returns the validated JSON value v with every string literal of at least
-// MinSize bytes (outside KeepKey members) replaced by a stand-in, and the stand-ins it
+// MinSize bytes (outside the members the store keeps) replaced by a stand-in, and the stand-ins it
 // made (for Drop). v is returned as it is when there is nothing to set aside.
 func (s *Store) Offload(v []byte) ([]byte, []string) {
 	if len(v) < MinSize {
@@ -91,7 +92,7 @@ func (s *Store) walk(v []byte, i int, out []byte, key string, keys *[]string) ([
 	case '{', '[':
 		return s.walkContainer(v, i, out, keys)
 	case '"':
-		if end = StringEnd(v, i); end >= 0 && end-i >= MinSize && key != KeepKey {
+		if end = StringEnd(v, i); end >= 0 && end-i >= MinSize && !slices.Contains(s.keep, key) {
 			return append(out, s.put(v[i:end], keys)...), end, true
 		}
 	default:

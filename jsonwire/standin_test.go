@@ -57,7 +57,7 @@ func TestOffloadSpliceRoundTrip(t *testing.T) {
 	bigLit, _ := json.Marshal(big)
 	params := `{"name":"edit","arguments":{"path":"a.txt","edits":[{"oldText":` + string(bigLit) + `,"newText":"small"}],` +
 		`"edits2":` + string(bigLit) + `},"_meta":{"progressToken":"t"}}`
-	s := NewStore()
+	s := NewStore("edits")
 	small, keys := s.Offload([]byte(params))
 	assert.Len(t, keys, 2)
 	assert.Less(t, len(small), 1000, "%s", small)
@@ -98,11 +98,14 @@ func TestOffloadSpliceRoundTrip(t *testing.T) {
 	s.Drop(keys)
 	assert.Zero(t, s.Len())
 
-	// "edits" given as one JSON-encoded string stays whole: preparation parses it.
+	// "edits" given as one JSON-encoded string stays whole where the store keeps it:
+	// preparation parses it. A store that keeps nothing sets it aside.
 	enc, _ := json.Marshal(`[{"oldText":"` + strings.Repeat("x", MinSize) + `","newText":"y"}]`)
 	kept, keys := s.Offload([]byte(`{"arguments":{"edits":` + string(enc) + `}}`))
 	assert.Empty(t, keys)
 	assert.Contains(t, string(kept), strings.Repeat("x", 100))
+	_, keys = NewStore().Offload([]byte(`{"arguments":{"edits":` + string(enc) + `}}`))
+	assert.Len(t, keys, 1)
 }
 
 func TestStandInsAreNotGuessable(t *testing.T) {

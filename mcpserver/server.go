@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,6 +103,8 @@ type Server struct {
 	logger *slog.Logger
 	// validated: Options.ValidatedInput.
 	validated bool
+	// parsed: the routes' tools.Tool.Parsed members, never set aside.
+	parsed []string
 }
 
 type route struct {
@@ -140,6 +143,11 @@ func NewServer(routes []Route, o Options) (*Server, error) {
 		}
 		if r.Unlisted {
 			unlisted[r.Tool.Name] = true
+		}
+		for _, m := range r.Tool.Parsed {
+			if !slices.Contains(out.parsed, m) {
+				out.parsed = append(out.parsed, m)
+			}
 		}
 		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger}
 		out.routes[r.Tool.Name] = rt
@@ -294,7 +302,15 @@ func (l *Local) TakesStandIns() {}
 
 // run runs c and returns pi's result and the progress total last reported.
 func (l *Local) run(ctx context.Context, c Call) (result.Result, int, error) {
-	env := tools.Env{Vars: l.Vars, StandIns: c.StandIns}
+	env := tools.Env{Vars: l.Vars}
+	if c.StandIns != nil {
+		env.Decode = func(args []byte, v any) error {
+			if err := json.Unmarshal(args, v); err != nil {
+				return err
+			}
+			return c.StandIns.Resolve(v)
+		}
+	}
 	var sent int // the last total reported; OnProgress calls are sequential
 	if c.Progress != nil {
 		env.OnProgress = func(text string, total int) {

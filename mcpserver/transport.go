@@ -95,7 +95,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		calls:    newTracker(budget),
 		outgoing: make(map[jsonrpc.ID]bool),
-		store:    jsonwire.NewStore(),
+		store:    t.newStore(),
 	}
 	c.workers = workers{idle: make(chan func()), stop: c.closed}
 	c.calls.onWait = func(need, max int64) {
@@ -104,6 +104,15 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c.reader = jsonwire.NewLineReader(t.In)
 	go c.readLoop(c.reader)
 	return c, nil
+}
+
+// newStore is the connection's store of set-aside strings, keeping whole the members
+// the server's tools parse.
+func (t *Transport) newStore() *jsonwire.Store {
+	if t.server == nil {
+		return jsonwire.NewStore()
+	}
+	return jsonwire.NewStore(t.server.parsed...)
 }
 
 type item struct {

@@ -340,6 +340,18 @@ func TestServeLargeArguments(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, string(got) == newText, "the edit's large texts arrived exactly")
 
+	// edits as one JSON-encoded string (pi's prepareArguments parses it): kept whole,
+	// as edit's description says (tools.Tool.Parsed), so preparation finds the array.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.go"), []byte(big), 0o644))
+	encoded := mustJSON(t, string(mustJSON(t, []map[string]string{{"oldText": big, "newText": newText}})))
+	lines = serveScript(t, dir, initLines+`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"edit","arguments":{"path":"s.go","edits":`+string(encoded)+`}}}`+"\n")
+	m, ok = replyTo(t, lines, "7")
+	require.True(t, ok)
+	assert.Contains(t, string(m["result"]), "Successfully replaced")
+	got, err = os.ReadFile(filepath.Join(dir, "s.go"))
+	require.NoError(t, err)
+	assert.True(t, string(got) == newText, "the edits given as a string arrived whole")
+
 	rec := recording{make(chan json.RawMessage, 1)}
 	serveWith(t, newServer(t, rec, Options{}), initLines+`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write","arguments":{"path":"x","content":`+string(lit)+`}}}`+"\n")
 	var args struct{ Content string }

@@ -55,6 +55,7 @@ func Edit() *Tool {
 			},
 		}),
 		Prepare: PrepareEditArgs,
+		Parsed:  []string{"edits"},
 	}
 }
 

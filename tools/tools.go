@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/pi-sbx/pi-sbx-backend/jsonwire"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
@@ -42,9 +41,9 @@ type Env struct {
 	// OnProgress receives, at the same throttled moments, the output that arrived since
 	// the previous call and the total raw bytes so far (bash); may be nil.
 	OnProgress func(text string, totalBytes int)
-	// StandIns resolves the large strings of the arguments that the transport set aside
-	// (stand-ins); nil when the arguments are whole.
-	StandIns *jsonwire.Store
+	// Decode decodes the call's validated arguments into v, where the transport that
+	// read them has its own way (large strings it set aside); nil: encoding/json.
+	Decode func(args []byte, v any) error
 }
 
 // Tool describes one tool. Build it as a literal; its schema is resolved on first use.
@@ -54,6 +53,9 @@ type Tool struct {
 	Schema      *jsonschema.Schema
 	// Prepare rewrites raw arguments before validation (pi's prepareArguments); may be nil.
 	Prepare func(map[string]any) (map[string]any, error)
+	// Parsed names the argument members whose string values Prepare parses (edit's
+	// edits may come as a JSON-encoded array): a transport passes them on whole.
+	Parsed []string
 
 	once     sync.Once
 	resolved *jsonschema.Resolved

@@ -173,12 +173,12 @@ func run[A any](f func(context.Context, string, A) (result.Result, error)) Func 
 	}
 }
 
-// decode unmarshals validated arguments into a tool's argument struct, resolving the
-// large strings the transport set aside (stand-ins) with env's store.
+// decode unmarshals validated arguments into a tool's argument struct, the transport's
+// way if it has one (env.Decode).
 func decode[T any](args json.RawMessage, env tools.Env) (T, error) {
 	var v T
-	if err := json.Unmarshal(args, &v); err != nil {
-		return v, err
+	if env.Decode != nil {
+		return v, env.Decode(args, &v)
 	}
-	return v, env.StandIns.Resolve(&v)
+	return v, json.Unmarshal(args, &v)
 }
