@@ -8,6 +8,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
@@ -25,7 +26,7 @@ type EditArgs struct {
 
 // Edit is pi's edit tool: each edits[i].oldText matched once in the original file
 // (exactly, else after pi's fuzzy normalization), replaced, and the file written back with
-// its BOM and line endings (see writeFile), in turn with other mutations of the file.
+// its BOM and line endings (see fileio.WriteFile), in turn with other mutations of the file.
 // Concurrent mutations of one file take turns through q (nil: only with itself).
 func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result.Result, error) {
 	if len(a.Edits) == 0 {
@@ -35,16 +36,16 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 	var details EditDetails
 	err := q.orPrivate().Do(ctx, abs, func() error {
 		if ctx.Err() != nil {
-			return errAborted
+			return fileio.ErrAborted
 		}
-		if err := access(abs, accessRead|accessWrite); err != nil {
-			if code := errCode(err); code != "" {
+		if err := fileio.Access(abs, fileio.AccessRead|fileio.AccessWrite); err != nil {
+			if code := fileio.ErrCode(err); code != "" {
 				return fmt.Errorf("Could not edit file: %s. Error code: %s.", a.Path, code)
 			}
 			return fmt.Errorf("Could not edit file: %s. %v.", a.Path, err)
 		}
-		defer lockFileInode(abs)()
-		raw, err := readFileNode(abs)
+		defer fileio.LockInode(abs)()
+		raw, err := fileio.ReadFile(abs)
 		if err != nil {
 			return err
 		}
@@ -70,16 +71,16 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 		}
 		details = generateEditDiff(a.Path, edited)
 		if ctx.Err() != nil {
-			return errAborted
+			return fileio.ErrAborted
 		}
 		if endings != nil {
 			// About the size written: a CRLF ending adds a byte to its line feed.
 			size := len(bom) + edited.len() + endings.n
-			return writeFile(abs, size, func(w io.Writer) error {
+			return fileio.WriteFile(abs, size, func(w io.Writer) error {
 				return writeOriginal(w, bom, normalized, endings, edited.reps, size)
 			})
 		}
-		return writePieces(abs, append([]string{bom}, edited.pieces()...)...)
+		return fileio.WritePieces(abs, append([]string{bom}, edited.pieces()...)...)
 	})
 	if err != nil {
 		return result.Result{}, err

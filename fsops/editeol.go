@@ -3,6 +3,7 @@ package fsops
 import (
 	"bufio"
 	"bytes"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"io"
 	"strings"
 )
@@ -179,7 +180,7 @@ func writeOriginal(dst io.Writer, prefix, normalized string, e *lineEndings, rep
 	}
 	original(pos, len(normalized))
 	if err := w.Flush(); err != nil {
-		return nodeErr(err, "write", "")
+		return fileio.NodeErr(err, "write", "")
 	}
 	return nil
 }

@@ -186,7 +186,7 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 						b.lines[k], buf, _ = searchFile(ctx, e.dir, e.name, e.abs, true, pat, ctxLines, perFile, buf)
 					}
 					if e.dir != nil {
-						e.dir.release()
+						e.dir.Release()
 					}
 				}
 				close(b.done)
@@ -204,7 +204,7 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 		drop := func() {
 			for _, e := range batch.files {
 				if e.dir != nil {
-					e.dir.release()
+					e.dir.Release()
 				}
 			}
 			batch.files = nil
@@ -231,7 +231,7 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 				return true // directories are walked, links and devices are not searched
 			}
 			if e.dir != nil {
-				e.dir.acquire()
+				e.dir.Acquire()
 			}
 			batch.files = append(batch.files, e)
 			if len(batch.files) < size {

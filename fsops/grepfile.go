@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"os"
 	"runtime/debug"
 	"syscall"
@@ -98,7 +99,7 @@ const mmapThreshold = 8 << 20
 // get its binary-file detection (a file named explicitly is searched whole, as ripgrep
 // does). The file is name in the open directory dir when dir is set, else path. It
 // returns the lines (copied out of the file's memory) and the read buffer for reuse.
-func searchFile(ctx context.Context, dir *dirHandle, name, path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
+func searchFile(ctx context.Context, dir *fileio.Dir, name, path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
 	data, unmap, buf, err := loadFile(dir, name, path, buf, walked)
 	if err != nil {
 		return nil, buf, err
@@ -137,10 +138,10 @@ func searchFile(ctx context.Context, dir *dirHandle, name, path string, walked b
 // sniff (ripgrep's binary detection applies) a file longer than one buffer fill is
 // read one fill first, and only that fill is returned when it makes the file binary:
 // ripgrep stops there too, and the Go tree alone has 14 MB of such files past it.
-func loadFile(dir *dirHandle, name, path string, buf []byte, sniff bool) (data []byte, unmap func(), _ []byte, err error) {
+func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data []byte, unmap func(), _ []byte, err error) {
 	var fd int
 	if dir != nil {
-		fd, err = openInDir(dir, name)
+		fd, err = fileio.OpenInDir(dir, name)
 	} else {
 		fd, err = openRead(path)
 	}

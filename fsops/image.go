@@ -16,6 +16,7 @@ import (
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/webp"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/js"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
@@ -140,7 +141,7 @@ func resizeImage(ctx context.Context, data []byte, mime string, lim imageLimits)
 	}
 	for {
 		if ctx.Err() != nil {
-			return resizedImage{}, false, errAborted
+			return resizedImage{}, false, fileio.ErrAborted
 		}
 		if data, mt, ok := encodeFitting(scaleImage(img, tw, th), lim.b64Bytes); ok {
 			return resizedImage{data: data, mimeType: mt, origW: ow, origH: oh, w: tw, h: th, wasResized: true}, true, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 	"golang.org/x/text/collate"
@@ -54,19 +55,19 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return result.Result{}, newError("Cannot read directory: " + nodeErr(err, "scandir", dir).Error())
+		return result.Result{}, newError("Cannot read directory: " + fileio.NodeErr(err, "scandir", dir).Error())
 	}
 	names, err := f.Readdirnames(-1)
 	f.Close()
 	if err != nil {
-		return result.Result{}, newError("Cannot read directory: " + nodeErr(err, "scandir", dir).Error())
+		return result.Result{}, newError("Cannot read directory: " + fileio.NodeErr(err, "scandir", dir).Error())
 	}
 	sortLikeJS(names)
 
 	var out []string
 	limitReached := false
 	for _, name := range names {
-		if isOwnTemp(name) {
+		if fileio.IsOwnTemp(name) {
 			continue // an atomic replace in progress: pi, writing in place, never shows one
 		}
 		if len(out) >= limit {

@@ -3,6 +3,7 @@ package fsops
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"io"
 	"os"
 )
@@ -17,13 +18,13 @@ var pngSignature = []byte{0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a}
 func detectImageMimeTypeFromFile(abs string) (string, error) {
 	f, err := os.Open(abs)
 	if err != nil {
-		return "", nodeErr(err, "open", abs)
+		return "", fileio.NodeErr(err, "open", abs)
 	}
 	defer f.Close()
 	buf := make([]byte, imageSniffBytes)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return "", nodeErr(err, "read", "")
+		return "", fileio.NodeErr(err, "read", "")
 	}
 	return detectImageMimeType(buf[:n]), nil
 }

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,7 +50,7 @@ func (q *MutationQueue) Do(ctx context.Context, path string, fn func() error) er
 	select {
 	case t.lock <- struct{}{}:
 	case <-ctx.Done():
-		return errAborted
+		return fileio.ErrAborted
 	}
 	defer func() { <-t.lock }()
 	return fn()
@@ -78,8 +79,8 @@ func mutationKey(path string) (string, error) {
 		return real, nil
 	}
 	// EvalSymlinks does not report errnos; stat(2) tells why the path does not resolve.
-	if _, serr := os.Stat(abs); serr != nil && !isNotExist(serr) && errCode(serr) != "" {
-		return "", nodeErr(serr, "realpath", abs)
+	if _, serr := os.Stat(abs); serr != nil && !fileio.IsNotExist(serr) && fileio.ErrCode(serr) != "" {
+		return "", fileio.NodeErr(serr, "realpath", abs)
 	}
 	return abs, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/js"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
@@ -24,9 +25,6 @@ type ReadArgs struct {
 	Limit  *float64 `json:"limit,omitempty"`
 }
 
-// errAborted is what pi's file tools throw when their call is cancelled.
-var errAborted = errors.New("Operation aborted")
-
 // ReadDetails is read's details object: the truncation of a text file when one applied.
 type ReadDetails struct {
 	Truncation *truncate.Result `json:"truncation,omitempty"`
@@ -37,18 +35,18 @@ type ReadDetails struct {
 // so reading near the end of a huge file holds only what is shown.
 func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 	if ctx.Err() != nil {
-		return result.Result{}, errAborted
+		return result.Result{}, fileio.ErrAborted
 	}
 	abs := resolveReadPath(a.Path, cwd)
-	if err := access(abs, accessRead); err != nil {
-		return result.Result{}, nodeErr(err, "access", abs)
+	if err := fileio.Access(abs, fileio.AccessRead); err != nil {
+		return result.Result{}, fileio.NodeErr(err, "access", abs)
 	}
 	mime, err := detectImageMimeTypeFromFile(abs)
 	if err != nil {
 		return result.Result{}, err
 	}
 	if mime != "" {
-		data, err := readFileNode(abs)
+		data, err := fileio.ReadFile(abs)
 		if err != nil {
 			return result.Result{}, err
 		}
@@ -117,7 +115,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadArgs) (lineSelection, error) {
 	f, err := os.Open(abs)
 	if err != nil {
-		return lineSelection{}, nodeErr(err, "open", abs)
+		return lineSelection{}, fileio.NodeErr(err, "open", abs)
 	}
 	defer f.Close()
 	var size int64 // 0: unknown (not a regular file)
@@ -132,8 +130,8 @@ func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadA
 		return selectLines(ctx, f, lineIndex(startLine), end, size)
 	}
 	// pi's whole-file path reads with fs.readFile, which refuses files over 2 GiB.
-	if size > maxReadFileSize {
-		return lineSelection{}, errFileTooLarge(size)
+	if size > fileio.MaxReadFileSize {
+		return lineSelection{}, fileio.FileTooLarge(size)
 	}
 	count, err := selectLines(ctx, f, math.MaxInt64, math.MaxInt64, size)
 	if err != nil {
@@ -146,7 +144,7 @@ func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadA
 	}
 	start, end := sliceBounds(startLine, endF, n)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return lineSelection{}, nodeErr(err, "read", "")
+		return lineSelection{}, fileio.NodeErr(err, "read", "")
 	}
 	sel, err := selectLines(ctx, f, start, end, size)
 	if err != nil {
@@ -203,5 +201,5 @@ func resolveReadPath(p, cwd string) string {
 }
 
 func pathExists(p string) bool {
-	return access(p, accessExists) == nil
+	return fileio.Access(p, fileio.AccessExists) == nil
 }

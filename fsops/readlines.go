@@ -8,6 +8,7 @@ import (
 	"math"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
 
@@ -85,7 +86,7 @@ func selectLines(ctx context.Context, r io.Reader, start, end int64, size int64)
 	buf := make([]byte, chunkSize(size))
 	for {
 		if ctx.Err() != nil {
-			return lineSelection{}, errAborted
+			return lineSelection{}, fileio.ErrAborted
 		}
 		n, err := r.Read(buf)
 		s.feed(buf[:n])
@@ -93,7 +94,7 @@ func selectLines(ctx context.Context, r io.Reader, start, end int64, size int64)
 			break
 		}
 		if err != nil {
-			return lineSelection{}, nodeErr(err, "read", "")
+			return lineSelection{}, fileio.NodeErr(err, "read", "")
 		}
 	}
 	return s.finish(), nil

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"io/fs"
 	"runtime"
 	"sync"
@@ -17,8 +18,8 @@ type walkEntry struct {
 	name string
 	// dir, when set, is the entry's directory, open until the walk has visited its
 	// entries; a visitor that opens the entry later must acquire it first, and
-	// release it when done (see dirHandle).
-	dir *dirHandle
+	// release it when done (see Dir).
+	dir *fileio.Dir
 }
 
 func (e walkEntry) isDir() bool { return e.typ.IsDir() }
@@ -35,7 +36,7 @@ type walkOptions struct {
 	override func(rel string, isDir bool) ignoreMatch
 	// onRead, when set, is called after each directory is read (tests count them).
 	onRead func()
-	// maxDirHandles, when set, lowers the bound on directories kept open.
+	// MaxDirHandles, when set, lowers the bound on directories kept open.
 	maxDirHandles int32
 }
 
@@ -43,7 +44,7 @@ type walkOptions struct {
 type walkNode struct {
 	abs, rel string
 	ign      *dirIgnore
-	dir      *dirHandle // the open directory, released by the emitter
+	dir      *fileio.Dir // the open directory, released by the emitter
 	entries  []walkEntry
 	children []*walkNode // per entry: the node of a directory to descend into, else nil
 	done     chan struct{}
@@ -71,7 +72,7 @@ type walker struct {
 	// open are the handles of directories read but not yet released by the emitter,
 	// released when the walk ends (a walk ended early never reaches them); held
 	// counts every handle still open, the visitors' included.
-	open map[*dirHandle]struct{}
+	open map[*fileio.Dir]struct{}
 	held atomic.Int32
 }
 
@@ -83,7 +84,7 @@ const walkMaxAhead = 64
 // false ends the walk. Unreadable directories are skipped.
 func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walkEntry) bool) error {
 	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.requireGit, global: opt.global, explicit: opt.explicit, root: root},
-		open: map[*dirHandle]struct{}{}}
+		open: map[*fileio.Dir]struct{}{}}
 	w.cond = sync.NewCond(&w.mu)
 	top := &walkNode{abs: root, ign: loadParentIgnores(root, opt.names), done: make(chan struct{})}
 	w.stack = append(w.stack, top)
@@ -105,7 +106,7 @@ func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walk
 		w.stop()
 		wg.Wait()
 		for h := range w.open {
-			h.release()
+			h.Release()
 		}
 	}()
 	w.emit(ctx, top, visit)
@@ -139,7 +140,7 @@ func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bo
 	w.reached++
 	if n.dir != nil {
 		delete(w.open, n.dir)
-		defer n.dir.release()
+		defer n.dir.Release()
 	}
 	w.mu.Unlock()
 	w.cond.Signal()
@@ -229,11 +230,11 @@ func (w *walker) work() {
 
 // read lists directory n, loads its ignore files and keeps the entries that survive.
 func (w *walker) read(n *walkNode, buf []byte) {
-	limit := int32(maxDirHandles)
+	limit := int32(fileio.MaxDirHandles)
 	if w.opt.maxDirHandles > 0 {
 		limit = w.opt.maxDirHandles
 	}
-	des, h, err := listDir(n.abs, buf, &w.held, limit)
+	des, h, err := fileio.ListDir(n.abs, buf, &w.held, limit)
 	if err != nil {
 		return
 	}
@@ -245,7 +246,7 @@ func (w *walker) read(n *walkNode, buf []byte) {
 	}
 	has := func(name string) bool {
 		for _, d := range des {
-			if d.name == name {
+			if d.Name == name {
 				return true
 			}
 		}
@@ -253,7 +254,7 @@ func (w *walker) read(n *walkNode, buf []byte) {
 	}
 	special := false
 	for _, d := range des {
-		switch d.name {
+		switch d.Name {
 		case ".git", ".gitignore", ".ignore", w.opt.names.custom:
 			special = true
 		}
@@ -268,11 +269,11 @@ func (w *walker) read(n *walkNode, buf []byte) {
 		prefix += "/"
 	}
 	for _, d := range des {
-		name := d.name
-		if isOwnTemp(name) {
+		name := d.Name
+		if fileio.IsOwnTemp(name) {
 			continue
 		}
-		e := walkEntry{abs: n.abs + "/" + name, rel: prefix + name, typ: d.typ, name: name, dir: h}
+		e := walkEntry{abs: n.abs + "/" + name, rel: prefix + name, typ: d.Type, name: name, dir: h}
 		if n.abs == "/" {
 			e.abs = "/" + name
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
@@ -14,23 +15,23 @@ type WriteArgs struct {
 }
 
 // Write is pi's write tool: parent directories are created and the file written (see
-// writeFile), in turn with other mutations of the same file through q
+// WriteFile), in turn with other mutations of the same file through q
 // (nil: the call takes turns only with itself).
 func Write(ctx context.Context, cwd string, a WriteArgs, q *MutationQueue) (result.Result, error) {
 	abs := ResolveToCwd(a.Path, cwd)
 	err := q.orPrivate().Do(ctx, abs, func() error {
 		if ctx.Err() != nil {
-			return errAborted
+			return fileio.ErrAborted
 		}
-		if err := mkdirAll(filepath.Dir(abs)); err != nil {
+		if err := fileio.MkdirAll(filepath.Dir(abs)); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
-			return errAborted
+			return fileio.ErrAborted
 		}
-		// Wait for an edit of the file by another process (see lockFileInode).
-		defer lockFileInode(abs)()
-		return writePieces(abs, a.Content)
+		// Wait for an edit of the file by another process (see LockInode).
+		defer fileio.LockInode(abs)()
+		return fileio.WritePieces(abs, a.Content)
 	})
 	if err != nil {
 		return result.Result{}, err

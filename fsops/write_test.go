@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -67,7 +68,7 @@ func TestWrite(t *testing.T) {
 			assert.Equal(t, tt.content, string(b))
 			info, err := os.Stat(p)
 			require.NoError(t, err)
-			assert.Equal(t, tt.wantMode, info.Mode()&(os.ModePerm|specialBits))
+			assert.Equal(t, tt.wantMode, info.Mode()&(os.ModePerm|fileio.SpecialBits))
 		})
 	}
 	// No temporary files are left behind.
@@ -82,12 +83,12 @@ func TestWrite(t *testing.T) {
 }
 
 // TestWriteIsAtomic overwrites a file again and again with one of two contents of
-// replaceMin bytes while readers read it: a reader must always see one whole content,
-// never an empty or mixed file, which a truncate-then-write (pi's fs.writeFile) would
+// ReplaceMin bytes while readers read it: a reader must always see one whole content,
+// never an empty or mixed file, which a truncate-then-write (pi's fs.WriteFile) would
 // expose.
 func TestWriteIsAtomic(t *testing.T) {
 	dir := t.TempDir()
-	a, b := strings.Repeat("A", replaceMin), strings.Repeat("B", replaceMin)
+	a, b := strings.Repeat("A", fileio.ReplaceMin), strings.Repeat("B", fileio.ReplaceMin)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), []byte(a), 0o644))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -123,7 +124,7 @@ func TestWriteIsAtomic(t *testing.T) {
 	assert.Empty(t, bad, "readers saw partial files")
 }
 
-// TestSmallWritesKeepTheInode: below replaceMin, write and edit rewrite the file in place
+// TestSmallWritesKeepTheInode: below ReplaceMin, write and edit rewrite the file in place
 // as pi does, so the file stays the one inode that hard links, bind mounts and open
 // descriptors see, and keeps what a replace would drop (here an extended attribute).
 func TestSmallWritesKeepTheInode(t *testing.T) {
@@ -155,37 +156,4 @@ func TestSmallWritesKeepTheInode(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "kept", string(buf[:n]))
 	}
-}
-
-// TestLargeWriteIsUnnamedUntilDone: a write of replaceMin bytes or more goes to a file
-// that has no name while it is written (O_TMPFILE), so a writer killed meanwhile leaves
-// nothing in the directory; once done, only the target is there.
-func TestLargeWriteIsUnnamedUntilDone(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "big.txt")
-	require.NoError(t, os.WriteFile(target, []byte("old\n"), 0o640))
-	var during []string
-	err := writeFile(target, replaceMin, func(w io.Writer) error {
-		if _, err := io.WriteString(w, strings.Repeat("a", replaceMin/2)); err != nil {
-			return err
-		}
-		ents, err := os.ReadDir(dir)
-		require.NoError(t, err)
-		for _, e := range ents {
-			during = append(during, e.Name())
-		}
-		_, err = io.WriteString(w, strings.Repeat("b", replaceMin/2))
-		return err
-	})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"big.txt"}, during, "mid-write, the directory holds only the target")
-	got, err := os.ReadFile(target)
-	require.NoError(t, err)
-	assert.Equal(t, strings.Repeat("a", replaceMin/2)+strings.Repeat("b", replaceMin/2), string(got))
-	st, err := os.Stat(target)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm(), "the mode is kept")
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	assert.Len(t, ents, 1)
 }

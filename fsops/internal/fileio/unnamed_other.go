@@ -1,6 +1,6 @@
 //go:build !linux
 
-package fsops
+package fileio
 
 import (
 	"errors"

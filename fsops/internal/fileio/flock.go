@@ -1,11 +1,11 @@
-package fsops
+package fileio
 
 import (
 	"os"
 	"syscall"
 )
 
-// lockFileInode takes an exclusive flock(2) on the file abs names, so that edits and
+// LockInode takes an exclusive flock(2) on the file abs names, so that edits and
 // writes made by separate processes (the per-call `tool --local` transport runs one
 // process per call) take turns like those inside one process do. The lock belongs to the inode, and a
 // finished edit renames a new inode into place; so after locking, the path is checked to
@@ -14,7 +14,7 @@ import (
 // It is best effort: a file that cannot be opened or locked (missing, no flock support on
 // the file system) is edited without it, and the edit reports the real error itself.
 // The returned function releases the lock.
-func lockFileInode(abs string) func() {
+func LockInode(abs string) func() {
 	for attempt := 0; attempt < 100; attempt++ {
 		// O_NONBLOCK: opening a FIFO must not wait for a writer.
 		f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)

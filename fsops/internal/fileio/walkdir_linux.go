@@ -1,4 +1,4 @@
-package fsops
+package fileio
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// listDir reads directory path with getdents into buf (reused across calls): its
+// ListDir reads directory path with getdents into buf (reused across calls): its
 // entries sorted by name, and the directory kept open as a handle when fewer than
 // limit are (held counts them), else nil. Unlike os.ReadDir it allocates no
 // DirEntry per entry and sorts plain structs, which is most of a listing's cost in
 // user space.
-func listDir(path string, buf []byte, held *atomic.Int32, limit int32) ([]dirEntry, *dirHandle, error) {
+func ListDir(path string, buf []byte, held *atomic.Int32, limit int32) ([]DirEntry, *Dir, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
 		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -24,7 +24,7 @@ func listDir(path string, buf []byte, held *atomic.Int32, limit int32) ([]dirEnt
 	if err != nil {
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	var out []dirEntry
+	var out []DirEntry
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
@@ -39,13 +39,13 @@ func listDir(path string, buf []byte, held *atomic.Int32, limit int32) ([]dirEnt
 		}
 		out = appendDirents(out, fd, buf[:n])
 	}
-	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	if held.Add(1) > limit {
 		held.Add(-1)
 		unix.Close(fd)
 		return out, nil, nil
 	}
-	h := &dirHandle{fd: fd, held: held}
+	h := &Dir{fd: fd, held: held}
 	h.refs.Store(1)
 	return out, h, nil
 }
@@ -54,7 +54,7 @@ func listDir(path string, buf []byte, held *atomic.Int32, limit int32) ([]dirEnt
 // NUL-terminated name), skipping "." and "..". An entry of unknown type (a file system
 // without types in its directories) is typed by lstat, and dropped if that fails, as
 // os.ReadDir does.
-func appendDirents(out []dirEntry, fd int, b []byte) []dirEntry {
+func appendDirents(out []DirEntry, fd int, b []byte) []DirEntry {
 	for len(b) >= 19 {
 		reclen := int(binary.NativeEndian.Uint16(b[16:]))
 		if reclen < 19 || reclen > len(b) {
@@ -69,27 +69,27 @@ func appendDirents(out []dirEntry, fd int, b []byte) []dirEntry {
 		if string(name) == "." || string(name) == ".." {
 			continue
 		}
-		e := dirEntry{name: string(name)}
+		e := DirEntry{Name: string(name)}
 		switch rec[18] {
 		case unix.DT_REG:
 		case unix.DT_DIR:
-			e.typ = fs.ModeDir
+			e.Type = fs.ModeDir
 		case unix.DT_LNK:
-			e.typ = fs.ModeSymlink
+			e.Type = fs.ModeSymlink
 		case unix.DT_FIFO:
-			e.typ = fs.ModeNamedPipe
+			e.Type = fs.ModeNamedPipe
 		case unix.DT_SOCK:
-			e.typ = fs.ModeSocket
+			e.Type = fs.ModeSocket
 		case unix.DT_CHR:
-			e.typ = fs.ModeDevice | fs.ModeCharDevice
+			e.Type = fs.ModeDevice | fs.ModeCharDevice
 		case unix.DT_BLK:
-			e.typ = fs.ModeDevice
+			e.Type = fs.ModeDevice
 		default:
 			var st unix.Stat_t
-			if unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			if unix.Fstatat(fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 				continue
 			}
-			e.typ = statType(st.Mode)
+			e.Type = statType(st.Mode)
 		}
 		out = append(out, e)
 	}
@@ -116,8 +116,8 @@ func statType(mode uint32) fs.FileMode {
 
 func closeDirHandle(fd int) { unix.Close(fd) }
 
-// openInDir opens name in the directory h for reading.
-func openInDir(h *dirHandle, name string) (int, error) {
+// OpenInDir opens name in the directory h for reading.
+func OpenInDir(h *Dir, name string) (int, error) {
 	for {
 		fd, err := unix.Openat(h.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {

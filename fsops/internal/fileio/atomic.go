@@ -1,4 +1,4 @@
-package fsops
+package fileio
 
 import (
 	"crypto/rand"
@@ -11,14 +11,14 @@ import (
 	"syscall"
 )
 
-// mkdirAll is fs.promises.mkdir(dir, {recursive: true}), Node's algorithm step by step
+// MkdirAll is fs.promises.mkdir(dir, {recursive: true}), Node's algorithm step by step
 // so that every error is Node's, naming the directory whose step failed: a stack of
 // paths; mkdir the top; on ENOENT push it back with its parent above it; EACCES, ENOSPC,
 // ENOTDIR and EPERM end it; any other error (EEXIST) is judged by a stat — a directory
 // is fine, a parent that is not one (a file, a dangling symlink) is ENOTDIR, the target
 // itself EEXIST when it is no directory and the stat's own error (ENOENT for a dangling
 // symlink) when there is nothing behind it.
-func mkdirAll(dir string) error {
+func MkdirAll(dir string) error {
 	stack := []string{dir}
 	for len(stack) > 0 {
 		path := stack[len(stack)-1]
@@ -42,7 +42,7 @@ func mkdirAll(dir string) error {
 		case nil:
 			continue
 		case syscall.EACCES, syscall.ENOSPC, syscall.ENOTDIR, syscall.EPERM:
-			return nodeErr(err, "mkdir", path)
+			return NodeErr(err, "mkdir", path)
 		}
 		st, serr := os.Stat(path)
 		isDir := serr == nil && st.IsDir()
@@ -52,7 +52,7 @@ func mkdirAll(dir string) error {
 		case err == syscall.EEXIST && len(stack) > 0:
 			return &NodeError{Code: "ENOTDIR", Syscall: "mkdir", Path: path, Err: syscall.ENOTDIR}
 		case serr != nil:
-			return nodeErr(errnoOf(serr), "mkdir", path)
+			return NodeErr(errnoOf(serr), "mkdir", path)
 		case !isDir:
 			return &NodeError{Code: "EEXIST", Syscall: "mkdir", Path: path, Err: syscall.EEXIST}
 		}
@@ -70,7 +70,7 @@ func errnoOf(err error) error {
 	return err
 }
 
-// replaceMin is the size from which writeFile replaces a file instead of rewriting it in
+// ReplaceMin is the size from which WriteFile replaces a file instead of rewriting it in
 // place. Below it a write takes well under a millisecond, so the moment a kill could cut
 // it is short, and pi's in-place rewrite is kept exactly: the same inode, so hard links,
 // bind mounts (a container in the sandbox that mounts the file sees the new content),
@@ -78,29 +78,29 @@ func errnoOf(err error) error {
 // at pi's cost (a new inode per write costs ext4 more the more recently others were
 // freed). From it on, a write takes long enough for a kill to land mid-way, and what
 // it would lose is large, so it is replaced atomically.
-const replaceMin = 1 << 20
+const ReplaceMin = 1 << 20
 
-// writeFile writes size bytes, produced by write, to abs as fs.writeFile(abs, content)
+// WriteFile writes size bytes, produced by write, to abs as fs.WriteFile(abs, content)
 // does — following a symlink, keeping an existing file's inode, mode and owner: in
-// place (writeInPlace) below replaceMin bytes, and atomically (replaceFile) from it on.
+// place (writeInPlace) below ReplaceMin bytes, and atomically (replaceFile) from it on.
 // write returns its Node-worded error.
-func writeFile(abs string, size int, write func(io.Writer) error) error {
-	if size < replaceMin {
+func WriteFile(abs string, size int, write func(io.Writer) error) error {
+	if size < ReplaceMin {
 		return writeInPlace(abs, write)
 	}
 	return replaceFile(abs, write)
 }
 
-// writePieces is writeFile of the pieces' concatenation.
-func writePieces(abs string, pieces ...string) error {
+// WritePieces is WriteFile of the pieces' concatenation.
+func WritePieces(abs string, pieces ...string) error {
 	size := 0
 	for _, p := range pieces {
 		size += len(p)
 	}
-	return writeFile(abs, size, func(w io.Writer) error { return writeAll(w, pieces) })
+	return WriteFile(abs, size, func(w io.Writer) error { return writeAll(w, pieces) })
 }
 
-// replaceFile writes what write produces to abs as fs.writeFile would, but atomically:
+// replaceFile writes what write produces to abs as fs.WriteFile would, but atomically:
 // the bytes go to a temporary file in the same directory, which is renamed over the
 // target, so a writer killed at any moment leaves the old file or the new one, never
 // half of one, and a reader sees one or the other whole. It is not synced: pi's write is
@@ -123,14 +123,14 @@ func replaceFile(abs string, write func(io.Writer) error) error {
 	switch {
 	case exists && st.IsDir():
 		return &NodeError{Code: "EISDIR", Syscall: "open", Path: abs, Err: syscall.EISDIR}
-	case exists && (!st.Mode().IsRegular() || hardLinked(st) || st.Mode()&specialBits != 0):
+	case exists && (!st.Mode().IsRegular() || hardLinked(st) || st.Mode()&SpecialBits != 0):
 		return writeInPlace(abs, write)
 	case exists:
-		if err := access(target, accessWrite); err != nil {
-			return nodeErr(err, "open", abs)
+		if err := Access(target, AccessWrite); err != nil {
+			return NodeErr(err, "open", abs)
 		}
-	case !isNotExist(err):
-		return nodeErr(err, "open", abs)
+	case !IsNotExist(err):
+		return NodeErr(err, "open", abs)
 	}
 
 	dir, base := filepath.Dir(target), filepath.Base(target)
@@ -145,7 +145,7 @@ func replaceFile(abs string, write func(io.Writer) error) error {
 		}
 		if cerr := tmp.Close(); err == nil && cerr != nil {
 			os.Remove(name)
-			return nodeErr(cerr, "close", "")
+			return NodeErr(cerr, "close", "")
 		}
 		if err == nil {
 			return renameTemp(name, target, abs)
@@ -164,11 +164,11 @@ func replaceFile(abs string, write func(io.Writer) error) error {
 		if exists && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
 			return writeInPlace(abs, write)
 		}
-		return nodeErr(err, "open", abs)
+		return NodeErr(err, "open", abs)
 	}
 	err = fillTemp(tmp, write, st, exists)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = nodeErr(cerr, "close", "")
+		err = NodeErr(cerr, "close", "")
 	}
 	if err != nil {
 		os.Remove(name)
@@ -181,22 +181,22 @@ func replaceFile(abs string, write func(io.Writer) error) error {
 func renameTemp(name, target, abs string) error {
 	if err := os.Rename(name, target); err != nil {
 		os.Remove(name)
-		return nodeErr(err, "rename", abs)
+		return NodeErr(err, "rename", abs)
 	}
 	return nil
 }
 
-// specialBits are the mode bits a write in place may keep or clear (setuid and setgid are
+// SpecialBits are the mode bits a write in place may keep or clear (setuid and setgid are
 // cleared by a writer without CAP_FSETID, setgid only with group execute) and that chmod
 // may refuse to set: only writing in place keeps exactly what pi's write keeps.
-const specialBits = os.ModeSetuid | os.ModeSetgid | os.ModeSticky
+const SpecialBits = os.ModeSetuid | os.ModeSetgid | os.ModeSticky
 
 // Temporary files of an atomic replace are named "." + base + tempMark + 12 hex + ".tmp".
 const tempMark = ".pi-sbx-"
 
-// isOwnTemp reports whether name is the temporary file of an atomic replace in progress.
+// IsOwnTemp reports whether name is the temporary file of an atomic replace in progress.
 // grep, find and ls skip these: pi writes in place, so its listings never show them.
-func isOwnTemp(name string) bool {
+func IsOwnTemp(name string) bool {
 	if len(name) < len(tempMark)+12+len(".tmp")+2 || name[0] != '.' || !strings.HasSuffix(name, ".tmp") {
 		return false
 	}
@@ -210,7 +210,7 @@ func isOwnTemp(name string) bool {
 
 // nameTemp gives a temporary file next to the target a fresh name, by create (which
 // fails with EEXIST when the name is taken), and returns the name. open(2) applies the
-// umask to 0666, so a new file gets the mode fs.writeFile would give it.
+// umask to 0666, so a new file gets the mode fs.WriteFile would give it.
 func nameTemp(dir, base string, create func(name string) error) (string, error) {
 	for i := 0; ; i++ {
 		var rnd [6]byte
@@ -237,14 +237,14 @@ func fillTemp(tmp *os.File, write func(io.Writer) error, old os.FileInfo, exists
 			// Best effort: only a privileged process may give the file away.
 			_ = tmp.Chown(uid, gid)
 		}
-		if err := tmp.Chmod(old.Mode() & (os.ModePerm | specialBits)); err != nil {
-			return nodeErr(err, "chmod", "")
+		if err := tmp.Chmod(old.Mode() & (os.ModePerm | SpecialBits)); err != nil {
+			return NodeErr(err, "chmod", "")
 		}
 	}
 	return nil
 }
 
-// writeInPlace rewrites the file in place as fs.writeFile does, but without its truncation
+// writeInPlace rewrites the file in place as fs.WriteFile does, but without its truncation
 // to zero first: the content is written over the old from the start, and the file cut to
 // the content's length after. The file ends as pi's write leaves it, but ext4 neither
 // frees and allocates the blocks again (and, mounted with discard, discards them), nor
@@ -253,7 +253,7 @@ func fillTemp(tmp *os.File, write func(io.Writer) error, old os.FileInfo, exists
 func writeInPlace(abs string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
-		return nodeErr(err, "open", abs)
+		return NodeErr(err, "open", abs)
 	}
 	w := countingWriter{f: f}
 	if err := write(&w); err != nil {
@@ -264,11 +264,11 @@ func writeInPlace(abs string, write func(io.Writer) error) error {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > w.n {
 		if err := f.Truncate(w.n); err != nil {
 			f.Close()
-			return nodeErr(err, "ftruncate", "")
+			return NodeErr(err, "ftruncate", "")
 		}
 	}
 	if err := f.Close(); err != nil {
-		return nodeErr(err, "close", "")
+		return NodeErr(err, "close", "")
 	}
 	return nil
 }
@@ -300,7 +300,7 @@ func hardLinked(st os.FileInfo) bool {
 func writeAll(w io.Writer, pieces []string) error {
 	for _, p := range pieces {
 		if _, err := io.WriteString(w, p); err != nil {
-			return nodeErr(err, "write", "")
+			return NodeErr(err, "write", "")
 		}
 	}
 	return nil

@@ -1,6 +1,6 @@
 //go:build windows
 
-package fsops
+package fileio
 
 import (
 	"errors"
@@ -11,23 +11,23 @@ import (
 // platforms are vetted as a whole), with these stand-ins for the Unix calls.
 
 const (
-	accessExists = 0
-	accessRead   = 4
-	accessWrite  = 2
+	AccessExists = 0
+	AccessRead   = 4
+	AccessWrite  = 2
 )
 
-// access tells whether path exists and, for read or write, opens it so.
-func access(path string, mode uint32) error {
+// Access tells whether path exists and, for read or write, opens it so.
+func Access(path string, mode uint32) error {
 	if _, err := os.Stat(path); err != nil {
 		return err
 	}
 	flag := -1
 	switch {
-	case mode&accessWrite != 0 && mode&accessRead != 0:
+	case mode&AccessWrite != 0 && mode&AccessRead != 0:
 		flag = os.O_RDWR
-	case mode&accessWrite != 0:
+	case mode&AccessWrite != 0:
 		flag = os.O_WRONLY
-	case mode&accessRead != 0:
+	case mode&AccessRead != 0:
 		flag = os.O_RDONLY
 	}
 	if flag < 0 {

@@ -1,4 +1,4 @@
-package fsops
+package fileio
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"os"
 	"syscall"
 )
+
+// ErrAborted is what pi's file tools throw when their call is cancelled.
+var ErrAborted = errors.New("Operation aborted")
 
 // NodeError is a file-system failure worded as Node.js words it, because pi throws Node's
 // errors unchanged and the model sees their message: "ENOENT: no such file or directory,
@@ -69,9 +72,9 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EDQUOT: "EDQUOT", syscall.EAGAIN: "EAGAIN",
 }
 
-// nodeErr converts err from a file-system call into a NodeError for syscall on path
+// NodeErr converts err from a file-system call into a NodeError for syscall on path
 // (path "" for descriptor calls). Errors without an errno are returned unchanged.
-func nodeErr(err error, syscallName, path string) error {
+func NodeErr(err error, syscallName, path string) error {
 	if err == nil {
 		return nil
 	}
@@ -90,8 +93,8 @@ func nodeErr(err error, syscallName, path string) error {
 	return &NodeError{Code: code, Syscall: syscallName, Path: path, Err: err}
 }
 
-// errCode returns the Node error code of err ("ENOENT"), or "" if it has none.
-func errCode(err error) string {
+// ErrCode returns the Node error code of err ("ENOENT"), or "" if it has none.
+func ErrCode(err error) string {
 	var ne *NodeError
 	if errors.As(err, &ne) {
 		return ne.Code
@@ -103,41 +106,41 @@ func errCode(err error) string {
 	return ""
 }
 
-// isNotExist reports whether err means the path is missing (ENOENT or ENOTDIR), which is
+// IsNotExist reports whether err means the path is missing (ENOENT or ENOTDIR), which is
 // how pi's mutation queue decides to fall back to the resolved path.
-func isNotExist(err error) bool {
-	c := errCode(err)
+func IsNotExist(err error) bool {
+	c := ErrCode(err)
 	return c == "ENOENT" || c == "ENOTDIR" || errors.Is(err, fs.ErrNotExist)
 }
 
-// maxReadFileSize is Node's kIoMaxLength: fs.readFile refuses larger files.
-const maxReadFileSize = 1<<31 - 1
+// MaxReadFileSize is Node's kIoMaxLength: fs.readFile refuses larger files.
+const MaxReadFileSize = 1<<31 - 1
 
-// errFileTooLarge is Node's ERR_FS_FILE_TOO_LARGE message.
-func errFileTooLarge(size int64) error {
+// FileTooLarge is Node's ERR_FS_FILE_TOO_LARGE message.
+func FileTooLarge(size int64) error {
 	return fmt.Errorf("File size (%d) is greater than 2 GiB", size)
 }
 
-// readFileNode reads a whole file as Node's fs.readFile does, with its errors: open
+// ReadFile reads a whole file as Node's fs.readFile does, with its errors: open
 // failures name the path, read failures (EISDIR for a directory) do not, and files over
 // 2 GiB are refused before anything is read.
-func readFileNode(abs string) ([]byte, error) {
+func ReadFile(abs string) ([]byte, error) {
 	f, err := os.Open(abs)
 	if err != nil {
-		return nil, nodeErr(err, "open", abs)
+		return nil, NodeErr(err, "open", abs)
 	}
 	defer f.Close()
 	var size int64
 	if st, err := f.Stat(); err == nil {
-		if st.Size() > maxReadFileSize {
-			return nil, errFileTooLarge(st.Size())
+		if st.Size() > MaxReadFileSize {
+			return nil, FileTooLarge(st.Size())
 		}
 		size = st.Size()
 	}
 	// Sized up front, so a large file is not copied through a doubling buffer.
 	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, nodeErr(err, "read", "")
+		return nil, NodeErr(err, "read", "")
 	}
 	return buf.Bytes(), nil
 }

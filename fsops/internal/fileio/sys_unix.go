@@ -1,6 +1,6 @@
 //go:build unix
 
-package fsops
+package fileio
 
 import (
 	"errors"
@@ -12,14 +12,14 @@ import (
 
 // access(2) modes.
 const (
-	accessExists = unix.F_OK
-	accessRead   = unix.R_OK
-	accessWrite  = unix.W_OK
+	AccessExists = unix.F_OK
+	AccessRead   = unix.R_OK
+	AccessWrite  = unix.W_OK
 )
 
 // access is access(2): whether this process may use path so, by its real ids (as Node's
 // fs.access, which pi calls).
-func access(path string, mode uint32) error { return unix.Access(path, mode) }
+func Access(path string, mode uint32) error { return unix.Access(path, mode) }
 
 // owner is the file's user and group.
 func owner(fi os.FileInfo) (uid, gid int, ok bool) {
