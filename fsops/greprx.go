@@ -3,6 +3,7 @@ package fsops
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/rxsyntax"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -15,7 +16,7 @@ import (
 // used to find candidate lines quickly.
 type grepPattern struct {
 	re *regexp.Regexp
-	// ascii, when set, is re for lines of ASCII text only (see asciiOnly): much faster
+	// ascii, when set, is re for lines of ASCII text only (see ASCIIOnly): much faster
 	// than re when the pattern has big Unicode classes.
 	ascii *regexp.Regexp
 	// vm, when set, matches lines beyond ASCII for a pattern with Unicode word
@@ -64,25 +65,25 @@ type grepPattern struct {
 // compileGrepPattern compiles pattern as ripgrep 13 receives it from pi (literal being
 // --fixed-strings, ignoreCase --ignore-case): parsed with the syntax of Rust's regex
 // crate, rejected with ripgrep's own error text where ripgrep rejects it, and otherwise
-// translated to an equivalent Go regexp (see greprx_hir.go for the few constructs Go
+// translated to an equivalent Go regexp (see rxsyntax.Translate for the few constructs Go
 // can only approximate).
 func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern, error) {
-	var h *rxHir
+	var h *rxsyntax.Hir
 	if literal {
-		h = &rxHir{kind: hirConcat}
+		h = &rxsyntax.Hir{Op: rxsyntax.OpConcat}
 		for _, r := range pattern {
-			h.subs = append(h.subs, &rxHir{kind: hirLiteral, c: r, fold: ignoreCase && hasCaseMapping(r)})
+			h.Subs = append(h.Subs, &rxsyntax.Hir{Op: rxsyntax.OpLiteral, Rune: r, Fold: ignoreCase && rxsyntax.HasCaseMapping(r)})
 		}
-		if !stripNewline(h) {
-			return nil, errors.New(rgErrorText(rxNewlineError))
+		if !rxsyntax.StripNewline(h) {
+			return nil, errors.New(rxsyntax.ErrorText(rxsyntax.NewlineError))
 		}
 	} else {
 		var msg string
-		if h, msg = translateRustHir(pattern, ignoreCase); msg != "" {
+		if h, msg = rxsyntax.Translate(pattern, ignoreCase); msg != "" {
 			return nil, errors.New(msg)
 		}
 	}
-	goSyntax, msg := goSyntaxOf(h)
+	goSyntax, msg := rxsyntax.GoSyntax(h)
 	if msg != "" {
 		return nil, errors.New(msg)
 	}
@@ -91,10 +92,10 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 		return nil, err
 	}
 	p := &grepPattern{re: re}
-	if hasUnicodeWordBoundary(h) {
+	if rxsyntax.HasUnicodeWordBoundary(h) {
 		p.vm = newRxVM(h)
 	}
-	if asciiSyntax, _ := goSyntaxOf(asciiOnly(h)); asciiSyntax != goSyntax {
+	if asciiSyntax, _ := rxsyntax.GoSyntax(rxsyntax.ASCIIOnly(h)); asciiSyntax != goSyntax {
 		if _, p.ascii, err = compileGoSyntax(asciiSyntax); err != nil {
 			return nil, err
 		}
@@ -516,7 +517,7 @@ func rxSizeError(err error) error { return &rxSizeErr{err} }
 
 type rxSizeErr struct{ err error }
 
-func (e *rxSizeErr) Error() string { return rxSizeLimitError }
+func (e *rxSizeErr) Error() string { return rxsyntax.SizeLimitError }
 func (e *rxSizeErr) Unwrap() error { return e.err }
 
 // stripNewlines rewrites t so that no part of it matches '\n', as ripgrep does for its

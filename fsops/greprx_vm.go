@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/rxsyntax"
 	"sort"
 	"unicode/utf8"
 )
@@ -11,7 +12,7 @@ import (
 // regexp lacks. On ASCII lines the two agree and Go's regexp runs.
 type rxVM struct {
 	prog []vmInst
-	word *rxClass // Unicode \w, for word boundaries
+	word *rxsyntax.Class // Unicode \w, for word boundaries
 }
 
 type vmOp uint8
@@ -26,10 +27,10 @@ const (
 
 type vmInst struct {
 	op     vmOp
-	ranges []rxRange // vmRune: sorted
-	x, y   int       // vmSplit: both; vmJmp: x
-	assert hirKind   // vmAssert
-	uni    bool      // vmAssert on a word boundary: Unicode-aware
+	ranges []rxsyntax.Range // vmRune: sorted
+	x, y   int              // vmSplit: both; vmJmp: x
+	assert rxsyntax.Op      // vmAssert
+	uni    bool             // vmAssert on a word boundary: Unicode-aware
 }
 
 // vmMaxInsts bounds the program (repetitions are spelled out); a bigger pattern keeps
@@ -37,8 +38,8 @@ type vmInst struct {
 const vmMaxInsts = 100000
 
 // newRxVM compiles h, or returns nil if the program would be too big.
-func newRxVM(h *rxHir) *rxVM {
-	vm := &rxVM{word: rxPerlSet('w')}
+func newRxVM(h *rxsyntax.Hir) *rxVM {
+	vm := &rxVM{word: rxsyntax.PerlSet('w')}
 	if !vm.compile(h) || len(vm.prog) >= vmMaxInsts {
 		return nil
 	}
@@ -51,51 +52,51 @@ func (vm *rxVM) emit(i vmInst) int {
 	return len(vm.prog) - 1
 }
 
-func (vm *rxVM) compile(h *rxHir) bool {
+func (vm *rxVM) compile(h *rxsyntax.Hir) bool {
 	if len(vm.prog) >= vmMaxInsts {
 		return false
 	}
-	switch h.kind {
-	case hirEmpty:
-	case hirLiteral:
-		c := &rxClass{}
-		c.add(h.c, h.c)
-		if h.fold {
-			c.foldCase()
+	switch h.Op {
+	case rxsyntax.OpEmpty:
+	case rxsyntax.OpLiteral:
+		c := &rxsyntax.Class{}
+		c.Add(h.Rune, h.Rune)
+		if h.Fold {
+			c.FoldCase()
 		}
-		vm.emit(vmInst{op: vmRune, ranges: c.r})
-	case hirByte:
-		vm.emit(vmInst{op: vmRune, ranges: []rxRange{{utf8.RuneError, utf8.RuneError}}})
-	case hirClass:
-		r := h.cls.r
-		if h.cls.bytes { // as writeGoClass: a byte above 0x7F stands for any non-ASCII character
-			n := &rxClass{}
+		vm.emit(vmInst{op: vmRune, ranges: c.Ranges})
+	case rxsyntax.OpByte:
+		vm.emit(vmInst{op: vmRune, ranges: []rxsyntax.Range{{Lo: utf8.RuneError, Hi: utf8.RuneError}}})
+	case rxsyntax.OpClass:
+		r := h.Class.Ranges
+		if h.Class.Bytes { // as writeGoClass: a byte above 0x7F stands for any non-ASCII character
+			n := &rxsyntax.Class{}
 			for _, x := range r {
-				if x.hi > 0x7F {
-					n.add(0x80, 0x10FFFF)
-					x.hi = 0x7F
+				if x.Hi > 0x7F {
+					n.Add(0x80, 0x10FFFF)
+					x.Hi = 0x7F
 				}
-				if x.lo <= x.hi {
-					n.add(x.lo, x.hi)
+				if x.Lo <= x.Hi {
+					n.Add(x.Lo, x.Hi)
 				}
 			}
-			n.canon()
-			r = n.r
+			n.Canon()
+			r = n.Ranges
 		}
 		vm.emit(vmInst{op: vmRune, ranges: r})
-	case hirLineStart, hirLineEnd, hirWordBoundary, hirNotWordBoundary:
-		vm.emit(vmInst{op: vmAssert, assert: h.kind, uni: h.unicode})
-	case hirConcat:
-		for _, s := range h.subs {
+	case rxsyntax.OpLineStart, rxsyntax.OpLineEnd, rxsyntax.OpWordBoundary, rxsyntax.OpNotWordBoundary:
+		vm.emit(vmInst{op: vmAssert, assert: h.Op, uni: h.Unicode})
+	case rxsyntax.OpConcat:
+		for _, s := range h.Subs {
 			if !vm.compile(s) {
 				return false
 			}
 		}
-	case hirAlternate:
+	case rxsyntax.OpAlternate:
 		// split L1, next; L1: a; jmp end; next: split L2, next2; ...
 		var jumps []int
-		for i, s := range h.subs {
-			if i == len(h.subs)-1 {
+		for i, s := range h.Subs {
+			if i == len(h.Subs)-1 {
 				if !vm.compile(s) {
 					return false
 				}
@@ -112,14 +113,14 @@ func (vm *rxVM) compile(h *rxHir) bool {
 		for _, j := range jumps {
 			vm.prog[j].x = len(vm.prog)
 		}
-	case hirRepeat:
-		sub := h.subs[0]
-		for i := 0; i < h.min; i++ {
+	case rxsyntax.OpRepeat:
+		sub := h.Subs[0]
+		for i := 0; i < h.Min; i++ {
 			if !vm.compile(sub) {
 				return false
 			}
 		}
-		if h.max < 0 { // L: split body, end; body; jmp L
+		if h.Max < 0 { // L: split body, end; body; jmp L
 			split := vm.emit(vmInst{op: vmSplit})
 			vm.prog[split].x = len(vm.prog)
 			if !vm.compile(sub) {
@@ -130,7 +131,7 @@ func (vm *rxVM) compile(h *rxHir) bool {
 			return true
 		}
 		var splits []int
-		for i := h.min; i < h.max; i++ {
+		for i := h.Min; i < h.Max; i++ {
 			split := vm.emit(vmInst{op: vmSplit})
 			vm.prog[split].x = len(vm.prog)
 			splits = append(splits, split)
@@ -145,9 +146,9 @@ func (vm *rxVM) compile(h *rxHir) bool {
 	return len(vm.prog) < vmMaxInsts
 }
 
-func inRxRanges(r []rxRange, c rune) bool {
-	i := sort.Search(len(r), func(i int) bool { return r[i].hi >= c })
-	return i < len(r) && r[i].lo <= c
+func inRxRanges(r []rxsyntax.Range, c rune) bool {
+	i := sort.Search(len(r), func(i int) bool { return r[i].Hi >= c })
+	return i < len(r) && r[i].Lo <= c
 }
 
 func (vm *rxVM) isWord(c rune, uni bool) bool {
@@ -157,7 +158,7 @@ func (vm *rxVM) isWord(c rune, uni bool) bool {
 	if c < utf8.RuneSelf || !uni {
 		return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 	}
-	return inRxRanges(vm.word.r, c)
+	return inRxRanges(vm.word.Ranges, c)
 }
 
 // match reports whether the pattern matches somewhere in line.
@@ -190,13 +191,13 @@ func (vm *rxVM) match(line []byte) bool {
 			case vmAssert:
 				ok := false
 				switch in.assert {
-				case hirLineStart:
+				case rxsyntax.OpLineStart:
 					ok = pos == 0
-				case hirLineEnd:
+				case rxsyntax.OpLineEnd:
 					ok = pos == len(line)
-				case hirWordBoundary:
+				case rxsyntax.OpWordBoundary:
 					ok = vm.isWord(prev, in.uni) != vm.isWord(next, in.uni)
-				case hirNotWordBoundary:
+				case rxsyntax.OpNotWordBoundary:
 					ok = vm.isWord(prev, in.uni) == vm.isWord(next, in.uni)
 				}
 				if ok {

@@ -1,4 +1,4 @@
-package fsops
+package rxsyntax
 
 import (
 	"encoding/binary"
@@ -14,130 +14,130 @@ import (
 // after parsing (unknown Unicode classes, empty classes, Unicode where it is switched
 // off, a newline that could be matched).
 
-// rxRange is an inclusive range of code points (or bytes, in a byte class).
-type rxRange struct{ lo, hi rune }
+// Range is an inclusive range of code points (or bytes, in a byte class).
+type Range struct{ Lo, Hi rune }
 
-// rxClass is a set of code points as sorted, non-overlapping, non-adjacent ranges;
+// Class is a set of code points as sorted, non-overlapping, non-adjacent ranges;
 // bytes says it is a class of bytes (Unicode mode off), whose universe is 0–0xFF.
-type rxClass struct {
-	r     []rxRange
-	bytes bool
+type Class struct {
+	Ranges []Range
+	Bytes  bool
 }
 
-func (c *rxClass) max() rune {
-	if c.bytes {
+func (c *Class) max() rune {
+	if c.Bytes {
 		return 0xFF
 	}
 	return unicode.MaxRune
 }
 
-func (c *rxClass) add(lo, hi rune) { c.r = append(c.r, rxRange{lo, hi}) }
+func (c *Class) Add(lo, hi rune) { c.Ranges = append(c.Ranges, Range{lo, hi}) }
 
 // canon sorts and merges the ranges.
-func (c *rxClass) canon() {
-	sort.Slice(c.r, func(i, j int) bool { return c.r[i].lo < c.r[j].lo })
-	out := c.r[:0]
-	for _, x := range c.r {
-		if n := len(out); n > 0 && x.lo <= out[n-1].hi+1 {
-			if x.hi > out[n-1].hi {
-				out[n-1].hi = x.hi
+func (c *Class) Canon() {
+	sort.Slice(c.Ranges, func(i, j int) bool { return c.Ranges[i].Lo < c.Ranges[j].Lo })
+	out := c.Ranges[:0]
+	for _, x := range c.Ranges {
+		if n := len(out); n > 0 && x.Lo <= out[n-1].Hi+1 {
+			if x.Hi > out[n-1].Hi {
+				out[n-1].Hi = x.Hi
 			}
 			continue
 		}
 		out = append(out, x)
 	}
-	c.r = out
+	c.Ranges = out
 }
 
-func (c *rxClass) union(o *rxClass) {
-	c.r = append(c.r, o.r...)
-	c.canon()
+func (c *Class) union(o *Class) {
+	c.Ranges = append(c.Ranges, o.Ranges...)
+	c.Canon()
 }
 
-func (c *rxClass) negate() {
-	c.canon()
-	var out []rxRange
+func (c *Class) negate() {
+	c.Canon()
+	var out []Range
 	next := rune(0)
-	for _, x := range c.r {
-		if x.lo > next {
-			out = append(out, rxRange{next, x.lo - 1})
+	for _, x := range c.Ranges {
+		if x.Lo > next {
+			out = append(out, Range{next, x.Lo - 1})
 		}
-		next = x.hi + 1
+		next = x.Hi + 1
 	}
 	if next <= c.max() {
-		out = append(out, rxRange{next, c.max()})
+		out = append(out, Range{next, c.max()})
 	}
-	c.r = out
+	c.Ranges = out
 }
 
-func (c *rxClass) intersect(o *rxClass) {
-	c.canon()
-	o.canon()
-	var out []rxRange
+func (c *Class) intersect(o *Class) {
+	c.Canon()
+	o.Canon()
+	var out []Range
 	i, j := 0, 0
-	for i < len(c.r) && j < len(o.r) {
-		lo, hi := max(c.r[i].lo, o.r[j].lo), min(c.r[i].hi, o.r[j].hi)
+	for i < len(c.Ranges) && j < len(o.Ranges) {
+		lo, hi := max(c.Ranges[i].Lo, o.Ranges[j].Lo), min(c.Ranges[i].Hi, o.Ranges[j].Hi)
 		if lo <= hi {
-			out = append(out, rxRange{lo, hi})
+			out = append(out, Range{lo, hi})
 		}
-		if c.r[i].hi < o.r[j].hi {
+		if c.Ranges[i].Hi < o.Ranges[j].Hi {
 			i++
 		} else {
 			j++
 		}
 	}
-	c.r = out
+	c.Ranges = out
 }
 
-func (c *rxClass) difference(o *rxClass) {
-	n := &rxClass{r: append([]rxRange(nil), o.r...), bytes: c.bytes}
+func (c *Class) difference(o *Class) {
+	n := &Class{Ranges: append([]Range(nil), o.Ranges...), Bytes: c.Bytes}
 	n.negate()
 	c.intersect(n)
 }
 
-func (c *rxClass) symmetricDifference(o *rxClass) {
-	a := &rxClass{r: append([]rxRange(nil), c.r...), bytes: c.bytes}
-	a.intersect(&rxClass{r: append([]rxRange(nil), o.r...)})
+func (c *Class) symmetricDifference(o *Class) {
+	a := &Class{Ranges: append([]Range(nil), c.Ranges...), Bytes: c.Bytes}
+	a.intersect(&Class{Ranges: append([]Range(nil), o.Ranges...)})
 	c.union(o)
 	c.difference(a)
 }
 
-// foldCase adds the simple case folds of every member (regex-syntax's
+// FoldCase adds the simple case folds of every member (regex-syntax's
 // case_fold_simple); in a byte class only ASCII letters fold.
-func (c *rxClass) foldCase() {
-	c.canon()
-	var extra []rxRange
-	for _, x := range c.r {
-		if c.bytes {
-			lo, hi := max(x.lo, 'A'), min(x.hi, 'Z')
+func (c *Class) FoldCase() {
+	c.Canon()
+	var extra []Range
+	for _, x := range c.Ranges {
+		if c.Bytes {
+			lo, hi := max(x.Lo, 'A'), min(x.Hi, 'Z')
 			if lo <= hi {
-				extra = append(extra, rxRange{lo + 32, hi + 32})
+				extra = append(extra, Range{lo + 32, hi + 32})
 			}
-			lo, hi = max(x.lo, 'a'), min(x.hi, 'z')
+			lo, hi = max(x.Lo, 'a'), min(x.Hi, 'z')
 			if lo <= hi {
-				extra = append(extra, rxRange{lo - 32, hi - 32})
+				extra = append(extra, Range{lo - 32, hi - 32})
 			}
 			continue
 		}
 		for _, cr := range unicode.CaseRanges {
-			lo, hi := max(x.lo, rune(cr.Lo)), min(x.hi, rune(cr.Hi))
+			lo, hi := max(x.Lo, rune(cr.Lo)), min(x.Hi, rune(cr.Hi))
 			for r := lo; r <= hi; r++ {
 				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-					extra = append(extra, rxRange{f, f})
+					extra = append(extra, Range{f, f})
 				}
 			}
 		}
 	}
-	c.r = append(c.r, extra...)
-	c.canon()
+	c.Ranges = append(c.Ranges, extra...)
+	c.Canon()
 }
 
-// hasCaseMapping reports whether r folds to anything but itself.
-func hasCaseMapping(r rune) bool { return unicode.SimpleFold(r) != r }
+// HasCaseMapping reports whether r folds to anything but itself.
+func HasCaseMapping(r rune) bool { return unicode.SimpleFold(r) != r }
 
-// rxDecodeTable unpacks a table from greprx_tables.go.
-func rxDecodeTable(packed string) *rxClass {
-	c := &rxClass{}
+// rxDecodeTable unpacks a table from tables.go.
+func rxDecodeTable(packed string) *Class {
+	c := &Class{}
 	b := []byte(packed)
 	prev := rune(0)
 	for len(b) > 0 {
@@ -146,13 +146,13 @@ func rxDecodeTable(packed string) *rxClass {
 		length, m := binary.Uvarint(b)
 		b = b[m:]
 		lo := prev + rune(gap)
-		c.r = append(c.r, rxRange{lo, lo + rune(length)})
+		c.Ranges = append(c.Ranges, Range{lo, lo + rune(length)})
 		prev = lo + rune(length)
 	}
 	return c
 }
 
-func rxNamedTable(name string) *rxClass {
+func rxNamedTable(name string) *Class {
 	packed := rxTable(name)
 	if packed == "" {
 		return nil
@@ -201,12 +201,12 @@ func rxCanonicalGencat(norm string) string {
 	return v
 }
 
-func rxGencat(name string) (*rxClass, string) {
+func rxGencat(name string) (*Class, string) {
 	switch name {
 	case "ASCII":
-		return &rxClass{r: []rxRange{{0, 0x7F}}}, ""
+		return &Class{Ranges: []Range{{0, 0x7F}}}, ""
 	case "Any":
-		return &rxClass{r: []rxRange{{0, unicode.MaxRune}}}, ""
+		return &Class{Ranges: []Range{{0, unicode.MaxRune}}}, ""
 	case "Assigned":
 		c, e := rxGencat("Unassigned")
 		if c != nil {
@@ -221,8 +221,8 @@ func rxGencat(name string) (*rxClass, string) {
 }
 
 // rxUnicodeSet resolves \p{…} as regex-syntax does, or names the error.
-func rxUnicodeSet(u rxUnicodeClass) (*rxClass, string) {
-	binaryQuery := func(name string) (*rxClass, string) {
+func rxUnicodeSet(u rxUnicodeClass) (*Class, string) {
+	binaryQuery := func(name string) (*Class, string) {
 		norm := rxNormalizeName(name)
 		if norm != "cf" {
 			if canon := rxCanonicalProperty(norm); canon != "" {
@@ -282,13 +282,13 @@ func rxUnicodeSet(u rxUnicodeClass) (*rxClass, string) {
 	prefix := map[string]string{"Script_Extensions": "scx/", "Grapheme_Cluster_Break": "gcb/", "Sentence_Break": "sb/", "Word_Break": "wb/"}
 	switch prop {
 	case "Age":
-		c := &rxClass{}
+		c := &Class{}
 		for _, a := range strings.Fields(rxAgeList) {
 			if t := rxNamedTable("age/" + a); t != nil {
-				c.r = append(c.r, t.r...)
+				c.Ranges = append(c.Ranges, t.Ranges...)
 			}
 			if a == canon {
-				c.canon()
+				c.Canon()
 				return c, ""
 			}
 		}
@@ -305,8 +305,8 @@ func rxUnicodeSet(u rxUnicodeClass) (*rxClass, string) {
 	}
 }
 
-// rxPerlSet is \d, \s or \w with Unicode on.
-func rxPerlSet(kind byte) *rxClass {
+// PerlSet is \d, \s or \w with Unicode on.
+func PerlSet(kind byte) *Class {
 	switch kind {
 	case 'd':
 		return rxNamedTable("gc/Decimal_Number")
@@ -317,16 +317,16 @@ func rxPerlSet(kind byte) *rxClass {
 }
 
 // rxPerlBytes is \d, \s or \w with Unicode off.
-func rxPerlBytes(kind byte) *rxClass {
+func rxPerlBytes(kind byte) *Class {
 	name := map[byte]string{'d': "digit", 's': "space", 'w': "word"}[kind]
 	return rxASCIISet(name, true)
 }
 
-func rxASCIISet(name string, bytes bool) *rxClass {
-	c := &rxClass{bytes: bytes}
+func rxASCIISet(name string, bytes bool) *Class {
+	c := &Class{Bytes: bytes}
 	r := rxASCIIClass(name)
 	for i := 0; i+1 < len(r); i += 2 {
-		c.add(r[i], r[i+1])
+		c.Add(r[i], r[i+1])
 	}
 	return c
 }
@@ -376,43 +376,43 @@ func (f rxTransFlags) merge(from *rxFlags) rxTransFlags {
 func (f rxTransFlags) fold() bool    { return f.i > 0 }
 func (f rxTransFlags) unicode() bool { return f.u >= 0 }
 
-type hirKind uint8
+type Op uint8
 
 const (
-	hirEmpty hirKind = iota
-	hirLiteral
-	hirByte
-	hirClass
-	hirLineStart
-	hirLineEnd
-	hirWordBoundary
-	hirNotWordBoundary
-	hirRepeat
-	hirConcat
-	hirAlternate
+	OpEmpty Op = iota
+	OpLiteral
+	OpByte
+	OpClass
+	OpLineStart
+	OpLineEnd
+	OpWordBoundary
+	OpNotWordBoundary
+	OpRepeat
+	OpConcat
+	OpAlternate
 )
 
-// rxHir is the translated pattern: what regex-syntax's HIR says, as far as line
+// Hir is the translated pattern: what regex-syntax's HIR says, as far as line
 // matching needs it.
-type rxHir struct {
-	kind     hirKind
-	c        rune // literal, or a byte
-	fold     bool // literal matches its case folds too
-	cls      *rxClass
-	min, max int // repeat; max -1 for no bound
+type Hir struct {
+	Op       Op
+	Rune     rune // literal, or a byte
+	Fold     bool // literal matches its case folds too
+	Class    *Class
+	Min, Max int // repeat; max -1 for no bound
 	greedy   bool
-	unicode  bool // word boundary: Unicode-aware (Go's \b is ASCII-only)
-	subs     []*rxHir
+	Unicode  bool // word boundary: Unicode-aware (Go's \b is ASCII-only)
+	Subs     []*Hir
 }
 
-// hasUnicodeWordBoundary reports whether h has a Unicode-aware \b or \B, which Go's
+// HasUnicodeWordBoundary reports whether h has a Unicode-aware \b or \B, which Go's
 // regexp cannot express.
-func hasUnicodeWordBoundary(h *rxHir) bool {
-	if (h.kind == hirWordBoundary || h.kind == hirNotWordBoundary) && h.unicode {
+func HasUnicodeWordBoundary(h *Hir) bool {
+	if (h.Op == OpWordBoundary || h.Op == OpNotWordBoundary) && h.Unicode {
 		return true
 	}
-	for _, s := range h.subs {
-		if hasUnicodeWordBoundary(s) {
+	for _, s := range h.Subs {
+		if HasUnicodeWordBoundary(s) {
 			return true
 		}
 	}
@@ -428,80 +428,80 @@ func (t *rxTranslator) err(span rxSpan, msg string) *rxError {
 	return &rxError{pattern: t.pat, msg: msg, span: span}
 }
 
-func (t *rxTranslator) trans(a *rxAst) (*rxHir, *rxError) {
+func (t *rxTranslator) trans(a *rxAst) (*Hir, *rxError) {
 	switch a.kind {
 	case astEmpty:
-		return &rxHir{kind: hirEmpty}, nil
+		return &Hir{Op: OpEmpty}, nil
 	case astFlags:
 		t.flags = t.flags.merge(a.flags)
-		return &rxHir{kind: hirEmpty}, nil
+		return &Hir{Op: OpEmpty}, nil
 	case astLiteral:
 		return t.literal(a)
 	case astDot:
 		if !t.flags.unicode() {
-			return &rxHir{kind: hirClass, cls: &rxClass{r: []rxRange{{0, '\n' - 1}, {'\n' + 1, 0xFF}}, bytes: true}}, nil
+			return &Hir{Op: OpClass, Class: &Class{Ranges: []Range{{0, '\n' - 1}, {'\n' + 1, 0xFF}}, Bytes: true}}, nil
 		}
-		return &rxHir{kind: hirClass, cls: &rxClass{r: []rxRange{{0, '\n' - 1}, {'\n' + 1, unicode.MaxRune}}}}, nil
+		return &Hir{Op: OpClass, Class: &Class{Ranges: []Range{{0, '\n' - 1}, {'\n' + 1, unicode.MaxRune}}}}, nil
 	case astAssertion:
 		switch a.assert {
 		case assertStartLine, assertStartText:
 			// ripgrep matches line by line, so text anchors are line anchors.
-			return &rxHir{kind: hirLineStart}, nil
+			return &Hir{Op: OpLineStart}, nil
 		case assertEndLine, assertEndText:
-			return &rxHir{kind: hirLineEnd}, nil
+			return &Hir{Op: OpLineEnd}, nil
 		case assertWordBoundary:
-			return &rxHir{kind: hirWordBoundary, unicode: t.flags.unicode()}, nil
+			return &Hir{Op: OpWordBoundary, Unicode: t.flags.unicode()}, nil
 		}
-		return &rxHir{kind: hirNotWordBoundary, unicode: t.flags.unicode()}, nil
+		return &Hir{Op: OpNotWordBoundary, Unicode: t.flags.unicode()}, nil
 	case astClassPerl:
-		var c *rxClass
+		var c *Class
 		if t.flags.unicode() {
-			c = rxPerlSet(a.perl)
+			c = PerlSet(a.perl)
 		} else {
 			c = rxPerlBytes(a.perl)
 		}
 		if a.negated {
 			c.negate()
 		}
-		return &rxHir{kind: hirClass, cls: c}, nil
+		return &Hir{Op: OpClass, Class: c}, nil
 	case astClassUnicode:
 		c, e := t.unicodeClass(a)
 		if e != nil {
 			return nil, e
 		}
-		return &rxHir{kind: hirClass, cls: c}, nil
+		return &Hir{Op: OpClass, Class: c}, nil
 	case astClassBracketed:
 		c, e := t.classSet(a.bracket.set)
 		if e != nil {
 			return nil, e
 		}
 		t.foldAndNegate(c, a.bracket.negated)
-		if len(c.r) == 0 {
+		if len(c.Ranges) == 0 {
 			return nil, t.err(a.bracket.span, rxErrEmptyClass)
 		}
-		return &rxHir{kind: hirClass, cls: c}, nil
+		return &Hir{Op: OpClass, Class: c}, nil
 	case astRepetition:
 		sub, e := t.trans(a.subs[0])
 		if e != nil {
 			return nil, e
 		}
-		h := &rxHir{kind: hirRepeat, subs: []*rxHir{sub}, greedy: a.greedy}
+		h := &Hir{Op: OpRepeat, Subs: []*Hir{sub}, greedy: a.greedy}
 		if t.flags.U > 0 {
 			h.greedy = !h.greedy
 		}
 		switch a.rep {
 		case repZeroOrOne:
-			h.min, h.max = 0, 1
+			h.Min, h.Max = 0, 1
 		case repZeroOrMore:
-			h.min, h.max = 0, -1
+			h.Min, h.Max = 0, -1
 		case repOneOrMore:
-			h.min, h.max = 1, -1
+			h.Min, h.Max = 1, -1
 		case repExactly:
-			h.min, h.max = int(a.min), int(a.min)
+			h.Min, h.Max = int(a.min), int(a.min)
 		case repAtLeast:
-			h.min, h.max = int(a.min), -1
+			h.Min, h.Max = int(a.min), -1
 		case repBounded:
-			h.min, h.max = int(a.min), int(a.max)
+			h.Min, h.Max = int(a.min), int(a.max)
 		}
 		return h, nil
 	case astGroup:
@@ -513,49 +513,49 @@ func (t *rxTranslator) trans(a *rxAst) (*rxHir, *rxError) {
 		t.flags = old
 		return sub, e
 	case astConcat, astAlternation:
-		h := &rxHir{kind: hirConcat}
+		h := &Hir{Op: OpConcat}
 		if a.kind == astAlternation {
-			h.kind = hirAlternate
+			h.Op = OpAlternate
 		}
 		for _, s := range a.subs {
 			x, e := t.trans(s)
 			if e != nil {
 				return nil, e
 			}
-			if h.kind == hirConcat && x.kind == hirEmpty {
+			if h.Op == OpConcat && x.Op == OpEmpty {
 				continue
 			}
-			h.subs = append(h.subs, x)
+			h.Subs = append(h.Subs, x)
 		}
 		return h, nil
 	}
 	panic("unknown pattern node")
 }
 
-func (t *rxTranslator) literal(a *rxAst) (*rxHir, *rxError) {
+func (t *rxTranslator) literal(a *rxAst) (*Hir, *rxError) {
 	c := a.c
 	if !t.flags.unicode() && a.hexX && c > 0x7F && c <= 0xFF {
-		return &rxHir{kind: hirByte, c: c}, nil
+		return &Hir{Op: OpByte, Rune: c}, nil
 	}
 	if !t.flags.unicode() && c > 0x7F {
 		return nil, t.err(a.span, rxErrUnicodeNotAllowed)
 	}
-	if t.flags.fold() && hasCaseMapping(c) {
+	if t.flags.fold() && HasCaseMapping(c) {
 		if !t.flags.unicode() { // only ASCII letters fold, and only to each other
 			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
-				cls := &rxClass{bytes: true}
-				cls.add(c, c)
-				cls.foldCase()
-				return &rxHir{kind: hirClass, cls: cls}, nil
+				cls := &Class{Bytes: true}
+				cls.Add(c, c)
+				cls.FoldCase()
+				return &Hir{Op: OpClass, Class: cls}, nil
 			}
-			return &rxHir{kind: hirLiteral, c: c}, nil
+			return &Hir{Op: OpLiteral, Rune: c}, nil
 		}
-		return &rxHir{kind: hirLiteral, c: c, fold: true}, nil
+		return &Hir{Op: OpLiteral, Rune: c, Fold: true}, nil
 	}
-	return &rxHir{kind: hirLiteral, c: c}, nil
+	return &Hir{Op: OpLiteral, Rune: c}, nil
 }
 
-func (t *rxTranslator) unicodeClass(a *rxAst) (*rxClass, *rxError) {
+func (t *rxTranslator) unicodeClass(a *rxAst) (*Class, *rxError) {
 	if !t.flags.unicode() {
 		return nil, t.err(a.span, rxErrUnicodeNotAllowed)
 	}
@@ -564,22 +564,22 @@ func (t *rxTranslator) unicodeClass(a *rxAst) (*rxClass, *rxError) {
 		return nil, t.err(a.span, msg)
 	}
 	t.foldAndNegate(c, a.negated)
-	if len(c.r) == 0 {
+	if len(c.Ranges) == 0 {
 		return nil, t.err(a.span, rxErrEmptyClass)
 	}
 	return c, nil
 }
 
-func (t *rxTranslator) foldAndNegate(c *rxClass, negated bool) {
+func (t *rxTranslator) foldAndNegate(c *Class, negated bool) {
 	if t.flags.fold() {
-		c.foldCase()
+		c.FoldCase()
 	}
 	if negated {
 		c.negate()
 	}
 }
 
-func (t *rxTranslator) classSet(s *rxClassSet) (*rxClass, *rxError) {
+func (t *rxTranslator) classSet(s *rxClassSet) (*Class, *rxError) {
 	if s.op == 0 {
 		return t.classItem(s.item)
 	}
@@ -592,8 +592,8 @@ func (t *rxTranslator) classSet(s *rxClassSet) (*rxClass, *rxError) {
 		return nil, e
 	}
 	if t.flags.fold() {
-		lhs.foldCase()
-		rhs.foldCase()
+		lhs.FoldCase()
+		rhs.FoldCase()
 	}
 	switch s.op {
 	case '&':
@@ -619,8 +619,8 @@ func (t *rxTranslator) classLiteral(a *rxAst) (rune, *rxError) {
 	return a.c, nil
 }
 
-func (t *rxTranslator) classItem(it *rxClassItem) (*rxClass, *rxError) {
-	c := &rxClass{bytes: !t.flags.unicode()}
+func (t *rxTranslator) classItem(it *rxClassItem) (*Class, *rxError) {
+	c := &Class{Bytes: !t.flags.unicode()}
 	switch it.kind {
 	case itemEmpty:
 	case itemLiteral:
@@ -628,7 +628,7 @@ func (t *rxTranslator) classItem(it *rxClassItem) (*rxClass, *rxError) {
 		if e != nil {
 			return nil, e
 		}
-		c.add(r, r)
+		c.Add(r, r)
 	case itemRange:
 		lo, e := t.classLiteral(it.start)
 		if e != nil {
@@ -638,16 +638,16 @@ func (t *rxTranslator) classItem(it *rxClassItem) (*rxClass, *rxError) {
 		if e != nil {
 			return nil, e
 		}
-		c.add(lo, hi)
+		c.Add(lo, hi)
 	case itemASCII:
 		c = rxASCIISet(it.ascii, !t.flags.unicode())
 		t.foldAndNegate(c, it.negated)
 	case itemUnicode:
 		return t.unicodeClass(it.lit)
 	case itemPerl:
-		var p *rxClass
+		var p *Class
 		if t.flags.unicode() {
-			p = rxPerlSet(it.lit.perl)
+			p = PerlSet(it.lit.perl)
 		} else {
 			p = rxPerlBytes(it.lit.perl)
 		}
@@ -668,20 +668,20 @@ func (t *rxTranslator) classItem(it *rxClassItem) (*rxClass, *rxError) {
 			if e != nil {
 				return nil, e
 			}
-			c.r = append(c.r, n.r...)
+			c.Ranges = append(c.Ranges, n.Ranges...)
 		}
 	}
-	c.canon()
+	c.Canon()
 	return c, nil
 }
 
-// rxNewlineError is ripgrep's refusal of a pattern that could match a line terminator.
-const rxNewlineError = "the literal '\"\\n\"' is not allowed in a regex"
+// NewlineError is ripgrep's refusal of a pattern that could match a line terminator.
+const NewlineError = "the literal '\"\\n\"' is not allowed in a regex"
 
-// rgErrorText is a pattern error as ripgrep 13 prints it: it appends a hint to any
+// ErrorText is a pattern error as ripgrep 13 prints it: it appends a hint to any
 // message that mentions a newline literal, or backreferences and look-around (even
 // when only the quoted pattern does).
-func rgErrorText(msg string) string {
+func ErrorText(msg string) string {
 	if strings.Contains(msg, "the literal") && strings.Contains(msg, "not allowed") {
 		msg += "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\n" +
 			"When multiline mode is enabled, new line characters can be matched."
@@ -692,18 +692,18 @@ func rgErrorText(msg string) string {
 	return msg
 }
 
-// stripNewline removes '\n' from every class, as ripgrep does for its line terminator;
+// StripNewline removes '\n' from every class, as ripgrep does for its line terminator;
 // a literal newline, or a class of nothing else, is ripgrep's error.
-func stripNewline(h *rxHir) bool {
-	switch h.kind {
-	case hirLiteral, hirByte:
-		return h.c != '\n'
-	case hirClass:
-		h.cls.difference(&rxClass{r: []rxRange{{'\n', '\n'}}})
-		return len(h.cls.r) > 0
+func StripNewline(h *Hir) bool {
+	switch h.Op {
+	case OpLiteral, OpByte:
+		return h.Rune != '\n'
+	case OpClass:
+		h.Class.difference(&Class{Ranges: []Range{{'\n', '\n'}}})
+		return len(h.Class.Ranges) > 0
 	}
-	for _, s := range h.subs {
-		if !stripNewline(s) {
+	for _, s := range h.Subs {
+		if !StripNewline(s) {
 			return false
 		}
 	}
@@ -727,55 +727,55 @@ const goMaxNodes = 1 << 20
 
 // goSyntax writes h in Go's syntax; budget is what counted repetitions below may
 // still multiply to. It reports false when the pattern is too big to spell out.
-func (e *goEmitter) goSyntax(h *rxHir, budget int) bool {
+func (e *goEmitter) goSyntax(h *Hir, budget int) bool {
 	e.size++
 	if e.size > goMaxNodes {
 		return false
 	}
 	b := &e.b
-	switch h.kind {
-	case hirEmpty:
+	switch h.Op {
+	case OpEmpty:
 		b.WriteString("(?:)")
-	case hirLiteral:
-		if h.fold {
+	case OpLiteral:
+		if h.Fold {
 			b.WriteString("(?i:")
-			writeGoRune(b, h.c)
+			writeGoRune(b, h.Rune)
 			b.WriteString(")")
 		} else {
-			writeGoRune(b, h.c)
+			writeGoRune(b, h.Rune)
 		}
-	case hirByte:
+	case OpByte:
 		// Go matches runes: a byte above 0x7F can only be met as an invalid one.
 		b.WriteString(`\x{FFFD}`)
-	case hirClass:
-		writeGoClass(b, h.cls)
-	case hirLineStart:
+	case OpClass:
+		writeGoClass(b, h.Class)
+	case OpLineStart:
 		b.WriteString("(?m:^)")
-	case hirLineEnd:
+	case OpLineEnd:
 		b.WriteString("(?m:$)")
-	case hirWordBoundary:
+	case OpWordBoundary:
 		b.WriteString(`\b`)
-	case hirNotWordBoundary:
+	case OpNotWordBoundary:
 		b.WriteString(`\B`)
-	case hirRepeat:
+	case OpRepeat:
 		return e.repeat(h, budget)
-	case hirConcat:
-		if len(h.subs) == 0 {
+	case OpConcat:
+		if len(h.Subs) == 0 {
 			b.WriteString("(?:)")
 		}
-		for _, s := range h.subs {
-			if s.kind == hirAlternate {
+		for _, s := range h.Subs {
+			if s.Op == OpAlternate {
 				b.WriteString("(?:")
 			}
 			if !e.goSyntax(s, budget) {
 				return false
 			}
-			if s.kind == hirAlternate {
+			if s.Op == OpAlternate {
 				b.WriteString(")")
 			}
 		}
-	case hirAlternate:
-		for i, s := range h.subs {
+	case OpAlternate:
+		for i, s := range h.Subs {
 			if i > 0 {
 				b.WriteByte('|')
 			}
@@ -787,11 +787,11 @@ func (e *goEmitter) goSyntax(h *rxHir, budget int) bool {
 	return true
 }
 
-func (e *goEmitter) repeat(h *rxHir, budget int) bool {
+func (e *goEmitter) repeat(h *Hir, budget int) bool {
 	b := &e.b
 	sub := func(budget int) bool {
 		b.WriteString("(?:")
-		ok := e.goSyntax(h.subs[0], budget)
+		ok := e.goSyntax(h.Subs[0], budget)
 		b.WriteString(")")
 		return ok
 	}
@@ -800,22 +800,22 @@ func (e *goEmitter) repeat(h *rxHir, budget int) bool {
 		lazy = "?"
 	}
 	switch {
-	case h.min == 0 && h.max == 1:
+	case h.Min == 0 && h.Max == 1:
 		ok := sub(budget)
 		b.WriteString("?" + lazy)
 		return ok
-	case h.min == 0 && h.max < 0:
+	case h.Min == 0 && h.Max < 0:
 		ok := sub(budget)
 		b.WriteString("*" + lazy)
 		return ok
-	case h.min == 1 && h.max < 0:
+	case h.Min == 1 && h.Max < 0:
 		ok := sub(budget)
 		b.WriteString("+" + lazy)
 		return ok
 	}
-	count := h.max
+	count := h.Max
 	if count < 0 {
-		count = h.min
+		count = h.Min
 	}
 	if count <= budget {
 		inner := budget
@@ -823,28 +823,28 @@ func (e *goEmitter) repeat(h *rxHir, budget int) bool {
 			inner = budget / count
 		}
 		ok := sub(inner)
-		b.WriteString("{" + strconv.Itoa(h.min))
-		if h.max < 0 {
+		b.WriteString("{" + strconv.Itoa(h.Min))
+		if h.Max < 0 {
 			b.WriteString(",")
-		} else if h.max != h.min {
-			b.WriteString("," + strconv.Itoa(h.max))
+		} else if h.Max != h.Min {
+			b.WriteString("," + strconv.Itoa(h.Max))
 		}
 		b.WriteString("}" + lazy)
 		return ok
 	}
 	// Beyond what Go's syntax takes: spell the repetition out, as copies of the
 	// repeated part, optional ones for the range above the minimum.
-	for i := 0; i < h.min; i++ {
+	for i := 0; i < h.Min; i++ {
 		if !sub(budget) {
 			return false
 		}
 	}
-	if h.max < 0 {
+	if h.Max < 0 {
 		ok := sub(budget)
 		b.WriteString("*" + lazy)
 		return ok
 	}
-	for i := h.min; i < h.max; i++ {
+	for i := h.Min; i < h.Max; i++ {
 		if !sub(budget) {
 			return false
 		}
@@ -865,61 +865,61 @@ func writeGoRune(b *strings.Builder, r rune) {
 	}
 }
 
-func writeGoClass(b *strings.Builder, c *rxClass) {
-	c.canon()
-	r := c.r
-	if c.bytes {
+func writeGoClass(b *strings.Builder, c *Class) {
+	c.Canon()
+	r := c.Ranges
+	if c.Bytes {
 		// Go matches runes: bytes above 0x7F stand for any non-ASCII character (an
 		// invalid byte reads as U+FFFD).
-		var rr []rxRange
+		var rr []Range
 		high := false
 		for _, x := range r {
-			if x.hi > 0x7F {
+			if x.Hi > 0x7F {
 				high = true
-				x.hi = 0x7F
+				x.Hi = 0x7F
 			}
-			if x.lo <= x.hi {
+			if x.Lo <= x.Hi {
 				rr = append(rr, x)
 			}
 		}
 		if high {
-			rr = append(rr, rxRange{0x80, unicode.MaxRune})
+			rr = append(rr, Range{0x80, unicode.MaxRune})
 		}
-		n := &rxClass{r: rr}
-		n.canon()
-		r = n.r
+		n := &Class{Ranges: rr}
+		n.Canon()
+		r = n.Ranges
 	}
 	switch {
 	case len(r) == 0:
 		b.WriteString(`[^\x00-\x{10FFFF}]`) // matches nothing
 		return
-	case len(r) == 1 && r[0].lo == r[0].hi:
-		writeGoRune(b, r[0].lo)
+	case len(r) == 1 && r[0].Lo == r[0].Hi:
+		writeGoRune(b, r[0].Lo)
 		return
-	case len(r) == 2 && r[0].lo == 0 && r[0].hi == '\n'-1 && r[1].lo == '\n'+1 && r[1].hi == unicode.MaxRune:
+	case len(r) == 2 && r[0].Lo == 0 && r[0].Hi == '\n'-1 && r[1].Lo == '\n'+1 && r[1].Hi == unicode.MaxRune:
 		b.WriteString("(?-s:.)")
 		return
-	case len(r) == 1 && r[0].lo == 0 && r[0].hi == unicode.MaxRune:
+	case len(r) == 1 && r[0].Lo == 0 && r[0].Hi == unicode.MaxRune:
 		b.WriteString("(?s:.)")
 		return
 	}
 	b.WriteByte('[')
 	for _, x := range r {
-		b.WriteString(`\x{` + strconv.FormatInt(int64(x.lo), 16) + `}`)
-		if x.hi != x.lo {
-			b.WriteString(`-\x{` + strconv.FormatInt(int64(x.hi), 16) + `}`)
+		b.WriteString(`\x{` + strconv.FormatInt(int64(x.Lo), 16) + `}`)
+		if x.Hi != x.Lo {
+			b.WriteString(`-\x{` + strconv.FormatInt(int64(x.Hi), 16) + `}`)
 		}
 	}
 	b.WriteByte(']')
 }
 
-// translateRustHir parses pattern as ripgrep 13 would (caseInsensitive being its
-// --ignore-case) and translates it, or gives ripgrep's error message; goSyntaxOf writes
+// Translate parses pattern as ripgrep 13 would (caseInsensitive being its
+// --ignore-case) and translates it, or gives ripgrep's error message; GoSyntax writes
 // the result in Go's regexp syntax.
-func translateRustHir(pattern string, caseInsensitive bool) (*rxHir, string) {
+func Translate(pattern string, caseInsensitive bool) (*Hir, string) {
 	ast, perr := parseRustRegex(pattern)
 	if perr != nil {
-		return nil, rgErrorText(perr.Error())
+		return nil, ErrorText(perr.Error())
 	}
 	t := &rxTranslator{pat: pattern, flags: rxTransFlags{m: 1}}
 	if caseInsensitive {
@@ -927,62 +927,62 @@ func translateRustHir(pattern string, caseInsensitive bool) (*rxHir, string) {
 	}
 	h, terr := t.trans(ast)
 	if terr != nil {
-		return nil, rgErrorText(terr.Error())
+		return nil, ErrorText(terr.Error())
 	}
-	if !stripNewline(h) {
-		return nil, rgErrorText(rxNewlineError)
+	if !StripNewline(h) {
+		return nil, ErrorText(NewlineError)
 	}
 	return h, ""
 }
 
-// asciiOnly returns h as it can match ASCII text: classes lose their non-ASCII members
+// ASCIIOnly returns h as it can match ASCII text: classes lose their non-ASCII members
 // and characters beyond ASCII can never match. On a line of ASCII text it matches
 // exactly where h does, and Go's regexp runs it much faster when h has big Unicode
 // classes (\w, \d, \s, \p{…}, negations), whose every test is a binary search.
-func asciiOnly(h *rxHir) *rxHir {
-	never := &rxHir{kind: hirClass, cls: &rxClass{}}
-	switch h.kind {
-	case hirLiteral:
-		if h.fold { // its case folds may be ASCII (ſ folds to s, the Kelvin sign to k)
-			c := &rxClass{}
-			c.add(h.c, h.c)
-			c.foldCase()
-			return asciiOnly(&rxHir{kind: hirClass, cls: c})
+func ASCIIOnly(h *Hir) *Hir {
+	never := &Hir{Op: OpClass, Class: &Class{}}
+	switch h.Op {
+	case OpLiteral:
+		if h.Fold { // its case folds may be ASCII (ſ folds to s, the Kelvin sign to k)
+			c := &Class{}
+			c.Add(h.Rune, h.Rune)
+			c.FoldCase()
+			return ASCIIOnly(&Hir{Op: OpClass, Class: c})
 		}
-		if h.c > 0x7F {
+		if h.Rune > 0x7F {
 			return never
 		}
-	case hirByte:
+	case OpByte:
 		return never
-	case hirClass:
-		c := &rxClass{r: append([]rxRange(nil), h.cls.r...), bytes: h.cls.bytes}
-		c.intersect(&rxClass{r: []rxRange{{0, 0x7F}}})
-		return &rxHir{kind: hirClass, cls: c}
+	case OpClass:
+		c := &Class{Ranges: append([]Range(nil), h.Class.Ranges...), Bytes: h.Class.Bytes}
+		c.intersect(&Class{Ranges: []Range{{0, 0x7F}}})
+		return &Hir{Op: OpClass, Class: c}
 	}
-	if len(h.subs) == 0 {
+	if len(h.Subs) == 0 {
 		return h
 	}
 	n := *h
-	n.subs = make([]*rxHir, len(h.subs))
-	for i, s := range h.subs {
-		n.subs[i] = asciiOnly(s)
+	n.Subs = make([]*Hir, len(h.Subs))
+	for i, s := range h.Subs {
+		n.Subs[i] = ASCIIOnly(s)
 	}
 	return &n
 }
 
-// goSyntaxOf writes h in Go's syntax, or gives ripgrep's message for a pattern too big
+// GoSyntax writes h in Go's syntax, or gives ripgrep's message for a pattern too big
 // to compile (the regex crate's limit is 100MB of compiled program; ours is what can
 // be spelled out in Go's syntax).
-func goSyntaxOf(h *rxHir) (string, string) {
+func GoSyntax(h *Hir) (string, string) {
 	e := &goEmitter{}
 	if !e.goSyntax(h, goRepeatMax) {
-		return "", rxSizeLimitError
+		return "", SizeLimitError
 	}
 	return e.b.String(), ""
 }
 
-// rxSizeLimitError is ripgrep's message for a pattern whose compiled form is too big.
-const rxSizeLimitError = "Compiled regex exceeds size limit of 104857600 bytes."
+// SizeLimitError is ripgrep's message for a pattern whose compiled form is too big.
+const SizeLimitError = "Compiled regex exceeds size limit of 104857600 bytes."
 
 // Error is the error as ripgrep prints it: "regex parse error:", the pattern with
 // carets under the span(s), and the message (regex-syntax's error formatter).

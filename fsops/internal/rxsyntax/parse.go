@@ -1,4 +1,4 @@
-package fsops
+package rxsyntax
 
 import (
 	"strconv"
@@ -165,7 +165,7 @@ func (f *rxFlags) flagState(flag rune) int {
 }
 
 // add appends item unless one of its kind is there; then it returns that index.
-func (f *rxFlags) add(item rxFlagItem) int {
+func (f *rxFlags) Add(item rxFlagItem) int {
 	for i, x := range f.items {
 		if x.neg == item.neg && x.flag == item.flag {
 			return i
@@ -756,7 +756,7 @@ func (p *rxParser) parseFlags() (*rxFlags, *rxError) {
 		if p.char() == '-' {
 			sc := p.spanChar()
 			lastNeg = &sc
-			if i := flags.add(rxFlagItem{span: sc, neg: true}); i >= 0 {
+			if i := flags.Add(rxFlagItem{span: sc, neg: true}); i >= 0 {
 				e := p.err(sc, rxErrFlagRepeatedNegation)
 				orig := flags.items[i].span
 				e.aux = &orig
@@ -767,7 +767,7 @@ func (p *rxParser) parseFlags() (*rxFlags, *rxError) {
 			switch c := p.char(); c {
 			case 'i', 'm', 's', 'U', 'u', 'x':
 				sc := p.spanChar()
-				if i := flags.add(rxFlagItem{span: sc, flag: c}); i >= 0 {
+				if i := flags.Add(rxFlagItem{span: sc, flag: c}); i >= 0 {
 					e := p.err(sc, rxErrFlagDuplicate)
 					orig := flags.items[i].span
 					e.aux = &orig
