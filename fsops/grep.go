@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
@@ -64,7 +65,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 		ctxLines = int(math.Min(math.Floor(*a.Context), math.MaxInt32))
 	}
 	limit := effectiveLimit(a.Limit, grepDefaultLimit)
-	pat, err := compileGrepPattern(a.Pattern, a.Literal, a.IgnoreCase)
+	pat, err := grepmatch.Compile(a.Pattern, a.Literal, a.IgnoreCase)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -73,7 +74,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	// its trailing context, and one more as proof.
 	perFile := limit + 1 + min(ctxLines, math.MaxInt32-limit-1)
 	if !st.IsDir() {
-		lines, _, err := searchFile(ctx, nil, "", root, false, pat, ctxLines, perFile, nil)
+		lines, _, err := grepmatch.SearchFile(ctx, nil, "", root, false, pat, ctxLines, perFile, nil)
 		if ctx.Err() != nil {
 			return result.Result{}, errOperationAborted
 		}
@@ -95,48 +96,12 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	return c.result(), nil
 }
 
-// grepOverride is ripgrep's --glob as pi passes it (leading "./" dropped, "!" kept): a
-// gitignore-style rule relative to the search directory. A plain glob whitelists — it
-// beats ignore files, and files it does not match are skipped; a "!" glob excludes.
-func grepOverride(glob string) (func(rel string, isDir bool) ignoreMatch, error) {
-	neg := strings.HasPrefix(glob, "!")
-	body := strings.TrimPrefix(glob, "!")
-	for strings.HasPrefix(body, "./") {
-		body = body[2:]
-	}
-	rule, ok, err := parseIgnoreLine(body, false)
-	if err != nil {
-		shown := body
-		if neg {
-			shown = "!" + body
-		}
-		return nil, newError("error parsing glob '" + shown + "': " + globErrorText(err))
-	}
-	if !ok { // blank or a comment: matches nothing
-		return func(string, bool) ignoreMatch { return matchNone }, nil
-	}
-	rule.negate = false
-	rs := &ignoreRules{rules: []ignoreRule{rule}}
-	return func(rel string, isDir bool) ignoreMatch {
-		if rs.match(rel, isDir) == matchIgnore {
-			if neg {
-				return matchIgnore
-			}
-			return matchWhitelist
-		}
-		if !neg && !isDir {
-			return matchIgnore
-		}
-		return matchNone
-	}, nil
-}
-
 // grepBatch is a run of consecutive files searched by one worker; done closes when
 // every lines slice is set. Batching keeps goroutine hand-offs (and the scheduler's
 // spinning that comes with them) to one per batch instead of one per file.
 type grepBatch struct {
 	files []walkEntry
-	lines [][]grepLine
+	lines [][]grepmatch.Line
 	done  chan struct{}
 }
 
@@ -151,7 +116,7 @@ const grepMaxAhead = 16
 
 // searchTree walks root and searches its files in parallel, feeding the collector in
 // walk order until it has what pi would show.
-func searchTree(parent context.Context, root string, opt walkOptions, pat *grepPattern, ctxLines, perFile int, c *grepCollector) error {
+func searchTree(parent context.Context, root string, opt walkOptions, pat *grepmatch.Pattern, ctxLines, perFile int, c *grepCollector) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	workers := 2 * runtime.GOMAXPROCS(0)
@@ -178,12 +143,12 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepP
 			defer wg.Done()
 			var buf []byte
 			for b := range work {
-				b.lines = make([][]grepLine, len(b.files))
+				b.lines = make([][]grepmatch.Line, len(b.files))
 				for k, e := range b.files {
 					if ctx.Err() == nil {
 						// A file that cannot be read is skipped (ripgrep reports it
 						// on stderr and carries on).
-						b.lines[k], buf, _ = searchFile(ctx, e.dir, e.name, e.abs, true, pat, ctxLines, perFile, buf)
+						b.lines[k], buf, _ = grepmatch.SearchFile(ctx, e.dir, e.name, e.abs, true, pat, ctxLines, perFile, buf)
 					}
 					if e.dir != nil {
 						e.dir.Release()
@@ -324,28 +289,28 @@ type grepCollector struct {
 
 // add feeds the lines of file (shown as display); it returns false once pi would stop
 // reading.
-func (c *grepCollector) add(file, display string, lines []grepLine) bool {
+func (c *grepCollector) add(file, display string, lines []grepmatch.Line) bool {
 	for _, l := range lines {
 		if !c.limitHit {
-			c.push(file, display, l, l.match)
-			if !l.match {
+			c.push(file, display, l, l.Match)
+			if !l.Match {
 				continue
 			}
 			c.matchCount++
 			if c.matchCount >= c.limit {
 				c.limitHit = true
-				c.trailingEnd = l.number + c.ctxLines
+				c.trailingEnd = l.Number + c.ctxLines
 			}
 			continue
 		}
-		inWindow := file == c.lastFile && l.number <= c.trailingEnd
+		inWindow := file == c.lastFile && l.Number <= c.trailingEnd
 		if inWindow {
 			c.push(file, display, l, false)
 		}
-		if l.match {
+		if l.Match {
 			c.matchLimitReached = true
 		}
-		if c.matchLimitReached && !(inWindow && l.number < c.trailingEnd) {
+		if c.matchLimitReached && !(inWindow && l.Number < c.trailingEnd) {
 			c.stopped = true
 			return false
 		}
@@ -353,13 +318,13 @@ func (c *grepCollector) add(file, display string, lines []grepLine) bool {
 	return true
 }
 
-func (c *grepCollector) push(file, display string, l grepLine, match bool) {
+func (c *grepCollector) push(file, display string, l grepmatch.Line, match bool) {
 	c.lastFile = file
 	if !utf8.ValidString(display) {
 		display = decodeLossy([]byte(display)) // ripgrep sends such paths as bytes; pi decodes them
 	}
-	text := decodeLossy(l.text)
-	if !l.cut {
+	text := decodeLossy(l.Text)
+	if !l.Cut {
 		text = strings.TrimSuffix(text, "\r")
 	}
 	text, cut := truncate.Line(text, truncate.GrepMaxLineLength)
@@ -370,7 +335,7 @@ func (c *grepCollector) push(file, display string, l grepLine, match bool) {
 	if match {
 		sep = ":"
 	}
-	line := display + sep + strconv.Itoa(l.number) + sep + " " + text
+	line := display + sep + strconv.Itoa(l.Number) + sep + " " + text
 	if c.outBytes-1 <= truncate.DefaultMaxBytes {
 		c.out = append(c.out, line)
 	}

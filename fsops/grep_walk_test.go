@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -75,7 +76,7 @@ func TestGrepDirectoryHandles(t *testing.T) {
 		}
 		require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("d%02d", i), "top.txt"), []byte("needle top\n"), 0o644))
 	}
-	pat, err := compileGrepPattern("needle", false, false)
+	pat, err := grepmatch.Compile("needle", false, false)
 	require.NoError(t, err)
 	run := func(ctx context.Context, maxDirs int32, limit int) (string, error) {
 		c := &grepCollector{limit: limit}

@@ -377,3 +377,39 @@ func relUnder(dir, abs string) string {
 	}
 	return path.Base(abs)
 }
+
+// grepOverride is ripgrep's --glob as pi passes it (leading "./" dropped, "!" kept): a
+// gitignore-style rule relative to the search directory. A plain glob whitelists — it
+// beats ignore files, and files it does not match are skipped; a "!" glob excludes.
+func grepOverride(glob string) (func(rel string, isDir bool) ignoreMatch, error) {
+	neg := strings.HasPrefix(glob, "!")
+	body := strings.TrimPrefix(glob, "!")
+	for strings.HasPrefix(body, "./") {
+		body = body[2:]
+	}
+	rule, ok, err := parseIgnoreLine(body, false)
+	if err != nil {
+		shown := body
+		if neg {
+			shown = "!" + body
+		}
+		return nil, newError("error parsing glob '" + shown + "': " + globErrorText(err))
+	}
+	if !ok { // blank or a comment: matches nothing
+		return func(string, bool) ignoreMatch { return matchNone }, nil
+	}
+	rule.negate = false
+	rs := &ignoreRules{rules: []ignoreRule{rule}}
+	return func(rel string, isDir bool) ignoreMatch {
+		if rs.match(rel, isDir) == matchIgnore {
+			if neg {
+				return matchIgnore
+			}
+			return matchWhitelist
+		}
+		if !neg && !isDir {
+			return matchIgnore
+		}
+		return matchNone
+	}, nil
+}

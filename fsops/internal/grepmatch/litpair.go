@@ -1,4 +1,4 @@
-package fsops
+package grepmatch
 
 // A pair search looks for two bytes of a literal at once, at their distance apart:
 // s[q+i1] and s[q+i2] both right. Candidates for a literal whose single rarest byte

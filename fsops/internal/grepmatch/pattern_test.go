@@ -1,4 +1,4 @@
-package fsops
+package grepmatch
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestRustRegexErrors(t *testing.T) {
 		{`[\n]`, "the literal '\"\\n\"' is not allowed in a regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched."},
 	}
 	for _, c := range cases {
-		_, err := compileGrepPattern(c.pattern, false, false)
+		_, err := Compile(c.pattern, false, false)
 		if assert.Error(t, err, c.pattern) {
 			assert.Equal(t, c.want, err.Error(), c.pattern)
 		}
@@ -126,7 +126,7 @@ func TestRustRegexMeaning(t *testing.T) {
 		{`x_\d\B`, "x_1é", false, true},
 	}
 	for _, c := range cases {
-		p, err := compileGrepPattern(c.pattern, false, c.fold)
+		p, err := Compile(c.pattern, false, c.fold)
 		require.NoError(t, err, c.pattern)
 		got := len(fileSearch(context.Background(), p, []byte(c.line+"\n"), 0, 10)) > 0
 		assert.Equal(t, c.want, got, "%q on %q", c.pattern, c.line)
@@ -136,14 +136,14 @@ func TestRustRegexMeaning(t *testing.T) {
 // TestRustRegexLiteral covers literal mode: escaped for the regex engine, folded with
 // ignoreCase, and refused when it holds a newline (as rg --fixed-strings does).
 func TestRustRegexLiteral(t *testing.T) {
-	p, err := compileGrepPattern("a.b(", true, false)
+	p, err := Compile("a.b(", true, false)
 	require.NoError(t, err)
 	assert.True(t, p.re.MatchString("xa.b(y"))
 	assert.False(t, p.re.MatchString("axb("))
-	p, err = compileGrepPattern("Straße", true, true)
+	p, err = Compile("Straße", true, true)
 	require.NoError(t, err)
 	assert.True(t, p.re.MatchString("STRAßE"))
-	_, err = compileGrepPattern("a\nb", true, false)
+	_, err = Compile("a\nb", true, false)
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), `the literal '"\n"' is not allowed in a regex`))
 }

@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package fsops
+package grepmatch
 
 const pairBlock = 32
 

@@ -1,4 +1,4 @@
-package fsops
+package grepmatch
 
 import (
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/rxsyntax"

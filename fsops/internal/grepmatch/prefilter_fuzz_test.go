@@ -1,4 +1,4 @@
-package fsops
+package grepmatch
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func FuzzGrepPrefilter(f *testing.F) {
 			// the reference here, lets U+FFFD match an invalid byte, ripgrep does not.
 			return
 		}
-		p, err := compileGrepPattern(pattern, false, fold)
+		p, err := Compile(pattern, false, fold)
 		if err != nil {
 			return
 		}
@@ -65,7 +65,7 @@ func FuzzGrepPrefilter(f *testing.F) {
 		}
 		var got []int
 		for _, l := range fileSearch(context.Background(), p, data, 0, 1<<30) {
-			got = append(got, l.number)
+			got = append(got, l.Number)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("pattern %q fold %v on %q: lines %v, want %v", pattern, fold, text, got, want)
@@ -75,17 +75,5 @@ func FuzzGrepPrefilter(f *testing.F) {
 				t.Fatalf("pattern %q fold %v on %q: lines %v, want %v", pattern, fold, text, got, want)
 			}
 		}
-	})
-}
-
-// FuzzGlobCompile checks that no glob or ignore line makes the compilers panic.
-func FuzzGlobCompile(f *testing.F) {
-	for _, s := range []string{"*.go", "src/**/x", "{a,b", "[!a-", `a\`, "**/", "!/a/", "a/**", "[]]"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, glob string) {
-		_, _ = compileGlob(glob, false)
-		_, _, _ = parseIgnoreLine(glob, true)
-		_, _ = grepOverride(glob)
 	})
 }

@@ -1,4 +1,4 @@
-package fsops
+package grepmatch
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"unicode/utf8"
 )
 
-// grepLine is one line ripgrep would report for a file: a match or a context line.
-type grepLine struct {
-	number int
-	match  bool
-	text   []byte // without the line terminator; only a prefix when cut
-	cut    bool   // text is the first keptLineBytes bytes of a longer line
+// Line is one line ripgrep would report for a file: a match or a context line.
+type Line struct {
+	Number int
+	Match  bool
+	Text   []byte // without the line terminator; only a prefix when cut
+	Cut    bool   // text is the first keptLineBytes bytes of a longer line
 }
 
 // keptLineBytes is how much of a line grep keeps. pi shows at most 500 UTF-16 units of
@@ -25,8 +25,8 @@ type grepLine struct {
 // longer line is cut by pi anyway and its first 500 units lie within these bytes.
 const keptLineBytes = 2048
 
-// rgBufferSize is ripgrep's initial read buffer; binary detection works per buffer fill.
-const rgBufferSize = 64 * 1024
+// BufferSize is ripgrep's initial read buffer; binary detection works per buffer fill.
+const BufferSize = 64 * 1024
 
 // searchableEnd emulates ripgrep's binary detection for a file it found while walking a
 // directory: it reads in buffer fills and stops, without searching that fill, at the
@@ -37,7 +37,7 @@ func searchableEnd(data []byte) int {
 	if nul < 0 {
 		return len(data)
 	}
-	capacity, end, lastTerm := rgBufferSize, 0, 0
+	capacity, end, lastTerm := BufferSize, 0, 0
 	for {
 		free := capacity - (end - lastTerm)
 		if free == 0 {
@@ -91,15 +91,15 @@ func utf16ToUTF8(b []byte, bigEndian bool) []byte {
 	return out
 }
 
-// mmapThreshold is the size from which grep maps a file instead of reading it, so a
+// MmapThreshold is the size from which grep maps a file instead of reading it, so a
 // multi-gigabyte file costs address space, not heap.
-const mmapThreshold = 8 << 20
+const MmapThreshold = 8 << 20
 
-// searchFile loads and searches one file with ripgrep's BOM handling; walked files also
+// SearchFile loads and searches one file with ripgrep's BOM handling; walked files also
 // get its binary-file detection (a file named explicitly is searched whole, as ripgrep
 // does). The file is name in the open directory dir when dir is set, else path. It
 // returns the lines (copied out of the file's memory) and the read buffer for reuse.
-func searchFile(ctx context.Context, dir *fileio.Dir, name, path string, walked bool, p *grepPattern, ctxLines, maxMatches int, buf []byte) (lines []grepLine, _ []byte, err error) {
+func SearchFile(ctx context.Context, dir *fileio.Dir, name, path string, walked bool, p *Pattern, ctxLines, maxMatches int, buf []byte) (lines []Line, _ []byte, err error) {
 	data, unmap, buf, err := loadFile(dir, name, path, buf, walked)
 	if err != nil {
 		return nil, buf, err
@@ -120,11 +120,11 @@ func searchFile(ctx context.Context, dir *fileio.Dir, name, path string, walked 
 	}
 	lines = fileSearch(ctx, p, text, ctxLines, maxMatches)
 	for i := range lines { // the buffer is reused and the mapping released: keep copies
-		t := lines[i].text
+		t := lines[i].Text
 		if len(t) > keptLineBytes {
-			t, lines[i].cut = t[:keptLineBytes], true
+			t, lines[i].Cut = t[:keptLineBytes], true
 		}
-		lines[i].text = append([]byte(nil), t...)
+		lines[i].Text = append([]byte(nil), t...)
 	}
 	if cap(buf) > 4<<20 {
 		buf = nil // do not pin a big buffer for the rest of the walk
@@ -154,7 +154,7 @@ func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data 
 	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size < 1<<40 {
 		size = int(st.Size)
 	}
-	if size >= mmapThreshold {
+	if size >= MmapThreshold {
 		if m, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
 			return m, func() { syscall.Munmap(m) }, buf, nil
 		}
@@ -170,9 +170,9 @@ func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data 
 			buf = append(buf, 0)[:len(buf)]
 		}
 		end := cap(buf)
-		sniffing := sniff && size > rgBufferSize && len(buf) < rgBufferSize
+		sniffing := sniff && size > BufferSize && len(buf) < BufferSize
 		if sniffing {
-			end = rgBufferSize // cap(buf) > size
+			end = BufferSize // cap(buf) > size
 		}
 		n, err := syscall.Read(fd, buf[len(buf):end])
 		if err == syscall.EINTR {
@@ -187,7 +187,7 @@ func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data 
 			// growing meanwhile is searched as it was.
 			return buf, nil, buf, nil
 		}
-		if sniffing && len(buf) == rgBufferSize && binaryFirstFill(buf) {
+		if sniffing && len(buf) == BufferSize && binaryFirstFill(buf) {
 			return buf, nil, buf, nil
 		}
 	}
@@ -217,8 +217,8 @@ func openRead(path string) (int, error) {
 // every matching line and the union of the context windows around them. It stops
 // collecting once maxMatches matches are found and the context after them is complete.
 // A cancelled ctx ends the search early (the caller discards the result).
-func fileSearch(ctx context.Context, p *grepPattern, data []byte, ctxLines, maxMatches int) []grepLine {
-	var out []grepLine
+func fileSearch(ctx context.Context, p *Pattern, data []byte, ctxLines, maxMatches int) []Line {
+	var out []Line
 	cands := newCandidates(ctx, p)
 	lineNo := 1  // line number at offset pos
 	pos := 0     // scanning position, always at a line start
@@ -235,18 +235,18 @@ func fileSearch(ctx context.Context, p *grepPattern, data []byte, ctxLines, maxM
 		// Context before: up to ctxLines lines, but never lines already emitted.
 		if ctxLines > 0 {
 			first := max(emitted+1, lineNo-ctxLines)
-			var before []grepLine
+			var before []Line
 			s := ms
 			for n := lineNo - 1; n >= first; n-- {
 				e := s - 1 // the '\n' ending line n
 				s = bytes.LastIndexByte(data[:e], '\n') + 1
-				before = append(before, grepLine{number: n, text: data[s:e]})
+				before = append(before, Line{Number: n, Text: data[s:e]})
 			}
 			for i := len(before) - 1; i >= 0; i-- {
 				out = append(out, before[i])
 			}
 		}
-		out = append(out, grepLine{number: lineNo, match: true, text: data[ms:me]})
+		out = append(out, Line{Number: lineNo, Match: true, Text: data[ms:me]})
 		matches++
 		emitted, emittedEnd = lineNo, me
 		// Context after: lines up to lineNo+ctxLines that do not match themselves (those
@@ -258,7 +258,7 @@ func fileSearch(ctx context.Context, p *grepPattern, data []byte, ctxLines, maxM
 			if p.lineMatches(data[next:e]) {
 				break
 			}
-			out = append(out, grepLine{number: n, text: data[next:e]})
+			out = append(out, Line{Number: n, Text: data[next:e]})
 			emitted, emittedEnd = n, e
 			next = e + 1
 		}
@@ -276,7 +276,7 @@ type candidates struct {
 	steps int
 }
 
-func newCandidates(ctx context.Context, p *grepPattern) *candidates {
+func newCandidates(ctx context.Context, p *Pattern) *candidates {
 	c := &candidates{finds: p.finds, next: make([]int, len(p.finds)), ctx: ctx}
 	for i := range c.next {
 		c.next[i] = -2
@@ -303,7 +303,7 @@ func (c *candidates) at(data []byte, pos int) int {
 }
 
 // nextMatchLine returns the start of the first line at or after pos that matches.
-func nextMatchLine(p *grepPattern, c *candidates, data []byte, pos int) (int, bool) {
+func nextMatchLine(p *Pattern, c *candidates, data []byte, pos int) (int, bool) {
 	for pos <= len(data) {
 		if c.steps++; c.steps%4096 == 0 && c.ctx.Err() != nil {
 			return 0, false
@@ -367,7 +367,7 @@ func indexByteSet(data []byte, from int, set *[256]bool) int {
 }
 
 // lineMatches reports whether one line (without terminator) matches.
-func (p *grepPattern) lineMatches(line []byte) bool {
+func (p *Pattern) lineMatches(line []byte) bool {
 	if p.whole {
 		return p.finds[0].index(line) >= 0
 	}

@@ -1,4 +1,4 @@
-package fsops
+package grepmatch
 
 import (
 	"encoding/binary"
@@ -10,11 +10,11 @@ import (
 	"unicode/utf8"
 )
 
-// grepPattern is a compiled grep pattern: a regexp that can never match a line
+// Pattern is a compiled grep pattern: a regexp that can never match a line
 // terminator, so run over a whole file it only ever matches within one line, as
 // ripgrep's line-oriented search does; plus an optional literal every match contains,
 // used to find candidate lines quickly.
-type grepPattern struct {
+type Pattern struct {
 	re *regexp.Regexp
 	// ascii, when set, is re for lines of ASCII text only (see ASCIIOnly): much faster
 	// than re when the pattern has big Unicode classes.
@@ -62,12 +62,12 @@ type grepPattern struct {
 	bytes *[256]bool
 }
 
-// compileGrepPattern compiles pattern as ripgrep 13 receives it from pi (literal being
+// Compile compiles pattern as ripgrep 13 receives it from pi (literal being
 // --fixed-strings, ignoreCase --ignore-case): parsed with the syntax of Rust's regex
 // crate, rejected with ripgrep's own error text where ripgrep rejects it, and otherwise
 // translated to an equivalent Go regexp (see rxsyntax.Translate for the few constructs Go
 // can only approximate).
-func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern, error) {
+func Compile(pattern string, literal, ignoreCase bool) (*Pattern, error) {
 	var h *rxsyntax.Hir
 	if literal {
 		h = &rxsyntax.Hir{Op: rxsyntax.OpConcat}
@@ -91,7 +91,7 @@ func compileGrepPattern(pattern string, literal, ignoreCase bool) (*grepPattern,
 	if err != nil {
 		return nil, err
 	}
-	p := &grepPattern{re: re}
+	p := &Pattern{re: re}
 	if rxsyntax.HasUnicodeWordBoundary(h) {
 		p.vm = newRxVM(h)
 	}
@@ -235,7 +235,7 @@ func endAnchoredClass(t *syntax.Regexp) []rune {
 }
 
 // endOK reports whether line ends in a character of p.endClass.
-func (p *grepPattern) endOK(line []byte) bool {
+func (p *Pattern) endOK(line []byte) bool {
 	if len(line) == 0 {
 		return false
 	}
@@ -285,7 +285,7 @@ func anchorLineStarts(t *syntax.Regexp) {
 
 // match reports whether one line (without terminator) matches: with the ASCII-only
 // regexp when there is one and the line is ASCII.
-func (p *grepPattern) match(line []byte) bool {
+func (p *Pattern) match(line []byte) bool {
 	if p.chain != nil {
 		return chainMatch(p.chain, line)
 	}
@@ -307,7 +307,7 @@ func (p *grepPattern) match(line []byte) bool {
 // aroundOK reports whether some occurrence of the prefilter literal in line has the
 // right character before it and is followed by a match of p.after (a necessary
 // condition for line to match).
-func (p *grepPattern) aroundOK(line []byte) bool {
+func (p *Pattern) aroundOK(line []byte) bool {
 	f := p.finds[0]
 	after := p.after
 	if p.vm != nil && after != nil && !isASCII(line) {

@@ -1,11 +1,9 @@
-package fsops
+package grepmatch
 
 import (
 	"context"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,16 +45,16 @@ func TestFileSearchContext(t *testing.T) {
 			fmt.Fprintf(&b, "line %d\n", i)
 		}
 	}
-	p, err := compileGrepPattern("hit", false, false)
+	p, err := Compile("hit", false, false)
 	require.NoError(t, err)
-	render := func(lines []grepLine) string {
+	render := func(lines []Line) string {
 		var out []string
 		for _, l := range lines {
 			sep := "-"
-			if l.match {
+			if l.Match {
 				sep = ":"
 			}
-			out = append(out, fmt.Sprintf("%d%s%s", l.number, sep, l.text))
+			out = append(out, fmt.Sprintf("%d%s%s", l.Number, sep, l.Text))
 		}
 		return strings.Join(out, "|")
 	}
@@ -109,7 +107,7 @@ func TestCompileGrepPattern(t *testing.T) {
 		{pattern: "a\nb", literal: true, wantErrSubstring: `the literal '"\n"' is not allowed`},
 	}
 	for _, c := range cases {
-		p, err := compileGrepPattern(c.pattern, c.literal, c.fold)
+		p, err := Compile(c.pattern, c.literal, c.fold)
 		if c.wantErrSubstring != "" {
 			require.Error(t, err, c.pattern)
 			assert.Contains(t, err.Error(), c.wantErrSubstring)
@@ -119,53 +117,9 @@ func TestCompileGrepPattern(t *testing.T) {
 		got := len(fileSearch(context.Background(), p, []byte(c.line), 0, 10)) > 0
 		assert.Equal(t, c.want, got, "%q on %q", c.pattern, c.line)
 	}
-	p, err := compileGrepPattern(`\s+$`, false, false)
+	p, err := Compile(`\s+$`, false, false)
 	require.NoError(t, err)
 	assert.NotNil(t, p.endClass, "a pattern ending in a class and $ is checked at the line's end first")
-}
-
-// TestGrepMappedFile covers files past mmapThreshold, which are mapped, not read.
-func TestGrepMappedFile(t *testing.T) {
-	dir := t.TempDir()
-	data := strings.Repeat("filler line\n", mmapThreshold/12+10) + "the needle\n"
-	require.Greater(t, len(data), mmapThreshold)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), []byte(data), 0o644))
-	lines := strings.Count(data, "\n")
-	for _, path := range []string{".", "big.txt"} {
-		r, err := Grep(context.Background(), dir, GrepArgs{Pattern: "needle", Path: path})
-		require.NoError(t, err)
-		assert.Equal(t, fmt.Sprintf("big.txt:%d: the needle", lines), r.Content[0].Text, path)
-	}
-}
-
-// TestGrepLongBinaryFiles covers files longer than one buffer fill, whose first fill is
-// read alone: a NUL in it skips the file unread past it, unless a UTF-16 BOM makes the
-// file text; a NUL only in a later fill keeps the first fill's lines; a file named
-// explicitly is searched whole.
-func TestGrepLongBinaryFiles(t *testing.T) {
-	dir := t.TempDir()
-	filler := strings.Repeat("filler line\n", rgBufferSize/12+100)
-	utf16 := []byte{0xFF, 0xFE}
-	for _, c := range "x\n" + filler + "needle\n" {
-		utf16 = append(utf16, byte(c), 0)
-	}
-	files := map[string]string{
-		"nul-first.bin":  "head\x00\n" + filler + "needle\n",
-		"nul-late.txt":   "needle early\n" + filler + "\x00needle late\n",
-		"bom-nul.txt":    "\xef\xbb\xbf\x00" + filler + "needle\n",
-		"text-long.txt":  filler + "needle\n",
-		"utf16-long.txt": string(utf16),
-	}
-	for name, data := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
-	}
-	lines := strings.Count(filler, "\n")
-	r, err := Grep(context.Background(), dir, GrepArgs{Pattern: "needle"})
-	require.NoError(t, err)
-	assert.Equal(t, fmt.Sprintf("nul-late.txt:1: needle early\ntext-long.txt:%d: needle\nutf16-long.txt:%d: needle", lines+1, lines+2), r.Content[0].Text)
-	r, err = Grep(context.Background(), dir, GrepArgs{Pattern: "needle", Path: "nul-first.bin"})
-	require.NoError(t, err)
-	assert.Equal(t, fmt.Sprintf("nul-first.bin:%d: needle", lines+2), r.Content[0].Text)
 }
 
 // TestIndexRun compares the skipping run search with a plain scan.
@@ -191,14 +145,14 @@ func TestIndexRun(t *testing.T) {
 		}
 		require.Equal(t, want, indexRun(data, from, &set, n), "%q from %d, n %d", data, from, n)
 	}
-	p, err := compileGrepPattern(`x[0-9a-f]{32}|y`, false, false)
+	p, err := Compile(`x[0-9a-f]{32}|y`, false, false)
 	require.NoError(t, err)
 	assert.Nil(t, p.runSet, "no run common to both branches")
-	p, err = compileGrepPattern(`[A-Z][a-z]+[0-9]{2,}`, false, false)
+	p, err = Compile(`[A-Z][a-z]+[0-9]{2,}`, false, false)
 	require.NoError(t, err)
 	assert.Equal(t, 2, p.runLen, "a run of one class: two digits, not four letters or digits")
 	assert.True(t, p.runSet['7'] && !p.runSet['a'])
-	p, err = compileGrepPattern(`[0-9a-f]{32}`, false, false)
+	p, err = Compile(`[0-9a-f]{32}`, false, false)
 	require.NoError(t, err)
 	assert.Equal(t, 32, p.runLen)
 }

@@ -1,0 +1,17 @@
+package fsops
+
+import (
+	"testing"
+)
+
+// FuzzGlobCompile checks that no glob or ignore line makes the compilers panic.
+func FuzzGlobCompile(f *testing.F) {
+	for _, s := range []string{"*.go", "src/**/x", "{a,b", "[!a-", `a\`, "**/", "!/a/", "a/**", "[]]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, glob string) {
+		_, _ = compileGlob(glob, false)
+		_, _, _ = parseIgnoreLine(glob, true)
+		_, _ = grepOverride(glob)
+	})
+}
