@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/walk"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
@@ -53,16 +54,16 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 	if err != nil {
 		return result.Result{}, err
 	}
-	opt := walkOptions{
-		names:      ignoreFileNames{custom: ".fdignore"},
-		requireGit: insideGitRepo(root), // pi passes --no-require-git outside repositories
-		skipGitDir: true,
-		global:     loadGlobalGitignore(),
-		explicit:   loadFdGlobalIgnore(),
+	opt := walk.Options{
+		Names:      walk.IgnoreFileNames{Custom: ".fdignore"},
+		RequireGit: insideGitRepo(root), // pi passes --no-require-git outside repositories
+		SkipGitDir: true,
+		Global:     walk.LoadGlobalGitignore(),
+		Explicit:   walk.LoadFdGlobalIgnore(),
 	}
 	var found []string
 	limitReached := false
-	err = walkTree(ctx, root, opt, func(e walkEntry) bool {
+	err = walk.Tree(ctx, root, opt, func(e walk.Entry) bool {
 		if !match(e) {
 			return true
 		}
@@ -70,11 +71,11 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 			limitReached = true
 			return false
 		}
-		rel := e.rel
+		rel := e.Rel
 		if !utf8.ValidString(rel) {
 			rel = decodeLossy([]byte(rel)) // pi reads fd's output as UTF-8
 		}
-		if e.isDir() {
+		if e.IsDir() {
 			rel += "/"
 		} else {
 			// pi trims each line fd prints, so a name's trailing blanks are lost.
@@ -108,38 +109,38 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 // dropped; without "/" the glob matches the entry's name; with "/" it matches the whole
 // path, a relative pattern being anchored at the search root; fd's smart case (an
 // all-lowercase pattern ignores case); an empty pattern matches everything.
-func findMatcher(pattern, root string) (func(walkEntry) bool, error) {
+func findMatcher(pattern, root string) (func(walk.Entry) bool, error) {
 	for strings.HasPrefix(pattern, "./") {
 		pattern = pattern[2:]
 	}
 	if pattern == "" {
-		return func(walkEntry) bool { return true }, nil
+		return func(walk.Entry) bool { return true }, nil
 	}
 	ignoreCase := pattern == jsLower(pattern)
-	re, err := compileGlob(pattern, ignoreCase)
+	re, err := walk.CompileGlob(pattern, ignoreCase)
 	if err != nil {
 		shown := pattern
 		if strings.Contains(pattern, "/") && !filepath.IsAbs(pattern) {
 			shown = globEscape(strings.TrimRight(root, "/")) + "/" + pattern
 		}
-		return nil, newError("[fd error]: error parsing glob '" + shown + "': " + globErrorText(err))
+		return nil, newError("[fd error]: error parsing glob '" + shown + "': " + walk.GlobErrorText(err))
 	}
 	switch {
 	case !strings.Contains(pattern, "/"):
 		if lit := literalGlob(pattern); lit != "" && !ignoreCase {
-			return func(e walkEntry) bool { return e.name == lit }, nil
+			return func(e walk.Entry) bool { return e.Name == lit }, nil
 		}
-		return func(e walkEntry) bool { return re.MatchString(e.name) }, nil
+		return func(e walk.Entry) bool { return re.MatchString(e.Name) }, nil
 	case filepath.IsAbs(pattern):
-		return func(e walkEntry) bool { return re.MatchString(e.abs) }, nil
+		return func(e walk.Entry) bool { return re.MatchString(e.Abs) }, nil
 	default:
-		return func(e walkEntry) bool { return re.MatchString(e.rel) }, nil
+		return func(e walk.Entry) bool { return re.MatchString(e.Rel) }, nil
 	}
 }
 
 // literalGlob returns pattern if it has no glob syntax at all.
 func literalGlob(pattern string) string {
-	if hasGlobMeta(pattern) {
+	if walk.HasGlobMeta(pattern) {
 		return ""
 	}
 	return pattern

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/walk"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
 )
@@ -84,9 +85,9 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 		c.add(root, filepath.Base(root), lines)
 		return c.result(), nil
 	}
-	opt := walkOptions{names: ignoreFileNames{custom: ".rgignore"}, requireGit: true, global: loadGlobalGitignore()}
+	opt := walk.Options{Names: walk.IgnoreFileNames{Custom: ".rgignore"}, RequireGit: true, Global: walk.LoadGlobalGitignore()}
 	if a.Glob != "" {
-		if opt.override, err = grepOverride(a.Glob); err != nil {
+		if opt.Override, err = walk.Override(a.Glob); err != nil {
 			return result.Result{}, err
 		}
 	}
@@ -100,7 +101,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 // every lines slice is set. Batching keeps goroutine hand-offs (and the scheduler's
 // spinning that comes with them) to one per batch instead of one per file.
 type grepBatch struct {
-	files []walkEntry
+	files []walk.Entry
 	lines [][]grepmatch.Line
 	done  chan struct{}
 }
@@ -116,7 +117,7 @@ const grepMaxAhead = 16
 
 // searchTree walks root and searches its files in parallel, feeding the collector in
 // walk order until it has what pi would show.
-func searchTree(parent context.Context, root string, opt walkOptions, pat *grepmatch.Pattern, ctxLines, perFile int, c *grepCollector) error {
+func searchTree(parent context.Context, root string, opt walk.Options, pat *grepmatch.Pattern, ctxLines, perFile int, c *grepCollector) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	workers := 2 * runtime.GOMAXPROCS(0)
@@ -148,10 +149,10 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepm
 					if ctx.Err() == nil {
 						// A file that cannot be read is skipped (ripgrep reports it
 						// on stderr and carries on).
-						b.lines[k], buf, _ = grepmatch.SearchFile(ctx, e.dir, e.name, e.abs, true, pat, ctxLines, perFile, buf)
+						b.lines[k], buf, _ = grepmatch.SearchFile(ctx, e.Dir, e.Name, e.Abs, true, pat, ctxLines, perFile, buf)
 					}
-					if e.dir != nil {
-						e.dir.Release()
+					if e.Dir != nil {
+						e.Dir.Release()
 					}
 				}
 				close(b.done)
@@ -168,8 +169,8 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepm
 		// releases them, or the walker if the batch never reaches one.
 		drop := func() {
 			for _, e := range batch.files {
-				if e.dir != nil {
-					e.dir.Release()
+				if e.Dir != nil {
+					e.Dir.Release()
 				}
 			}
 			batch.files = nil
@@ -191,12 +192,12 @@ func searchTree(parent context.Context, root string, opt walkOptions, pat *grepm
 			batch = &grepBatch{done: make(chan struct{})}
 			return true
 		}
-		err := walkTree(ctx, root, opt, func(e walkEntry) bool {
-			if !e.typ.IsRegular() {
+		err := walk.Tree(ctx, root, opt, func(e walk.Entry) bool {
+			if !e.Type.IsRegular() {
 				return true // directories are walked, links and devices are not searched
 			}
-			if e.dir != nil {
-				e.dir.Acquire()
+			if e.Dir != nil {
+				e.Dir.Acquire()
 			}
 			batch.files = append(batch.files, e)
 			if len(batch.files) < size {
@@ -227,7 +228,7 @@ collect:
 			granted++
 		}
 		for k, e := range b.files {
-			if !c.add(e.rel, grepDisplayPath(e.rel), b.lines[k]) {
+			if !c.add(e.Rel, grepDisplayPath(e.Rel), b.lines[k]) {
 				cancel()
 				break collect
 			}

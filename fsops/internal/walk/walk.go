@@ -1,4 +1,4 @@
-package fsops
+package walk
 
 import (
 	"context"
@@ -9,35 +9,35 @@ import (
 	"sync/atomic"
 )
 
-// walkEntry is one entry found below the walk root. Symbolic links are reported as such
+// Entry is one entry found below the walk root. Symbolic links are reported as such
 // and never followed, as ripgrep and fd do by default.
-type walkEntry struct {
-	abs  string      // absolute path
-	rel  string      // path relative to the root, '/'-separated
-	typ  fs.FileMode // type bits from the directory entry
-	name string
+type Entry struct {
+	Abs  string      // absolute path
+	Rel  string      // path relative to the root, '/'-separated
+	Type fs.FileMode // type bits from the directory entry
+	Name string
 	// dir, when set, is the entry's directory, open until the walk has visited its
 	// entries; a visitor that opens the entry later must acquire it first, and
 	// release it when done (see Dir).
-	dir *fileio.Dir
+	Dir *fileio.Dir
 }
 
-func (e walkEntry) isDir() bool { return e.typ.IsDir() }
+func (e Entry) IsDir() bool { return e.Type.IsDir() }
 
-// walkOptions select the filters of one walk.
-type walkOptions struct {
-	names      ignoreFileNames
-	requireGit bool         // .gitignore counts only inside a git repository (ripgrep's default)
-	global     *ignoreRules // the user's global gitignore (loadGlobalGitignore)
-	explicit   *ignoreRules // fd's global ignore file (loadFdGlobalIgnore)
-	skipGitDir bool         // never list nor enter ".git" directories (our find)
+// Options select the filters of one walk.
+type Options struct {
+	Names      IgnoreFileNames
+	RequireGit bool         // .gitignore counts only inside a git repository (ripgrep's default)
+	Global     *ignoreRules // the user's global gitignore (LoadGlobalGitignore)
+	Explicit   *ignoreRules // fd's global ignore file (LoadFdGlobalIgnore)
+	SkipGitDir bool         // never list nor enter ".git" directories (our find)
 	// override, when set, is ripgrep's --glob: a whitelist verdict keeps an entry even
 	// if an ignore file excludes it, an ignore verdict drops it.
-	override func(rel string, isDir bool) ignoreMatch
+	Override func(rel string, isDir bool) ignoreMatch
 	// onRead, when set, is called after each directory is read (tests count them).
 	onRead func()
 	// MaxDirHandles, when set, lowers the bound on directories kept open.
-	maxDirHandles int32
+	MaxDirHandles int32
 }
 
 // walkNode is one directory read by a worker; the emitter waits on done.
@@ -45,7 +45,7 @@ type walkNode struct {
 	abs, rel string
 	ign      *dirIgnore
 	dir      *fileio.Dir // the open directory, released by the emitter
-	entries  []walkEntry
+	entries  []Entry
 	children []*walkNode // per entry: the node of a directory to descend into, else nil
 	done     chan struct{}
 	started  bool // taken by a worker (walker.mu)
@@ -56,7 +56,7 @@ type walkNode struct {
 // directory arrives. Pending directories form a stack, so the directories the emitter
 // needs next are read first.
 type walker struct {
-	opt     walkOptions
+	opt     Options
 	scope   ignoreScope
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -79,14 +79,14 @@ type walker struct {
 // walkMaxAhead bounds how many directories the workers read ahead of the emitter.
 const walkMaxAhead = 64
 
-// walkTree visits every entry below root (not root itself) in depth-first order with
+// Tree visits every entry below root (not root itself) in depth-first order with
 // each directory's entries sorted by name, skipping ignored entries. visit returning
 // false ends the walk. Unreadable directories are skipped.
-func walkTree(ctx context.Context, root string, opt walkOptions, visit func(walkEntry) bool) error {
-	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.requireGit, global: opt.global, explicit: opt.explicit, root: root},
+func Tree(ctx context.Context, root string, opt Options, visit func(Entry) bool) error {
+	w := &walker{opt: opt, scope: ignoreScope{requireGit: opt.RequireGit, global: opt.Global, explicit: opt.Explicit, root: root},
 		open: map[*fileio.Dir]struct{}{}}
 	w.cond = sync.NewCond(&w.mu)
-	top := &walkNode{abs: root, ign: loadParentIgnores(root, opt.names), done: make(chan struct{})}
+	top := &walkNode{abs: root, ign: loadParentIgnores(root, opt.Names), done: make(chan struct{})}
 	w.stack = append(w.stack, top)
 	n := 2 * runtime.GOMAXPROCS(0)
 	if n < 4 {
@@ -121,7 +121,7 @@ func (w *walker) stop() {
 }
 
 // emit visits n's entries in order, descending into each child as it is reached.
-func (w *walker) emit(ctx context.Context, n *walkNode, visit func(walkEntry) bool) bool {
+func (w *walker) emit(ctx context.Context, n *walkNode, visit func(Entry) bool) bool {
 	w.mu.Lock()
 	if !n.started {
 		w.want = n
@@ -231,8 +231,8 @@ func (w *walker) work() {
 // read lists directory n, loads its ignore files and keeps the entries that survive.
 func (w *walker) read(n *walkNode, buf []byte) {
 	limit := int32(fileio.MaxDirHandles)
-	if w.opt.maxDirHandles > 0 {
-		limit = w.opt.maxDirHandles
+	if w.opt.MaxDirHandles > 0 {
+		limit = w.opt.MaxDirHandles
 	}
 	des, h, err := fileio.ListDir(n.abs, buf, &w.held, limit)
 	if err != nil {
@@ -255,14 +255,14 @@ func (w *walker) read(n *walkNode, buf []byte) {
 	special := false
 	for _, d := range des {
 		switch d.Name {
-		case ".git", ".gitignore", ".ignore", w.opt.names.custom:
+		case ".git", ".gitignore", ".ignore", w.opt.Names.Custom:
 			special = true
 		}
 	}
 	if special {
-		n.ign = loadDirIgnore(n.ign, n.abs, has, w.opt.names)
+		n.ign = loadDirIgnore(n.ign, n.abs, has, w.opt.Names)
 	}
-	n.entries = make([]walkEntry, 0, len(des))
+	n.entries = make([]Entry, 0, len(des))
 	n.children = make([]*walkNode, 0, len(des))
 	prefix := n.rel
 	if prefix != "" {
@@ -273,25 +273,25 @@ func (w *walker) read(n *walkNode, buf []byte) {
 		if fileio.IsOwnTemp(name) {
 			continue
 		}
-		e := walkEntry{abs: n.abs + "/" + name, rel: prefix + name, typ: d.Type, name: name, dir: h}
+		e := Entry{Abs: n.abs + "/" + name, Rel: prefix + name, Type: d.Type, Name: name, Dir: h}
 		if n.abs == "/" {
-			e.abs = "/" + name
+			e.Abs = "/" + name
 		}
-		dir := e.isDir()
-		if dir && w.opt.skipGitDir && name == ".git" {
+		dir := e.IsDir()
+		if dir && w.opt.SkipGitDir && name == ".git" {
 			continue
 		}
 		verdict := matchNone
-		if w.opt.override != nil {
-			verdict = w.opt.override(e.rel, dir)
+		if w.opt.Override != nil {
+			verdict = w.opt.Override(e.Rel, dir)
 		}
-		if verdict == matchIgnore || (verdict == matchNone && n.ign.ignored(e.abs, dir, w.scope)) {
+		if verdict == matchIgnore || (verdict == matchNone && n.ign.ignored(e.Abs, dir, w.scope)) {
 			continue
 		}
 		n.entries = append(n.entries, e)
 		var child *walkNode
 		if dir {
-			child = &walkNode{abs: e.abs, rel: e.rel, ign: n.ign, done: make(chan struct{})}
+			child = &walkNode{abs: e.Abs, rel: e.Rel, ign: n.ign, done: make(chan struct{})}
 		}
 		n.children = append(n.children, child)
 	}

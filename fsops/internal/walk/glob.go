@@ -1,11 +1,11 @@
-package fsops
+package walk
 
 import (
 	"regexp"
 	"strings"
 )
 
-// compileGlob translates a glob into an anchored regular expression with the semantics
+// CompileGlob translates a glob into an anchored regular expression with the semantics
 // of Rust's globset crate, which both ripgrep (ignore files, --glob) and fd (--glob) use
 // with literal_separator and backslash escapes on:
 //
@@ -16,7 +16,7 @@ import (
 //   - `\c` matches c literally.
 //
 // A leading "./" is not special: callers strip it the way pi does.
-func compileGlob(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
+func CompileGlob(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("(?s)")
 	if ignoreCase {
@@ -203,5 +203,5 @@ type globError string
 
 func (e globError) Error() string { return string(e) }
 
-// globErrorText is the globset wording of a compileGlob error.
-func globErrorText(err error) string { return err.Error() }
+// GlobErrorText is the globset wording of a CompileGlob error.
+func GlobErrorText(err error) string { return err.Error() }

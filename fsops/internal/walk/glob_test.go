@@ -1,4 +1,4 @@
-package fsops
+package walk
 
 import (
 	"testing"
@@ -42,7 +42,7 @@ func TestCompileGlob(t *testing.T) {
 		{"a+b(c)", "a+b(c)", false, true}, // regexp syntax is literal
 	}
 	for _, c := range cases {
-		re, err := compileGlob(c.glob, c.fold)
+		re, err := CompileGlob(c.glob, c.fold)
 		require.NoError(t, err, c.glob)
 		assert.Equal(t, c.want, re.MatchString(c.path), "%q on %q", c.glob, c.path)
 	}
@@ -57,8 +57,8 @@ func TestCompileGlobErrors(t *testing.T) {
 		`a\`:      `dangling '\'`,
 	}
 	for glob, want := range cases {
-		_, err := compileGlob(glob, false)
+		_, err := CompileGlob(glob, false)
 		require.Error(t, err, glob)
-		assert.Equal(t, want, globErrorText(err), glob)
+		assert.Equal(t, want, GlobErrorText(err), glob)
 	}
 }

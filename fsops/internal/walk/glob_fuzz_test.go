@@ -1,4 +1,4 @@
-package fsops
+package walk
 
 import (
 	"testing"
@@ -10,8 +10,8 @@ func FuzzGlobCompile(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, glob string) {
-		_, _ = compileGlob(glob, false)
+		_, _ = CompileGlob(glob, false)
 		_, _, _ = parseIgnoreLine(glob, true)
-		_, _ = grepOverride(glob)
+		_, _ = Override(glob)
 	})
 }

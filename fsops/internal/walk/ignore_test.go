@@ -1,4 +1,4 @@
-package fsops
+package walk
 
 import (
 	"os"
@@ -55,7 +55,7 @@ func TestIgnoreChain(t *testing.T) {
 	write("plain/.gitignore", "*.tmp\n")
 	write("plain/.ignore", "*.bak\n")
 
-	names := ignoreFileNames{custom: ".rgignore"}
+	names := IgnoreFileNames{Custom: ".rgignore"}
 	// chain loads the ancestors of dirs[0], then each of dirs in turn, as a walk does.
 	chain := func(dirs ...string) *dirIgnore {
 		d := loadParentIgnores(filepath.Join(root, dirs[0]), names)
@@ -118,10 +118,10 @@ func TestGrepOverride(t *testing.T) {
 		{"!./build/**", "build/x", false, matchIgnore},
 	}
 	for _, c := range cases {
-		m, err := grepOverride(c.glob)
+		m, err := Override(c.glob)
 		require.NoError(t, err)
 		assert.Equal(t, c.want, m(c.rel, c.isDir), "%s on %s", c.glob, c.rel)
 	}
-	_, err := grepOverride("!./a[")
+	_, err := Override("!./a[")
 	assert.EqualError(t, err, "error parsing glob '!a[': unclosed character class; missing ']'")
 }

@@ -1,7 +1,8 @@
-package fsops
+package walk
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path"
 	"path/filepath"
@@ -89,23 +90,23 @@ func parseIgnoreLine(line string, ignoreCase bool) (r ignoreRule, ok bool, err e
 	if strings.HasSuffix(line, "/**") {
 		line += "/*" // "dir/**" matches what is inside dir, never dir itself
 	}
-	re, err := compileGlob(line, ignoreCase)
+	re, err := CompileGlob(line, ignoreCase)
 	if err != nil {
 		return ignoreRule{}, false, err
 	}
 	r.re = re
 	if r.basename && !ignoreCase {
 		switch {
-		case !hasGlobMeta(line):
+		case !HasGlobMeta(line):
 			r.literal = line
-		case strings.HasPrefix(line, "*") && !hasGlobMeta(line[1:]):
+		case strings.HasPrefix(line, "*") && !HasGlobMeta(line[1:]):
 			r.suffix = line[1:]
 		}
 	}
 	return r, true, nil
 }
 
-func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[]{}\\") }
+func HasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[]{}\\") }
 
 // match reports the verdict for rel (slash-separated, relative to the rules' directory).
 // The last matching rule wins, as in git.
@@ -145,11 +146,11 @@ func (rs *ignoreRules) match(rel string, isDir bool) ignoreMatch {
 	return matchNone
 }
 
-// ignoreFileNames says which per-directory files a tool reads, highest precedence first:
+// IgnoreFileNames says which per-directory files a tool reads, highest precedence first:
 // ripgrep reads .rgignore and .ignore, fd reads .fdignore and .ignore; both read
 // .gitignore (inside a git repository only) and .git/info/exclude.
-type ignoreFileNames struct {
-	custom string // ".rgignore" or ".fdignore"
+type IgnoreFileNames struct {
+	Custom string // ".rgignore" or ".fdignore"
 }
 
 // dirIgnore is the ignore state of one directory: its own files plus its parent's chain.
@@ -166,7 +167,7 @@ type dirIgnore struct {
 
 // loadDirIgnore reads the ignore files of dir. has says whether the directory has an
 // entry of that name, so files that do not exist are never opened.
-func loadDirIgnore(parent *dirIgnore, dir string, has func(string) bool, n ignoreFileNames) *dirIgnore {
+func loadDirIgnore(parent *dirIgnore, dir string, has func(string) bool, n IgnoreFileNames) *dirIgnore {
 	d := &dirIgnore{parent: parent, dir: dir}
 	read := func(name string) *ignoreRules {
 		if !has(name) {
@@ -178,7 +179,7 @@ func loadDirIgnore(parent *dirIgnore, dir string, has func(string) bool, n ignor
 		}
 		return parseIgnore(data, false)
 	}
-	d.custom = read(n.custom)
+	d.custom = read(n.Custom)
 	d.ignore = read(".ignore")
 	d.git = read(".gitignore")
 	if has(".git") {
@@ -223,7 +224,7 @@ func gitCommonDir(dir string) string {
 
 // loadParentIgnores builds the chain for the ancestors of root (which ripgrep and fd
 // also consult), from the filesystem root down to root's parent.
-func loadParentIgnores(root string, n ignoreFileNames) *dirIgnore {
+func loadParentIgnores(root string, n IgnoreFileNames) *dirIgnore {
 	var dirs []string
 	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
 		dirs = append(dirs, d)
@@ -234,7 +235,7 @@ func loadParentIgnores(root string, n ignoreFileNames) *dirIgnore {
 	var chain *dirIgnore
 	for i := len(dirs) - 1; i >= 0; i-- {
 		names := map[string]bool{}
-		for _, name := range []string{n.custom, ".ignore", ".gitignore", ".git"} {
+		for _, name := range []string{n.Custom, ".ignore", ".gitignore", ".git"} {
 			if _, err := os.Lstat(filepath.Join(dirs[i], name)); err == nil {
 				names[name] = true
 			}
@@ -244,8 +245,8 @@ func loadParentIgnores(root string, n ignoreFileNames) *dirIgnore {
 	return chain
 }
 
-// ignored reports whether the entry abs (a directory if isDir) is excluded by the chain
-// starting at d, its containing directory; requireGit false is fd's --no-require-git. As in the ignore crate, each kind of file is
+// ignored reports whether the entry abs (a directory if IsDir) is excluded by the chain
+// starting at d, its containing directory; RequireGit false is fd's --no-require-git. As in the ignore crate, each kind of file is
 // decided by the nearest directory with a matching rule, .gitignore and
 // .git/info/exclude only count inside a repository and stop at its root, and the kinds
 // rank custom > .ignore > .gitignore > exclude.
@@ -299,9 +300,9 @@ type ignoreScope struct {
 	root       string       // where those rules are rooted: the search directory
 }
 
-// loadFdGlobalIgnore reads fd's global ignore file, $XDG_CONFIG_HOME/fd/ignore (default
+// LoadFdGlobalIgnore reads fd's global ignore file, $XDG_CONFIG_HOME/fd/ignore (default
 // ~/.config/fd/ignore). Nil if there is none.
-func loadFdGlobalIgnore() *ignoreRules {
+func LoadFdGlobalIgnore() *ignoreRules {
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" {
 		home, err := os.UserHomeDir()
@@ -317,10 +318,10 @@ func loadFdGlobalIgnore() *ignoreRules {
 	return parseIgnore(data, false)
 }
 
-// loadGlobalGitignore reads the global gitignore ripgrep and fd honour: git's
+// LoadGlobalGitignore reads the global gitignore ripgrep and fd honour: git's
 // core.excludesFile from ~/.gitconfig or $XDG_CONFIG_HOME/git/config, else
 // $XDG_CONFIG_HOME/git/ignore (default ~/.config/git/ignore). Nil if there is none.
-func loadGlobalGitignore() *ignoreRules {
+func LoadGlobalGitignore() *ignoreRules {
 	home, _ := os.UserHomeDir()
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
@@ -378,10 +379,10 @@ func relUnder(dir, abs string) string {
 	return path.Base(abs)
 }
 
-// grepOverride is ripgrep's --glob as pi passes it (leading "./" dropped, "!" kept): a
+// Override is ripgrep's --glob as pi passes it (leading "./" dropped, "!" kept): a
 // gitignore-style rule relative to the search directory. A plain glob whitelists — it
 // beats ignore files, and files it does not match are skipped; a "!" glob excludes.
-func grepOverride(glob string) (func(rel string, isDir bool) ignoreMatch, error) {
+func Override(glob string) (func(rel string, isDir bool) ignoreMatch, error) {
 	neg := strings.HasPrefix(glob, "!")
 	body := strings.TrimPrefix(glob, "!")
 	for strings.HasPrefix(body, "./") {
@@ -393,7 +394,7 @@ func grepOverride(glob string) (func(rel string, isDir bool) ignoreMatch, error)
 		if neg {
 			shown = "!" + body
 		}
-		return nil, newError("error parsing glob '" + shown + "': " + globErrorText(err))
+		return nil, errors.New("error parsing glob '" + shown + "': " + GlobErrorText(err))
 	}
 	if !ok { // blank or a comment: matches nothing
 		return func(string, bool) ignoreMatch { return matchNone }, nil
