@@ -1,26 +1,25 @@
 package fsops
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/editengine"
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
 // Replacement is one targeted edit.
-type Replacement struct {
-	OldText string `json:"oldText"`
-	NewText string `json:"newText"`
-}
+type Replacement = editengine.Replacement
+
+// EditDetails is edit's details object, as pi builds it (generateEditDiff).
+type EditDetails = editengine.Details
 
 // EditArgs are edit's arguments (after tools.PrepareEditArgs, pi's argument repair).
 type EditArgs struct {
-	Path  string        `json:"path"`
+	Path  string                   `json:"path"`
 	Edits []Replacement `json:"edits"`
 }
 
@@ -54,33 +53,8 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 			// could not decode; refuse instead and leave the file as it is.
 			return fmt.Errorf("Could not edit file: %s. It is not valid UTF-8 text, and editing it would replace its undecodable bytes with U+FFFD.", a.Path)
 		}
-		bom := ""
-		if bytes.HasPrefix(raw, []byte("\uFEFF")) {
-			bom, raw = "\uFEFF", raw[len("\uFEFF"):]
-		}
-		// The one copy of the file held: the bytes read, LF-normalized in place (the
-		// endings kept aside) and viewed as a string, never written to afterwards.
-		var endings *lineEndings
-		if bytes.IndexByte(raw, '\r') >= 0 {
-			raw, endings = normalizeInPlace(raw)
-		}
-		normalized := bytesString(raw)
-		edited, err := applyEdits(normalized, a.Edits, a.Path)
-		if err != nil {
-			return err
-		}
-		details = generateEditDiff(a.Path, edited)
-		if ctx.Err() != nil {
-			return fileio.ErrAborted
-		}
-		if endings != nil {
-			// About the size written: a CRLF ending adds a byte to its line feed.
-			size := len(bom) + edited.len() + endings.n
-			return fileio.WriteFile(abs, size, func(w io.Writer) error {
-				return writeOriginal(w, bom, normalized, endings, edited.reps, size)
-			})
-		}
-		return fileio.WritePieces(abs, append([]string{bom}, edited.pieces()...)...)
+		details, err = editengine.Rewrite(ctx, abs, raw, a.Edits, a.Path)
+		return err
 	})
 	if err != nil {
 		return result.Result{}, err

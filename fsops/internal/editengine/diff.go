@@ -1,12 +1,12 @@
-package fsops
+package editengine
 
 import (
 	"strconv"
 	"strings"
 )
 
-// EditDetails is edit's details object, as pi builds it (generateEditDiff).
-type EditDetails struct {
+// Details is edit's details object, as pi builds it (generateEditDiff).
+type Details struct {
 	// Diff is pi's display diff: "+N text", "-N text", " N text" lines and " ..." skips.
 	Diff string `json:"diff"`
 	// Patch is a unified patch with "--- path"/"+++ path" headers and 4 lines of context.
@@ -38,7 +38,7 @@ func countLineFeeds(s string) int { return strings.Count(s, "\n") }
 // generateEditDiff is pi's generateEditDiff: the display diff and the patch, computed
 // only over windows of whole lines around the (sorted, disjoint) replacements, the new
 // text's windows cut from the replacements without building it.
-func generateEditDiff(path string, edited spliced) EditDetails {
+func generateEditDiff(path string, edited spliced) Details {
 	base, reps := edited.base, edited.reps
 	baseLF := countLineFeeds(base)
 	width := len(itoa(max(baseLF+1, edited.lineFeeds(baseLF)+1)))
@@ -64,7 +64,7 @@ func generateEditDiff(path string, edited spliced) EditDetails {
 			hunks = append(hunks, h)
 		}
 	}
-	return EditDetails{Diff: strings.Join(out, "\n"), Patch: formatPatch(path, path, hunks), FirstChangedLine: first}
+	return Details{Diff: strings.Join(out, "\n"), Patch: formatPatch(path, path, hunks), FirstChangedLine: first}
 }
 
 // diffWindow is a range of whole lines of the old text and the matching range of the new.

@@ -1,4 +1,4 @@
-package fsops
+package editengine
 
 import (
 	"errors"
@@ -415,4 +415,10 @@ func lineEndingAt(content string, off int) string {
 		return "\r\n"
 	}
 	return "\n"
+}
+
+// Replacement is one targeted edit.
+type Replacement struct {
+	OldText string `json:"oldText"`
+	NewText string `json:"newText"`
 }
