@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/image"
 	"github.com/pi-sbx/pi-sbx-backend/pi/js"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
@@ -41,7 +42,7 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 	if err := fileio.Access(abs, fileio.AccessRead); err != nil {
 		return result.Result{}, fileio.NodeErr(err, "access", abs)
 	}
-	mime, err := detectImageMimeTypeFromFile(abs)
+	mime, err := image.DetectFileMimeType(abs)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -50,7 +51,7 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 		if err != nil {
 			return result.Result{}, err
 		}
-		return readImage(ctx, data, mime)
+		return image.Read(ctx, data, mime)
 	}
 	return readText(ctx, abs, a)
 }

@@ -1,4 +1,4 @@
-package fsops
+package image
 
 import (
 	"encoding/binary"
@@ -13,9 +13,9 @@ const imageSniffBytes = 4100
 
 var pngSignature = []byte{0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a}
 
-// detectImageMimeTypeFromFile is pi's detectSupportedImageMimeTypeFromFile: the image
+// DetectFileMimeType is pi's detectSupportedImageMimeTypeFromFile: the image
 // type by magic bytes of the first 4100 bytes, or "" for anything else.
-func detectImageMimeTypeFromFile(abs string) (string, error) {
+func DetectFileMimeType(abs string) (string, error) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return "", fileio.NodeErr(err, "open", abs)

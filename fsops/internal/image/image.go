@@ -1,4 +1,4 @@
-package fsops
+package image
 
 import (
 	"bytes"
@@ -42,10 +42,10 @@ const (
 	imageNotResized   = "[Image omitted: could not be resized below the inline image size limit.]"
 )
 
-// readImage is the image branch of pi's read: the picture attached as base64, converted
+// Read is the image branch of pi's read: the picture attached as base64, converted
 // to PNG when the model cannot take its format (BMP), scaled down to pi's limits, with
 // pi's text line and hints.
-func readImage(ctx context.Context, data []byte, mime string) (result.Result, error) {
+func Read(ctx context.Context, data []byte, mime string) (result.Result, error) {
 	img, err := processImage(ctx, data, mime)
 	if err != nil {
 		return result.Result{}, err

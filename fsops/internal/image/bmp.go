@@ -1,4 +1,4 @@
-package fsops
+package image
 
 import (
 	"bytes"
