@@ -221,7 +221,7 @@ func TestChannelProgress(t *testing.T) {
 	res, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"echo a; sleep 0.2; echo b"}`), Progress: func(msg string, _ float64) { mu.Lock(); got.WriteString(msg); mu.Unlock() }})
 	require.NoError(t, err)
 	// The SDK delivers notifications concurrently with results; the channel waits for
-	// the agent's last one (backend.ProgressMeta), so the stream is whole on return.
+	// the agent's last one (mcpserver.ProgressMeta), so the stream is whole on return.
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, res.Content[0].(*mcp.TextContent).Text, got.String(), "progress carried the whole output, in order")

@@ -67,7 +67,7 @@ type Channel struct {
 
 	mu       sync.Mutex
 	cur      *conn
-	progress sync.Map // token string → backend.Progress
+	progress sync.Map // token string → mcpserver.Progress
 	nextTok  atomic.Uint64
 }
 
@@ -94,11 +94,11 @@ func (c *conn) alive() bool {
 // ErrAgentDied marks a call that was in flight when the agent's channel ended.
 var ErrAgentDied = errors.New("the sandbox agent stopped during the call")
 
-// TakesStandIns implements backend.StandInTaker: the channel's client splices the large
+// TakesStandIns implements mcpserver.StandInTaker: the channel's client splices the large
 // strings back into the request as it writes it.
 func (ch *Channel) TakesStandIns() {}
 
-// CallTool implements backend.Caller.
+// CallTool implements mcpserver.Caller.
 func (ch *Channel) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	raw, err := ch.CallToolRaw(ctx, c)
 	if err != nil {
@@ -111,8 +111,8 @@ func (ch *Channel) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToo
 	return &res, nil
 }
 
-// CallToolRaw implements backend.RawCaller: the agent's answer, checked and cleaned by
-// backend.CleanResult, without the agent's own metadata.
+// CallToolRaw implements mcpserver.RawCaller: the agent's answer, checked and cleaned by
+// mcpserver.CleanResult, without the agent's own metadata.
 func (ch *Channel) CallToolRaw(ctx context.Context, call mcpserver.Call) (json.RawMessage, error) {
 	c, err := ch.get(ctx)
 	if err != nil {
@@ -133,7 +133,7 @@ func (ch *Channel) CallToolRaw(ctx context.Context, call mcpserver.Call) (json.R
 			return nil, err
 		}
 		if stream != nil && total > 0 {
-			// Relay the whole stream before the result (see backend.ProgressMeta).
+			// Relay the whole stream before the result (see mcpserver.ProgressMeta).
 			stream.wait(ctx, total, progressCatchUp)
 		}
 		return res, nil

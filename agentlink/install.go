@@ -1,4 +1,4 @@
-// Package agent is the host's channel to the in-sandbox agent (`pi-sbx-backend agent`,
+// Package agentlink is the host's channel to the in-sandbox agent (`pi-sbx-backend agent`,
 // an MCP server with the seven tools): it installs the agent binary in the VM, starts it
 // over one persistent `sbx exec -i`, multiplexes calls on it and restarts it after a
 // crash; PerCall is the fallback that runs every call as its own `sbx exec`.

@@ -21,8 +21,8 @@ type PerCall struct {
 	Target
 }
 
-// CallTool implements backend.Caller. It gets the arguments whole (it is no
-// backend.StandInTaker): they go to the agent on stdin.
+// CallTool implements mcpserver.Caller. It gets the arguments whole (it is no
+// mcpserver.StandInTaker): they go to the agent on stdin.
 func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	name, args := c.Name, c.Args
 	sandbox, agentPath, err := p.prepare(ctx)

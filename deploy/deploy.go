@@ -73,7 +73,7 @@ type Config struct {
 	Home string
 }
 
-// Deployer runs the docker_* tools. It is a backend.Caller.
+// Deployer runs the docker_* tools. It is a mcpserver.Caller.
 type Deployer struct {
 	Config
 	mu        sync.Mutex
@@ -127,7 +127,7 @@ var handlers = map[string]handler{
 	"docker_gc":         (*Deployer).gcTool,
 }
 
-// CallTool implements backend.Caller. Arguments arrive validated against the tool's
+// CallTool implements mcpserver.Caller. Arguments arrive validated against the tool's
 // description.
 func (d *Deployer) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	h, ok := handlers[c.Name]

@@ -174,7 +174,7 @@ func copyGoTree(b *testing.B, dir string) string {
 }
 
 // rawServe starts serve in dir and connects the project's own small MCP client
-// (backend.Client), which reads results without decoding them: what is timed is serve
+// (mcpserver.Client), which reads results without decoding them: what is timed is serve
 // and the sandbox, not a client's decoding (the Go SDK's client spent more CPU per call
 // than serve did).
 func rawServe(b testing.TB, w *world, dir string) *mcpserver.Client {

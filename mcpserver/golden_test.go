@@ -41,7 +41,7 @@ func inIDOrder(t *testing.T, out string) string {
 // through Serve with the tools running locally, and compares every line the server
 // writes with testdata/session.golden: the protocol as a client sees it (tools/list with
 // pi's schemas, results with content, structuredContent and isError, JSON-RPC errors).
-// Regenerate with `go test ./backend -run TestProtocolGolden -update` and review the diff.
+// Regenerate with `go test ./mcpserver -run TestProtocolGolden -update` and review the diff.
 func TestProtocolGolden(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("alpha\nbeta\r\ngamma\n"), 0o644))

@@ -1,10 +1,13 @@
-// Package backend is the MCP face of the tools: an MCP server (official Go SDK) that
+// Package mcpserver is the MCP face of the tools: an MCP server (official Go SDK) that
 // takes routes — each a tool description and the Caller that runs it — plus the stdio
-// plumbing that keeps serving through malformed input.
+// transport that keeps serving through malformed input. Its files: server.go (routes,
+// SDK registration), calls.go (calls in flight, the byte budget), relay.go (the fast
+// path for callers that give JSON), transport.go and wire.go (framing), result.go (pi's
+// result as MCP's), client.go (the small client the host's agent channel speaks).
 //
 // The same server runs at both ends: on the host (`serve`: pi's seven routed to the
 // agent channel into the sandbox, the docker_* tools to deploy/) and inside the VM
-// (`agent`: the seven routed to Local, the implementations themselves). backend links
+// (`agent`: the seven routed to Local, over vmagent's implementations). mcpserver links
 // descriptions only (tools/), never an implementation.
 package mcpserver
 
@@ -93,9 +96,9 @@ type Options struct {
 	ValidatedInput bool
 }
 
-// Server is the MCP server of NewServer, with its routes, which Serve's transport
-// answers tools/call with itself (see Transport.calls): the SDK's per-request decoding
-// was most of a small call's cost. Everything else goes through the SDK.
+// Server is the MCP server of NewServer, with its routes, whose tools/call Serve's
+// transport answers itself where the caller gives JSON (relay.go). Everything else goes
+// through the SDK.
 type Server struct {
 	*mcp.Server
 	routes map[string]*route
@@ -110,6 +113,7 @@ type Server struct {
 type route struct {
 	tool   *tools.Tool
 	caller Caller
+	raw    RawCaller // caller, if it is one: its calls take the fast path (relay.go)
 	logger *slog.Logger
 }
 
@@ -150,6 +154,7 @@ func NewServer(routes []Route, o Options) (*Server, error) {
 			}
 		}
 		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger}
+		rt.raw, _ = r.Caller.(RawCaller)
 		out.routes[r.Tool.Name] = rt
 		srv.AddTool(&mcp.Tool{Name: r.Tool.Name, Description: r.Tool.Description, InputSchema: r.Tool.Schema}, rt.handle)
 	}
@@ -202,37 +207,6 @@ func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	return res, nil
 }
 
-// callRaw runs a call the transport answers itself and returns its result's JSON: the
-// caller's own when it is a RawCaller, else its result encoded as the SDK would.
-func (r *route) callRaw(ctx context.Context, c Call) (json.RawMessage, error) {
-	c, err := r.prepare(c)
-	if err != nil {
-		return nil, err
-	}
-	var raw json.RawMessage
-	if rc, ok := r.caller.(RawCaller); ok {
-		raw, err = rc.CallToolRaw(ctx, c)
-	} else {
-		var res *mcp.CallToolResult
-		if res, err = r.caller.CallTool(ctx, c); err == nil {
-			if err = Validate(res); err == nil {
-				if res.Content == nil {
-					res.Content = []mcp.Content{}
-				}
-				raw, err = json.Marshal(res)
-			}
-		}
-	}
-	if err != nil {
-		res, err := r.failure(ctx, err)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(res)
-	}
-	return raw, nil
-}
-
 // prepare validates the call's raw arguments against the route's tool; a caller that
 // takes no stand-ins gets them spliced back.
 func (r *route) prepare(c Call) (Call, error) {
@@ -275,7 +249,7 @@ func (r *route) failure(ctx context.Context, err error) (*mcp.CallToolResult, er
 }
 
 // Runner runs a call in this process (vmagent's Registry): decoding and the
-// implementation, on arguments the route has validated. backend only knows this
+// implementation, on arguments the route has validated. mcpserver only knows this
 // interface, so the host never links one.
 type Runner interface {
 	Run(ctx context.Context, cwd, name string, args []byte, env tools.Env) (result.Result, error)

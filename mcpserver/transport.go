@@ -3,14 +3,12 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,10 +27,6 @@ const MaxRequestLine = 64 << 20
 // or three at a time instead of all being held, each with its decoding copies.
 const DefaultMaxInflight = 96 << 20
 
-// bigLine is the size from which a request counts against the in-flight budget; small
-// calls (and cancellations) never wait for it.
-const bigLine = 256 << 10
-
 // Transport is an mcp.Transport over newline-delimited JSON-RPC (MCP's stdio framing),
 // working on typed messages:
 //   - one validating pass per line finds the envelope; parameters are handed to the SDK
@@ -43,9 +37,10 @@ const bigLine = 256 << 10
 //     goes on; without it such a line ends the connection (a client's side);
 //   - requests are tracked by id, so the end of input waits for every answer, and a
 //     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
-//   - with a server, tools/call of its routes are answered here, without the SDK, once
-//     the session is initialized: their large strings are set aside in the
-//     connection's jsonwire.Store, and results are written as their callers' JSON.
+//   - with a server, tools/call of its routes whose callers give JSON (RawCaller) are
+//     answered without the SDK once the session is initialized (relay.go): their large
+//     strings are set aside in the connection's jsonwire.Store, and results are
+//     written as their callers' JSON.
 type Transport struct {
 	In  io.Reader
 	Out io.Writer
@@ -346,20 +341,6 @@ func (c *conn) handle(line []byte, size int) bool {
 	return c.deliver(item{msg: msg})
 }
 
-// startFast runs a call answered here. It runs at once, on this goroutine, and the
-// reading goes on on a worker: so the call does not wait for a sleeping thread to wake
-// and take it (tens of microseconds in a VM, twice a call: here and in the agent), only
-// the next message's read does. It returns false, as this goroutine reads no more.
-func (c *conn) startFast(m *jsonrpc.Request, size int, rt *route, args, tok []byte, kind fastCallKind, keys []string) bool {
-	ok, dup := c.track(m, size, keys)
-	if !ok || dup {
-		return ok
-	}
-	c.workers.run(func() { c.readLoop(c.reader) })
-	c.fastCall(m.ID, rt, args, tok, kind)
-	return false
-}
-
 // track records a call read, with its stand-ins (dropped once it is answered). A call
 // whose id is in use is answered with an error here (dup), as the SDK may not know the
 // first one; ok false ends the connection.
@@ -374,36 +355,6 @@ func (c *conn) track(m *jsonrpc.Request, size int, keys []string) (ok, dup bool)
 		c.store.Drop(keys)
 	}
 	return ok, false
-}
-
-// setAside decodes a large line with its long strings set aside, in one pass:
-// small is the message so and keys the stand-ins made. A line read from a writer that
-// does not validate is validated first, and msg is then its message as it came. All are
-// nil when the line is small or not valid.
-func (c *conn) setAside(line []byte) (small jsonrpc.Message, keys []string, msg jsonrpc.Message) {
-	if len(line) < jsonwire.MinSize || c.t.server == nil {
-		return nil, nil, nil
-	}
-	if !c.t.Validated {
-		env, err := parseEnvelope(line)
-		if err != nil {
-			return nil, nil, nil // decode finds the error again, and answers it
-		}
-		if msg, err = toMessage(env); err != nil {
-			return nil, nil, nil
-		}
-	}
-	out, keys := c.store.Offload(line)
-	if keys == nil {
-		return nil, nil, msg
-	}
-	if env, ok := walkEnvelope(out); ok {
-		if small, err := toMessage(env); err == nil {
-			return small, keys, msg
-		}
-	}
-	c.store.Drop(keys)
-	return nil, nil, msg
 }
 
 // decode is decodeLine, by walking the line when its writer validated it.
@@ -470,311 +421,4 @@ func cancelledID(params []byte) jsonrpc.ID {
 		return jsonrpc.ID{}
 	}
 	return id
-}
-
-// tracker follows the calls read but not answered yet.
-type tracker struct {
-	mu      sync.Mutex
-	calls   map[jsonrpc.ID]*call
-	pending int           // calls not cancelled
-	idle    chan struct{} // closed while pending is 0
-	budget  int64         // bytes of big requests that may still be taken
-	freed   chan struct{} // closed and replaced when budget is returned
-	max     int64
-	// onWait, if set, is told when a call must wait for budget (t.mu is held).
-	onWait func(need, max int64)
-}
-
-type call struct {
-	size      int64    // bytes taken from the budget
-	keys      []string // its stand-ins in the transport's jsonwire.Store
-	cancelled bool
-	abort     context.CancelFunc // of a call answered by the transport
-}
-
-func newTracker(budget int64) *tracker {
-	idle := make(chan struct{})
-	close(idle)
-	return &tracker{calls: make(map[jsonrpc.ID]*call), idle: idle, budget: budget, max: budget, freed: make(chan struct{})}
-}
-
-// start notes a call; a big one first waits for its share of the budget (or stop). It
-// reports whether the call is tracked, or else whether its id is a duplicate.
-func (t *tracker) start(id jsonrpc.ID, size int, keys []string, stop <-chan struct{}) (ok, dup bool) {
-	need := int64(0)
-	if size >= bigLine {
-		need = min(int64(size), t.max)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.calls[id] != nil {
-		return false, true
-	}
-	for waited := false; t.budget < need; waited = true {
-		if !waited && t.onWait != nil {
-			t.onWait(need, t.max)
-		}
-		freed := t.freed
-		t.mu.Unlock()
-		select {
-		case <-freed:
-		case <-stop:
-			t.mu.Lock()
-			return false, false
-		}
-		t.mu.Lock()
-	}
-	t.budget -= need
-	t.calls[id] = &call{size: need, keys: keys}
-	if t.pending == 0 {
-		t.idle = make(chan struct{})
-	}
-	t.pending++
-	return true, false
-}
-
-// cancel marks a call the peer cancelled: the end of input no longer waits for it, and
-// its answer is dropped.
-func (t *tracker) cancel(id jsonrpc.ID) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.calls[id]
-	if c == nil || c.cancelled {
-		return
-	}
-	c.cancelled = true
-	if c.abort != nil {
-		c.abort()
-	}
-	t.release()
-}
-
-// setAbort gives a call answered by the transport its cancel function; it reports false
-// if the call was cancelled already.
-func (t *tracker) setAbort(id jsonrpc.ID, abort context.CancelFunc) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.calls[id]
-	if c == nil || c.cancelled {
-		return false
-	}
-	c.abort = abort
-	return true
-}
-
-// release counts one call as no longer pending; t.mu is held.
-func (t *tracker) release() {
-	t.pending--
-	if t.pending == 0 {
-		close(t.idle)
-	}
-}
-
-// finish notes the answer to a call: whether it should be sent, the call's stand-ins
-// (now to be dropped), and release, to be called once the answer is written.
-func (t *tracker) finish(id jsonrpc.ID) (send bool, keys []string, release func()) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.calls[id]
-	if c == nil {
-		return true, nil, func() {} // an answer to a call not tracked
-	}
-	delete(t.calls, id)
-	if c.size > 0 {
-		t.budget += c.size
-		close(t.freed)
-		t.freed = make(chan struct{})
-	}
-	if c.cancelled {
-		return false, c.keys, func() {} // released when cancelled
-	}
-	return true, c.keys, func() {
-		t.mu.Lock()
-		t.release()
-		t.mu.Unlock()
-	}
-}
-
-// waitIdle returns once no call is pending, or when stop is closed.
-func (t *tracker) waitIdle(stop <-chan struct{}) {
-	t.mu.Lock()
-	idle := t.idle
-	t.mu.Unlock()
-	select {
-	case <-idle:
-	case <-stop:
-	}
-}
-
-// workers run functions on goroutines that live on for a while after their work, to take
-// the next: a busy connection reuses goroutines whose stacks have grown to what a call
-// needs instead of growing a new one's by copies (a twentieth of a small call's CPU).
-type workers struct {
-	idle chan func()     // unbuffered: a send succeeds only if a worker is waiting
-	stop <-chan struct{} // closed with the connection: idle workers end
-}
-
-// workerIdle is how long a worker waits for more work before it ends.
-const workerIdle = 10 * time.Second
-
-func (w *workers) run(f func()) {
-	select {
-	case w.idle <- f:
-	default:
-		go w.loop(f)
-	}
-}
-
-func (w *workers) loop(f func()) {
-	t := time.NewTimer(workerIdle)
-	defer t.Stop()
-	for {
-		f()
-		t.Reset(workerIdle)
-		select {
-		case f = <-w.idle:
-		case <-t.C:
-			return
-		case <-w.stop:
-			return
-		}
-	}
-}
-
-// fastCallKind says how the SDK would shape a call's result: after an initialize
-// handshake of the stateless era it marks the result complete; a stateless call's
-// result also names the server in _meta.
-type fastCallKind struct{ complete, serverInfo bool }
-
-// fastRoute returns the route, raw arguments and raw progress token of a tools/call the
-// transport answers itself: one of the server's routes, once initialize was answered or
-// in a call of the stateless protocol.
-func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKind) {
-	none := func() (*route, []byte, []byte, fastCallKind) { return nil, nil, nil, fastCallKind{} }
-	if c.t.server == nil || m.Method != "tools/call" {
-		return none()
-	}
-	c.initMu.Lock()
-	ready, multiRound := c.initialized, c.multiRound
-	c.initMu.Unlock()
-	// One walk over the params finds all three (the arguments may be megabytes).
-	var meta, rawName, args []byte
-	jsonwire.Members(m.Params, func(key, val []byte) {
-		switch string(key) {
-		case "_meta":
-			meta = val
-		case "name":
-			rawName = val
-		case "arguments":
-			args = val
-		}
-	})
-	kind := fastCallKind{complete: multiRound}
-	if statelessCall(meta) {
-		kind = fastCallKind{complete: true, serverInfo: true}
-	} else if !ready {
-		return none()
-	}
-	name, ok := jsonwire.Unquote(rawName)
-	if !ok {
-		return none()
-	}
-	rt := c.t.server.routes[name]
-	if rt == nil {
-		return none() // the SDK's "unknown tool" error
-	}
-	var tok []byte
-	if meta != nil {
-		tok = jsonwire.Member(meta, "progressToken")
-		if tok != nil && tok[0] != '"' && (tok[0] < '0' || tok[0] > '9') && tok[0] != '-' {
-			tok = nil // not a string or number: no progress, as the SDK
-		}
-	}
-	return rt, args, tok, kind
-}
-
-// statelessProtocol is the MCP version whose requests carry the client's state in _meta
-// instead of an initialize handshake (the Go SDK's client speaks it).
-const statelessProtocol = "2026-07-28"
-
-// statelessCall reports whether a request's _meta makes it a complete call of the
-// stateless protocol, as the SDK requires: its version, and the client's capabilities.
-func statelessCall(meta []byte) bool {
-	if meta == nil {
-		return false
-	}
-	v, ok := jsonwire.Unquote(jsonwire.Member(meta, "io.modelcontextprotocol/protocolVersion"))
-	caps := jsonwire.Member(meta, "io.modelcontextprotocol/clientCapabilities")
-	return ok && v == statelessProtocol && len(caps) > 0 && caps[0] == '{'
-}
-
-// fastCall runs one tools/call and writes its answer (or drops it if cancelled), as the
-// SDK would: a *jsonrpc.Error as an error response, a result with content [] at least.
-func (c *conn) fastCall(id jsonrpc.ID, rt *route, args, tok []byte, kind fastCallKind) {
-	ctx, cancel := context.WithCancel(c.base)
-	defer cancel()
-	if !c.calls.setAbort(id, cancel) {
-		cancel()
-	}
-	call := Call{Args: args, StandIns: c.store}
-	if tok != nil {
-		call.Progress = func(msg string, total float64) { c.notifyProgress(tok, msg, total) }
-	}
-	resp := &jsonrpc.Response{ID: id}
-	res, err := rt.callRaw(ctx, call)
-	if err == nil {
-		resp.Result, err = c.shape(res, kind)
-	}
-	if err != nil {
-		resp.Error = err
-	}
-	// A failed write shows up in the SDK's own next write.
-	_ = c.Write(c.base, resp)
-}
-
-// shape gives a call's result JSON what the SDK adds for the protocol spoken: a
-// stateless call's result names the server in _meta (merged, in the key order the SDK's
-// map encoding gives, into the _meta Local writes, whose only key sorts after it); after
-// an initialize handshake of the stateless era the result is marked complete (the SDK's
-// unexported resultType, last as it writes it).
-func (c *conn) shape(res []byte, kind fastCallKind) ([]byte, error) {
-	if len(res) < 2 || res[0] != '{' || res[len(res)-1] != '}' {
-		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidResult)
-	}
-	if kind.serverInfo {
-		impl, err := json.Marshal(c.t.server.impl)
-		if err != nil {
-			return nil, err
-		}
-		const metaStart = `{"_meta":{`
-		out := make([]byte, 0, len(res)+len(impl)+96)
-		if bytes.HasPrefix(res, []byte(metaStart)) {
-			out = append(out, metaStart+`"io.modelcontextprotocol/serverInfo":`...)
-			out = append(append(out, impl...), ',')
-			res = append(out, res[len(metaStart):]...)
-		} else {
-			out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
-			out = append(append(out, impl...), '}', ',')
-			res = append(out, res[1:]...)
-		}
-	}
-	if kind.complete {
-		res = append(res[:len(res)-1:len(res)-1], `,"resultType":"complete"}`...)
-	}
-	return res, nil
-}
-
-// notifyProgress writes a notifications/progress for a call answered here; the token is
-// echoed as the client wrote it.
-func (c *conn) notifyProgress(tok []byte, msg string, total float64) {
-	line := append(make([]byte, 0, len(msg)+128), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
-	line = append(line, tok...)
-	line = append(line, `,"progress":`...)
-	line = strconv.AppendFloat(line, total, 'f', -1, 64)
-	if msg != "" {
-		line = append(line, `,"message":`...)
-		line = jsonwire.AppendString(line, msg)
-	}
-	line = append(line, '}', '}', '\n')
-	c.writeRaw(line)
 }

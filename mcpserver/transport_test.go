@@ -399,10 +399,16 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	}
 }
 
-// takingRecording is a recording Caller that takes stand-ins.
+// takingRecording is a recording RawCaller that takes stand-ins, as the agent channel
+// does: its calls take the fast path.
 type takingRecording struct{ recording }
 
 func (takingRecording) TakesStandIns() {}
+
+func (r takingRecording) CallToolRaw(_ context.Context, c Call) (json.RawMessage, error) {
+	r.got <- c.Args
+	return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
+}
 
 // TestServeSetsAsideFromMinSize: every string of jsonwire.MinSize or more is set aside, not
 // only those of requests large enough to count against the in-flight budget — a 100 KB

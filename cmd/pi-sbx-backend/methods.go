@@ -45,7 +45,7 @@ type statusCaller struct {
 	policy  sbx.EnvPolicy
 }
 
-// CallTool implements backend.Caller.
+// CallTool implements mcpserver.Caller.
 func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.CallToolResult, error) {
 	name, err := c.session.Ensure(ctx)
 	if err != nil {
