@@ -18,12 +18,12 @@ const module = "github.com/pi-sbx/pi-sbx-backend"
 
 // hostPackages are the packages serve, shell, tool --sandbox, verify and gc run on the
 // host.
-var hostPackages = []string{"mcpserver", "agentlink", "jsonwire", "sbx", "tools", "deploy"}
+var hostPackages = []string{"mcpserver", "agentlink", "jsonwire", "session", "sbx", "tools", "deploy"}
 
 // hostFiles are the files of cmd/pi-sbx-backend that implement host subcommands. The
 // command is one binary (it is also the agent), so these files are held to the host rules
 // by their own imports and those imports' dependencies.
-var hostFiles = []string{"serve.go", "session.go", "shell.go", "tool_sandbox.go", "methods.go", "deploy.go", "verify.go", "gc.go"}
+var hostFiles = []string{"serve.go", "sandbox.go", "shell.go", "tool_sandbox.go", "deploy.go", "verify.go", "gc.go"}
 
 // vmOnly are the packages that only the in-sandbox agent (and tool --local) may link.
 var vmOnly = []string{module + "/fsops", module + "/shell", module + "/vmagent", module + "/cmd/sbxsim", module + "/sbxsim"}

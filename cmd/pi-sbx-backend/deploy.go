@@ -9,6 +9,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/deploy"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/session"
 )
 
 // deployEnv documents the variables of the docker_* tools and GC.
@@ -20,11 +21,11 @@ var deployEnv = []envDoc{
 }
 
 // newDeployer builds the docker_* tools for the session's sandbox.
-func newDeployer(s *sandboxSession) (*deploy.Deployer, error) {
+func newDeployer(s *session.Session) (*deploy.Deployer, error) {
 	return deploy.New(deploy.Config{
-		Sbx: s.client, Sandbox: s.Ensure, Name: s.Name, Workspace: s.workspace,
+		Sbx: s.Client, Sandbox: s.Ensure, Name: s.Name, Workspace: s.Workspace,
 		ReadOnly: s.ReadOnly, Pinned: s.Pinned, Teardown: s.Teardown,
-		Environ: s.environ, Policy: sbx.NewEnvPolicy(s.environ), Owners: s.Owners, Home: envValue(s.environ, "HOME"),
+		Environ: s.Environ, Policy: sbx.NewEnvPolicy(s.Environ), Owners: s.Owners, Home: envValue(s.Environ, "HOME"),
 	})
 }
 

@@ -21,7 +21,7 @@ func gcCommand() command {
 		synopsis: "[--hours N] [--dry-run]",
 		summary:  "remove stale pi-sbx-* sandboxes (stopped, owner gone, older than N hours)",
 		help: `Removes pi-sbx-* sandboxes that sbx lists as stopped, whose owner record (kept by the
-session that created them) shows the owner gone, and that are older than --hours. Running
+sess that created them) shows the owner gone, and that are older than --hours. Running
 sandboxes, pinned ones (DOCKER_SANDBOX, DOCKER_SANDBOX_REUSE), sandboxes without an owner
 record, unknown states and other sandboxes are never touched. Each verdict is printed with
 its reason.`,
@@ -37,11 +37,11 @@ its reason.`,
 			if o.hours < 0 {
 				return usagef("--hours %v: want >= 0", o.hours)
 			}
-			session, err := newSandboxSession(std, dirOptions{})
+			sess, err := openSession(std, dirOptions{})
 			if err != nil {
 				return err
 			}
-			d, err := newDeployer(session)
+			d, err := newDeployer(sess)
 			if err != nil {
 				return err
 			}

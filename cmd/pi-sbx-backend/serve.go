@@ -12,6 +12,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/session"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -62,16 +63,16 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	session, err := newSandboxSession(std, o.dirs)
+	sess, err := openSession(std, o.dirs)
 	if err != nil {
 		return err
 	}
 	target := agentlink.Target{
-		Sbx:       session.client,
-		Sandbox:   session.Ensure,
-		Installer: &agentlink.Installer{Sbx: session.client, Version: version},
-		Env:       session.vmEnv,
-		Cwd:       session.cwd,
+		Sbx:       sess.Client,
+		Sandbox:   sess.Ensure,
+		Installer: &agentlink.Installer{Sbx: sess.Client, Version: version},
+		Env:       sess.VMEnv,
+		Cwd:       sess.Cwd,
 	}
 	var caller mcpserver.Caller
 	closeCaller := func() error { return nil }
@@ -84,19 +85,19 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	default:
 		return usagef("--transport %q: want persistent or per-call", *transport)
 	}
-	logger.Info("serving", "workspace", session.workspace, "cwd", session.cwd, "sandbox", session.Name, "transport", *transport)
+	logger.Info("serving", "workspace", sess.Workspace, "cwd", sess.Cwd, "sandbox", sess.Name, "transport", *transport)
 	// pi's seven run in the VM, through the agent.
 	routes := mcpserver.Routes(tools.Pi(), caller)
-	routes = append(routes, serveMethods(session, caller)...) // unlisted: ! commands, status
+	routes = append(routes, session.Methods(sess, caller)...) // unlisted: ! commands, status
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
-	dep, err := newDeployer(session)
+	dep, err := newDeployer(sess)
 	if err != nil {
 		return err
 	}
-	if envValue(session.environ, "PI_SBX_DOCKER_TOOLS") != "0" {
+	if envValue(sess.Environ, "PI_SBX_DOCKER_TOOLS") != "0" {
 		routes = append(routes, dep.Routes()...)
 	}
-	if err := startupGC(ctx, logger, dep, session.environ); err != nil {
+	if err := startupGC(ctx, logger, dep, sess.Environ); err != nil {
 		return err
 	}
 	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
@@ -109,7 +110,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if err := closeCaller(); err != nil {
 		logger.Debug("closing the agent channel", "error", err)
 	}
-	if err := session.teardown(ctx); err != nil {
+	if err := sess.End(ctx); err != nil {
 		logger.Error("teardown", "error", err)
 	}
 	if serveErr == nil || errors.Is(serveErr, context.Canceled) || errors.Is(serveErr, io.EOF) {

@@ -40,25 +40,25 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 	if len(argv) == 0 {
 		argv = loginShell
 	}
-	session, err := newSandboxSession(std, d)
+	sess, err := openSession(std, d)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := session.teardown(ctx); err != nil {
+		if err := sess.End(ctx); err != nil {
 			fmt.Fprintf(std.err, "pi-sbx-backend shell: %v\n", err)
 		}
 	}()
-	name, err := session.Ensure(ctx)
+	name, err := sess.Ensure(ctx)
 	if err != nil {
 		return err
 	}
 	tty := isTerminal(std.in) && isTerminal(std.out)
-	res, err := session.client.Exec(ctx, name, argv, sbx.ExecOpts{
+	res, err := sess.Client.Exec(ctx, name, argv, sbx.ExecOpts{
 		Interactive: true, TTY: tty, Foreground: tty,
-		Env: session.vmEnv, Workdir: session.cwd,
+		Env: sess.VMEnv, Workdir: sess.Cwd,
 		Stdin: std.in, Stdout: std.out, Stderr: std.err,
-		Timeout: -1, // a human's session ends when they end it
+		Timeout: -1, // a human's sess ends when they end it
 	})
 	if err != nil {
 		return fmt.Errorf("shell in sandbox %s: %w", name, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/session"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -31,7 +32,11 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 	client := sbx.NewClient(environ, sbx.ExecRunner{})
 	// The sandbox exists already: check the host files against the working directory
 	// (most likely its workspace) before running sbx at all, then against what it mounts.
-	files, err := hostFiles(client)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this executable: %w", err)
+	}
+	files, err := session.HostFiles(client, exe)
 	if err != nil {
 		return err
 	}

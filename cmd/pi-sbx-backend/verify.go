@@ -19,7 +19,7 @@ func verifyCommand() command {
 		help: `Runs docker_verify's eight checks (transport, env scrub, env forwarding, daemon
 pinning, mounts, contexts, host socket, port binds) against the session's sandbox and
 prints each verdict with its evidence. The sandbox is DOCKER_SANDBOX's when set (created
-if missing, kept); otherwise a session sandbox is created for the audit and removed after
+if missing, kept); otherwise a sess sandbox is created for the audit and removed after
 it. Exit status 0 only if every check passes, 1 if any fails.`,
 		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
 		flags: func(fs *flag.FlagSet) {
@@ -35,16 +35,16 @@ it. Exit status 0 only if every check passes, 1 if any fails.`,
 }
 
 func runVerify(ctx context.Context, std stdio, o verifyOptions) error {
-	session, err := newSandboxSession(std, o.dirs)
+	sess, err := openSession(std, o.dirs)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := session.teardown(ctx); err != nil {
+		if err := sess.End(ctx); err != nil {
 			fmt.Fprintf(std.err, "%s verify: %v\n", prog, err)
 		}
 	}()
-	d, err := newDeployer(session)
+	d, err := newDeployer(sess)
 	if err != nil {
 		return err
 	}

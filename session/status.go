@@ -1,10 +1,9 @@
-package main
+package session
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,12 +14,12 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
-// serveMethods are serve's unlisted routes (callable, absent from tools/list):
+// Methods are serve's unlisted routes (callable, absent from tools/list):
 // pi_sbx_pty_exec runs in the VM like the seven; pi_sbx_status is answered here.
-func serveMethods(s *sandboxSession, agent mcpserver.Caller) []mcpserver.Route {
+func Methods(s *Session, agent mcpserver.Caller) []mcpserver.Route {
 	return []mcpserver.Route{
 		{Tool: tools.PtyExec(), Caller: agent, Unlisted: true},
-		{Tool: tools.Status(), Caller: &statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(os.Environ())}, Unlisted: true},
+		{Tool: tools.Status(), Caller: &statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(s.Environ)}, Unlisted: true},
 	}
 }
 
@@ -40,7 +39,7 @@ type sandboxStatus struct {
 // client calls it right after connecting to pre-warm, so the first real call does not
 // wait for a VM.
 type statusCaller struct {
-	session *sandboxSession
+	session *Session
 	agent   mcpserver.Caller
 	policy  sbx.EnvPolicy
 }
@@ -63,17 +62,17 @@ func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.Cal
 	st := sandboxStatus{
 		Sandbox:       name,
 		Status:        "running",
-		Workspace:     c.session.workspace,
+		Workspace:     c.session.Workspace,
 		WorkspaceMode: "rw",
 		EnvMode:       envMode(c.policy),
 		Teardown:      c.session.Teardown,
-		Reuse:         c.session.reuse,
+		Reuse:         c.session.Reuse,
 		Shell:         "DOCKER_SANDBOX=" + name + " pi-sbx-backend shell",
 	}
 	if c.session.ReadOnly {
 		st.WorkspaceMode = "ro"
 	}
-	if c.session.Pinned && !c.session.reuse {
+	if c.session.Pinned && !c.session.Reuse {
 		st.Teardown += " (pinned by DOCKER_SANDBOX)"
 	}
 	text := fmt.Sprintf("sandbox %s (%s), workspace %s (%s), env %s, teardown %s", st.Sandbox, st.Status, st.Workspace, st.WorkspaceMode, st.EnvMode, st.Teardown)

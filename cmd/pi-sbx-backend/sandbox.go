@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/session"
+)
+
+// dirOptions are the --workspace and --cwd flags of the sandbox commands.
+type dirOptions struct{ workspace, cwd string }
+
+func (d *dirOptions) define(fs *flag.FlagSet, cwdUsage string) {
+	fs.StringVar(&d.workspace, "workspace", "", "primary workspace of the sandbox: an existing `DIR` (default: the current directory)")
+	fs.StringVar(&d.cwd, "cwd", "", cwdUsage+" (default: the workspace)")
+}
+
+// sandboxEnv documents the variables of the commands that reach a sandbox.
+var sandboxEnv = []envDoc{
+	{"DOCKER_SANDBOX=NAME", "use this sandbox (created if missing); never removed"},
+	{"DOCKER_SANDBOX_REUSE=1", "without DOCKER_SANDBOX: the project's sandbox pi-sbx-<basename>-<hash>, kept between sessions"},
+	{"DOCKER_SANDBOX_TEARDOWN", "remove|stop|none: a session sandbox's fate at exit (default remove)"},
+	{"DOCKER_SANDBOX_WORKSPACE_RO=1", "mount the workspace read-only (scratch primary ~/.sbx-prime-NAME)"},
+	{"DOCKER_SANDBOX_ENV_ALLOWLIST=A,B", "host variables kept for sbx and forwarded into the VM"},
+	{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1", "keep every variable but DOCKER_*/COMPOSE_* (host-describing ones stay out of the VM)"},
+	{"PI_SBX_BIN", "the sbx program (default: sbx on PATH)"},
+	{"PI_*", "forwarded into the VM (pi's session variables)"},
+}
+
+// openSession checks the --workspace and --cwd flags (the workspace must be an existing
+// directory: sbx would otherwise fail later, at the first call) and opens the session
+// from this process's environment.
+func openSession(std stdio, d dirOptions) (*session.Session, error) {
+	ws, err := absDir(d.workspace)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(ws); err != nil {
+		return nil, usagef("--workspace %s: %v", ws, errors.Unwrap(err))
+	} else if !fi.IsDir() {
+		return nil, usagef("--workspace %s: not a directory", ws)
+	}
+	cwd := ""
+	if d.cwd != "" {
+		if cwd, err = absDir(d.cwd); err != nil {
+			return nil, err
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this executable: %w", err)
+	}
+	return session.Open(session.Options{
+		Environ: os.Environ(), Pid: os.Getpid(), Workspace: ws, Cwd: cwd, Exe: exe,
+		Progress: std.err, Runner: sbx.ExecRunner{},
+	})
+}
