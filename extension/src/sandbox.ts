@@ -5,6 +5,7 @@
 
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { findBackend } from "./binary.ts";
 import { textOf } from "./result.ts";
 import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.ts";
 
@@ -90,7 +91,14 @@ export class Sandbox {
 	/** Starts serve for the session (the handshake only; the sandbox is made in the background). */
 	async start(ctx: ExtensionContext): Promise<void> {
 		this.ctx = ctx;
-		const bin = process.env.PI_SBX_BACKEND || "pi-sbx-backend";
+		this.report("info", "sandbox: starting pi-sbx-backend serve…");
+		let bin: string;
+		try {
+			bin = await findBackend();
+		} catch (err) {
+			this.fail(err as Error);
+			return;
+		}
 		this.spec = {
 			bin,
 			args: ["serve", "--workspace", ctx.cwd],
@@ -98,7 +106,6 @@ export class Sandbox {
 			env: serveEnv(process.env, sessionVars(ctx)),
 			onStderrLine: (line) => this.onServeLog(line),
 		};
-		this.report("info", "sandbox: starting pi-sbx-backend serve…");
 		try {
 			const conn = await this.connection();
 			this.tools = (await conn.client.listTools()).tools;

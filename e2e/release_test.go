@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// release is what `make release` wrote: PI_SBX_RELEASE names it (scripts/test.sh runs
+// `make release` once and points the tests at dist/release); without it the first test
+// that needs one runs scripts/release.sh into a temporary directory.
+type release struct {
+	dir, version string
+}
+
+var releaseOnce struct {
+	sync.Once
+	rel release
+	err error
+}
+
+func releaseDir(t *testing.T, node string) release {
+	t.Helper()
+	releaseOnce.Do(func() {
+		dir := os.Getenv("PI_SBX_RELEASE")
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "pi-sbx-release-")
+			if err != nil {
+				releaseOnce.err = err
+				return
+			}
+			dir = filepath.Join(tmp, "release")
+			cmd := exec.Command("bash", "scripts/release.sh", "0.0.0-e2e", dir)
+			cmd.Dir = ".."
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				releaseOnce.err = fmt.Errorf("scripts/release.sh: %w\n%s", err, out)
+				return
+			}
+		}
+		tgz, err := filepath.Glob(filepath.Join(dir, "npm", "pi-sbx-[0-9]*.tgz"))
+		if err == nil && len(tgz) != 1 {
+			err = fmt.Errorf("%s/npm holds %d pi-sbx-[0-9]*.tgz, want 1", dir, len(tgz))
+		}
+		if err != nil {
+			releaseOnce.err = err
+			return
+		}
+		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(tgz[0]), "pi-sbx-"), ".tgz")
+		releaseOnce.rel = release{dir: dir, version: v}
+	})
+	require.NoError(t, releaseOnce.err)
+	return releaseOnce.rel
+}
+
+// registry is a real npm registry (verdaccio, installed into .cache/ by scripts/setup.sh)
+// on loopback, with no uplink: only what the test publishes is there.
+type registry struct {
+	url    string
+	npmrc  string
+	node   string
+	prefix string // PATH entries for npm and node
+}
+
+func startRegistry(t *testing.T, root, node string) *registry {
+	t.Helper()
+	verdaccio := filepath.Join(root, ".cache/verdaccio/node_modules/verdaccio/bin/verdaccio")
+	_, err := os.Stat(verdaccio)
+	require.NoError(t, err, "run scripts/setup.sh first (verdaccio)")
+	dir := t.TempDir()
+	config := `storage: ./storage
+auth:
+  htpasswd:
+    file: ./htpasswd
+    max_users: 10
+uplinks: {}
+packages:
+  '**':
+    access: $all
+    publish: $authenticated
+max_body_size: 200mb
+log: { type: stdout, format: pretty, level: warn }
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o644))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, verdaccio, "--config", filepath.Join(dir, "config.yaml"), "--listen", addr)
+	cmd.Dir = dir
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	r := &registry{url: "http://" + addr + "/", node: node, prefix: filepath.Dir(node)}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(r.url + "-/ping")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == 200
+	}, 60*time.Second, 100*time.Millisecond, "verdaccio answers: %s", &log)
+
+	// A user to publish as; its token goes into an npmrc of the test's own.
+	body := `{"name":"release-test","password":"release-test-password"}`
+	req, err := http.NewRequest(http.MethodPut, r.url+"-/user/org.couchdb.user:release-test", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var user struct{ Token string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&user))
+	require.NotEmpty(t, user.Token, "verdaccio created the user")
+	r.npmrc = filepath.Join(dir, "npmrc")
+	npmrc := fmt.Sprintf("registry=%s\n//%s/:_authToken=%s\n", r.url, addr, user.Token)
+	require.NoError(t, os.WriteFile(r.npmrc, []byte(npmrc), 0o600))
+	return r
+}
+
+// env is what every npm or pi process of the test gets: the registry, and a PATH with
+// node and the system's tools but neither Go nor any pi-sbx-backend.
+func (r *registry) env(home string) []string {
+	return []string{
+		"HOME=" + home,
+		"PATH=" + r.prefix + ":/usr/sbin:/usr/bin:/sbin:/bin",
+		"npm_config_userconfig=" + r.npmrc,
+		"npm_config_registry=" + r.url,
+		"npm_config_cache=" + filepath.Join(home, ".npm"),
+		"npm_config_update_notifier=false",
+	}
+}
+
+// TestReleaseFromRegistry publishes every npm package of the release into a registry on
+// loopback, installs the pi package with `pi install npm:pi-sbx` (PATH has neither Go nor
+// pi-sbx-backend: the binary can only come from the platform package) and runs a pi
+// session whose tool call runs in an sbxsim sandbox. Then the platform package's binary
+// is corrupted: the next session refuses it with one clear message and runs nothing.
+func TestReleaseFromRegistry(t *testing.T) {
+	root, node := piEnv(t)
+	rel := releaseDir(t, node)
+	reg := startRegistry(t, root, node)
+	home := t.TempDir()
+	env := reg.env(home)
+	for _, prog := range []string{"go", "pi-sbx-backend"} {
+		path := strings.TrimPrefix(env[1], "PATH=")
+		for _, dir := range filepath.SplitList(path) {
+			_, err := os.Stat(filepath.Join(dir, prog))
+			require.True(t, os.IsNotExist(err), "%s is in %s", prog, dir)
+		}
+	}
+
+	tgzs, err := filepath.Glob(filepath.Join(rel.dir, "npm", "*.tgz"))
+	require.NoError(t, err)
+	require.Len(t, tgzs, 6, "the pi package and five platform packages")
+	for _, tgz := range tgzs {
+		cmd := command("npm", env, "publish", "--provenance=false", tgz)
+		cmd.Dir = home
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "npm publish %s: %s", filepath.Base(tgz), out)
+	}
+
+	pi := filepath.Join(root, "extension/node_modules/.bin/pi")
+	cmd := command(pi, env, "install", "npm:pi-sbx")
+	cmd.Dir = home
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "pi install npm:pi-sbx: %s", out)
+	modules := filepath.Join(home, ".pi/agent/npm/node_modules")
+	installed, err := filepath.Glob(filepath.Join(modules, "@pi-sbx", "*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(modules, "@pi-sbx/backend-linux-x64")}, installed, "npm installs this platform's package only")
+	bin := filepath.Join(modules, "@pi-sbx/backend-linux-x64/bin/pi-sbx-backend")
+	out, err = exec.Command(bin, "version").CombinedOutput()
+	require.NoError(t, err)
+	assert.Regexp(t, `^pi-sbx-backend `+regexp.QuoteMeta(rel.version)+`\n`, string(out))
+	assert.Regexp(t, `agent linux/arm64: sha256 [0-9a-f]{64} \(embedded\)`, string(out), "the other architecture's agent comes inside it")
+	_, err = os.Stat(filepath.Join(modules, "@earendil-works"))
+	assert.True(t, os.IsNotExist(err), "pi's own packages are peers, not installed with it")
+
+	w := newWorld(t)
+	gitInit(t, w.ws)
+	session := func() (events, stderr string) {
+		t.Helper()
+		// pi's CLI (its SDK) with the scripted model of extension/test/faux-provider.ts:
+		// one bash call, then "turn 1 done"; --mode json prints the tool's result.
+		cmd := command(pi, w.env(append(env, "PI_SBX_BACKEND=")...),
+			"-p", "--mode", "json", "--provider", "faux", "--model", "scripted", "-e", filepath.Join(root, "extension/test/faux-provider.ts"), "go")
+		cmd.Dir = w.ws
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		require.NoError(t, cmd.Run(), "pi: %s\n%s", o.String(), e.String())
+		return o.String(), e.String()
+	}
+	var boxes []string
+	done := make(chan struct{})
+	go func() { // the session's sandbox, seen while it exists
+		defer close(done)
+		for i := 0; i < 600 && len(boxes) == 0; i++ {
+			boxes = w.sandboxes()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	events, stderr := session()
+	<-done
+	require.Len(t, boxes, 1, "one session sandbox: %s", stderr)
+	assert.Contains(t, toolOutputs(t, events), "tool-ran-in-"+boxes[0]+"\n", "the model's bash call ran in the sandbox")
+	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 20*time.Second, 100*time.Millisecond, "the sandbox is removed when pi exits")
+
+	// One byte of the binary changed: refused before it runs, with one message.
+	b, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	b[len(b)/2] ^= 0xff
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	events, stderr = session()
+	msg := "refusing the binary of @pi-sbx/backend-linux-x64 (" + bin + "): it is not the pi-sbx-backend " + rel.version +
+		" this package was released with"
+	assert.Contains(t, stderr, msg)
+	assert.Contains(t, stderr, "reinstall the package (pi install npm:pi-sbx)")
+	outputs := toolOutputs(t, events)
+	assert.NotContains(t, outputs, "tool-ran-in-")
+	assert.Contains(t, outputs, msg, "the tool call fails with the same message")
+	assert.Empty(t, w.sandboxes(), "no sandbox was made")
+}
+
+// toolOutputs is the text of every tool result in pi's --mode json event stream.
+func toolOutputs(t *testing.T, events string) string {
+	t.Helper()
+	var b strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(events))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var e struct {
+			Type   string `json:"type"`
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "tool_execution_end" {
+			continue
+		}
+		for _, c := range e.Result.Content {
+			b.WriteString(c.Text + "\n")
+		}
+	}
+	require.NoError(t, sc.Err())
+	return b.String()
+}
+
