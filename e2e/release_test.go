@@ -265,4 +265,3 @@ func toolOutputs(t *testing.T, events string) string {
 	require.NoError(t, sc.Err())
 	return b.String()
 }
-
