@@ -3,13 +3,12 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 )
 
@@ -23,27 +22,10 @@ type Call struct {
 var binPath string // pi-sbx-backend built once by TestMain
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "conformance-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binPath = filepath.Join(dir, "pi-sbx-backend")
-	build := exec.Command("go", "build", "-o", binPath, "../cmd/pi-sbx-backend")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building pi-sbx-backend:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, "", map[*string]string{&binPath: "./cmd/pi-sbx-backend"})
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}
+func repoRoot() string { return testbin.Root() }
 
 // oracle runs pi 1.6.0's own tools on calls, in one node process.
 func oracle(t testing.TB, calls []Call) []result.Result {

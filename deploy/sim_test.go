@@ -3,16 +3,15 @@ package deploy
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
 
@@ -23,22 +22,7 @@ import (
 var simBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pi-sbx-deploy-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	simBin = filepath.Join(dir, "sbxsim")
-	cmd := exec.Command("go", "build", "-o", simBin, "./cmd/sbxsim")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building sbxsim: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, "", map[*string]string{&simBin: "./cmd/sbxsim"})
 }
 
 // simWorld is one test's sbxsim state and workspace.

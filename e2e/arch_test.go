@@ -100,14 +100,50 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 	assert.NotContains(t, string(mod), "github.com/docker/", "no Docker client library in the module")
 }
 
-// TestOnlySbxAndShellStartProcesses: in the whole module outside the simulator, only
-// sbx/ (the sbx CLI, on the host) and shell/ (commands, in the VM) start processes.
+// TestLayerRules: what each package must not link, transitively (README's layout
+// table, last column).
+func TestLayerRules(t *testing.T) {
+	impl := []string{"fsops", "shell", "vmagent"}
+	rules := map[string][]string{
+		"session":   impl,
+		"mcpserver": append([]string{"sbx", "agentlink", "session"}, impl...),
+		"agentlink": append([]string{"session", "deploy"}, impl...),
+		"deploy":    append([]string{"agentlink", "session"}, impl...),
+		"vmagent":   {"sbx", "agentlink", "session", "deploy"},
+		"tools":     append([]string{"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy"}, impl...),
+		"fsops":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "shell"},
+		"shell":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "fsops"},
+		"pi/result": {"tools", "mcpserver", "fsops", "shell"},
+	}
+	for pkg, banned := range rules {
+		deps := listDeps(t, "./"+pkg)
+		for d := range deps {
+			rel, ours := strings.CutPrefix(d, module+"/")
+			if !ours {
+				continue
+			}
+			for _, b := range banned {
+				assert.False(t, rel == b || strings.HasPrefix(rel, b+"/"), "%s links %s (imported by %s)", pkg, rel, importers(deps, d))
+			}
+		}
+	}
+	for d := range listDeps(t, "./jsonwire") {
+		_, ours := strings.CutPrefix(d, module+"/")
+		assert.False(t, ours && d != module+"/jsonwire", "jsonwire links %s", d)
+	}
+}
+
+// TestOnlySbxAndShellStartProcesses: in the whole module outside the simulator (and the
+// tests' builder, internal/testbin), only sbx/ (the sbx CLI, on the host) and shell/
+// (commands, in the VM) start processes.
 func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 	deps := listDeps(t, "./...")
 	checked := 0
 	for pkg, d := range deps {
 		rel, ours := strings.CutPrefix(pkg, module+"/")
-		if !ours || rel == "sbx" || rel == "shell" || rel == "sbxsim" || strings.HasPrefix(rel, "sbxsim/") || rel == "cmd/sbxsim" {
+		assert.NotContains(t, d.imports, module+"/internal/testbin", "%s links the tests' builder", pkg)
+		// internal/testbin builds the programs for tests (go build); nothing else links it.
+		if !ours || rel == "sbx" || rel == "shell" || rel == "sbxsim" || strings.HasPrefix(rel, "sbxsim/") || rel == "cmd/sbxsim" || rel == "internal/testbin" {
 			continue
 		}
 		checked++

@@ -9,13 +9,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 )
 
@@ -33,30 +32,7 @@ var simBin, backendBin string
 func TestMain(m *testing.M) {
 	// PI_SBX_E2E_BIN names a directory to build into and keep, so that a profiler can
 	// find the binaries' symbols after the run (perf record -g go test ./e2e ...).
-	dir, keep := os.Getenv("PI_SBX_E2E_BIN"), true
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "pi-sbx-e2e-bin-"); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		keep = false
-	}
-	simBin, backendBin = filepath.Join(dir, "sbxsim"), filepath.Join(dir, "pi-sbx-backend")
-	for bin, pkg := range map[string]string{simBin: "./cmd/sbxsim", backendBin: "./cmd/pi-sbx-backend"} {
-		cmd := exec.Command("go", "build", "-o", bin, pkg)
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	if !keep {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
+	testbin.Main(m, "PI_SBX_E2E_BIN", map[*string]string{&simBin: "./cmd/sbxsim", &backendBin: "./cmd/pi-sbx-backend"})
 }
 
 // world is one test's sbxsim state, workspace and a decoy Docker socket that nothing
@@ -188,12 +164,12 @@ func (w *world) create(name string) {
 }
 
 // serve starts `pi-sbx-backend serve` in the workspace and connects the Go SDK's client.
-func (w *world) serve(opts *mcp.ClientOptions, args []string, extraEnv ...string) (*mcp.ClientSession, *exec.Cmd, *syncBuffer) {
+func (w *world) serve(opts *mcp.ClientOptions, args []string, extraEnv ...string) (*mcp.ClientSession, *exec.Cmd, *testbin.SyncBuffer) {
 	w.t.Helper()
 	cmd := exec.Command(backendBin, append([]string{"serve"}, args...)...)
 	cmd.Dir = w.ws
 	cmd.Env = w.env(extraEnv...)
-	stderr := &syncBuffer{}
+	stderr := &testbin.SyncBuffer{}
 	cmd.Stderr = stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(w.t, err)
@@ -246,22 +222,4 @@ func call(t *testing.T, cs *mcp.ClientSession, name, args string) *mcp.CallToolR
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
 	require.NoError(t, err, "%s %s", name, args)
 	return res
-}
-
-// syncBuffer collects a child's stderr.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }

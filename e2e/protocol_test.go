@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,7 +75,7 @@ func TestServeDoesNotAnswerACancelledCall(t *testing.T) {
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	stderr := &syncBuffer{}
+	stderr := &testbin.SyncBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { stdin.Close(); cmd.Wait() })

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -105,7 +106,7 @@ log: { type: stdout, format: pretty, level: warn }
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, verdaccio, "--config", filepath.Join(dir, "config.yaml"), "--listen", addr)
 	cmd.Dir = dir
-	var log syncBuffer
+	var log testbin.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -69,7 +70,7 @@ func TestServeShMainCommandRunsNothingTheSandboxWrites(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PI_SBX_CACHE=" + cache,
 		"SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=0",
 	}, goEnv(t)...)
-	stderr := &syncBuffer{}
+	stderr := &testbin.SyncBuffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a cold build
 	defer cancel()

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 	"github.com/pi-sbx/pi-sbx-backend/vmagent"
@@ -278,7 +279,7 @@ func TestServeSurvivesMalformedInput(t *testing.T) {
 }
 
 func TestTransportSkipsOverlongLines(t *testing.T) {
-	var replies syncBuffer
+	var replies testbin.SyncBuffer
 	long := strings.Repeat("x", 5000)
 	in := "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n" + long + "\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n"
 	c, err := (&Transport{In: strings.NewReader(in), Out: &replies, Guard: true, MaxLine: 100}).Connect(context.Background())

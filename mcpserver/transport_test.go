@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/jsonwire"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 	"github.com/pi-sbx/pi-sbx-backend/vmagent"
@@ -40,7 +40,7 @@ func serveScript(t *testing.T, dir, input string) []string {
 
 func serveWith(t *testing.T, srv *Server, input string) []string {
 	t.Helper()
-	return serveFed(t, srv, func(feed io.Writer, _ *syncBuffer) {
+	return serveFed(t, srv, func(feed io.Writer, _ *testbin.SyncBuffer) {
 		_, err := io.WriteString(feed, input)
 		require.NoError(t, err)
 	})
@@ -51,7 +51,7 @@ func serveWith(t *testing.T, srv *Server, input string) []string {
 // earlier go to the SDK).
 func serveAfterInit(t *testing.T, srv *Server, calls string) []string {
 	t.Helper()
-	return serveFed(t, srv, func(feed io.Writer, out *syncBuffer) {
+	return serveFed(t, srv, func(feed io.Writer, out *testbin.SyncBuffer) {
 		_, err := io.WriteString(feed, initLines)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return strings.Contains(out.String(), `"id":"init"`) }, 10*time.Second, time.Millisecond)
@@ -63,9 +63,9 @@ func serveAfterInit(t *testing.T, srv *Server, calls string) []string {
 // serveFed runs Serve on what feed writes (feed sees serve's output so far), then on its
 // end, and returns serve's output lines; it fails the test if serving does not end by
 // itself.
-func serveFed(t *testing.T, srv *Server, feed func(in io.Writer, out *syncBuffer)) []string {
+func serveFed(t *testing.T, srv *Server, feed func(in io.Writer, out *testbin.SyncBuffer)) []string {
 	t.Helper()
-	var out syncBuffer
+	var out testbin.SyncBuffer
 	in, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), srv, in, &out) }()
@@ -184,7 +184,7 @@ func (b blocking) CallTool(ctx context.Context, _ Call) (*mcp.CallToolResult, er
 // TestCancelledCallIsNotASandboxError: a call the client cancelled is neither answered
 // ("sandbox error: context canceled") nor logged as a failed call.
 func TestCancelledCallIsNotASandboxError(t *testing.T) {
-	var logs syncBuffer
+	var logs testbin.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := newServer(t, blocking{make(chan struct{})}, Options{Logger: logger})
 	lines := serveWith(t, srv, initLines+strings.Join([]string{
@@ -241,7 +241,7 @@ func TestServeQueuesBigCallsBeyondTheBudget(t *testing.T) {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write","arguments":{"path":"f%d","content":%q}}}`+"\n", i, i, content)
 	}
 	srv := newServer(t, &Local{Registry: vmagent.Default(), Cwd: dir}, Options{})
-	var out, logs syncBuffer
+	var out, logs testbin.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	require.NoError(t, srv.Run(context.Background(), &Transport{In: strings.NewReader(in.String()), Out: &out, Guard: true, MaxLine: 2 << 20, MaxInflight: 2 << 20, Logger: logger}))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -278,24 +278,6 @@ func TestEncodeMessageMatchesSDK(t *testing.T) {
 		require.NoError(t, err)
 		assert.IsType(t, m, back)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writers of a session.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // recording is a Caller that is no StandInTaker: it must get the arguments whole.
@@ -386,7 +368,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 				require.NoError(t, os.Mkdir(filepath.Join(dir, "src"), 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
 				srv := newServer(t, &Local{Registry: vmagent.Default(), Cwd: dir}, Options{Name: "golden", Version: "v0"})
-				var out syncBuffer
+				var out testbin.SyncBuffer
 				tr := &Transport{In: strings.NewReader(input), Out: &out, Guard: true}
 				if fast {
 					tr.server = srv
@@ -492,7 +474,7 @@ func TestLongStringsOutsideArgumentsAreNotSetAside(t *testing.T) {
 	for _, fast := range []bool{false, true} {
 		dir := t.TempDir()
 		srv := newServer(t, &Local{Registry: vmagent.Default(), Cwd: dir}, Options{})
-		var out syncBuffer
+		var out testbin.SyncBuffer
 		in, w := io.Pipe()
 		tr := &Transport{In: in, Out: &out, Guard: true}
 		if fast {

@@ -14,29 +14,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
 
 // bin is the sbxsim binary built once for the whole package.
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sbxsim-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "sbxsim")
-	// Static (no cgo): a dynamically linked sbxsim costs ~2 ms more per exec here.
-	build := exec.Command("go", "build", "-o", bin, "github.com/pi-sbx/pi-sbx-backend/cmd/sbxsim")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building sbxsim: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, "", map[*string]string{&bin: "./cmd/sbxsim"})
 }
 
 // sim is one test's sbxsim world: its own state directory and environment.
