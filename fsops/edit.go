@@ -19,7 +19,7 @@ type EditDetails = editengine.Details
 
 // EditArgs are edit's arguments (after tools.PrepareEditArgs, pi's argument repair).
 type EditArgs struct {
-	Path  string                   `json:"path"`
+	Path  string        `json:"path"`
 	Edits []Replacement `json:"edits"`
 }
 

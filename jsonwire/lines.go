@@ -75,7 +75,7 @@ func (l *LineReader) take(n, max int) ([]byte, bool, error) {
 // is read past it goes back to the small buffer. A line that ends in its first piece is
 // that piece (of the announced size, if any); a longer one is joined once at its exact
 // size. (Growing one buffer by
-// doubling instead copies and touches three times the line's size: slower, measured.)
+// doubling instead copies and touches three times the line's size.)
 func (l *LineReader) readLong(max int) ([]byte, bool, error) {
 	first := longLineStart
 	if h := l.hint; h > l.end-l.start && h <= max+1 {

@@ -152,7 +152,7 @@ func (t *tracker) waitIdle(stop <-chan struct{}) {
 
 // workers run functions on goroutines that live on for a while after their work, to take
 // the next: a busy connection reuses goroutines whose stacks have grown to what a call
-// needs instead of growing a new one's by copies (a twentieth of a small call's CPU).
+// needs instead of growing a new one's by copies.
 type workers struct {
 	idle chan func()     // unbuffered: a send succeeds only if a worker is waiting
 	stop <-chan struct{} // closed with the connection: idle workers end

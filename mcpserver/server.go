@@ -90,9 +90,9 @@ type Options struct {
 	Logger  *slog.Logger // nil: discard
 	// ValidatedInput says every line Serve reads was validated as JSON by the peer that
 	// wrote it: the agent's input is what the host validated and forwarded. Lines are
-	// then walked for their members without being checked again (a 30 MB write was
-	// validated twice at 50 ms each); one that does not walk as a message is decoded the
-	// checking way, which words its error.
+	// then walked for their members without being checked again (a large write is not
+	// validated twice); one that does not walk as a message is decoded the checking way,
+	// which words its error.
 	ValidatedInput bool
 }
 

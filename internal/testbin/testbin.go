@@ -21,8 +21,8 @@ func Root() string {
 }
 
 // Main builds each of progs — the path to set, keyed to the package to build, relative
-// to the module root ("./cmd/sbxsim") — statically (a dynamically linked sbxsim costs
-// ~2 ms more per exec), runs the tests and removes what it built. If the variable
+// to the module root ("./cmd/sbxsim") — statically (as a release is built; a dynamically
+// linked sbxsim is also slower to start), runs the tests and removes what it built. If the variable
 // keepEnv (when not "") names a directory, the programs are built there and kept, so
 // that a profiler finds their symbols after the run. A failed build ends the test
 // binary with the compiler's output.

@@ -104,8 +104,8 @@ func WritePieces(abs string, pieces ...string) error {
 // the bytes go to a temporary file in the same directory, which is renamed over the
 // target, so a writer killed at any moment leaves the old file or the new one, never
 // half of one, and a reader sees one or the other whole. It is not synced: pi's write is
-// not durable against a power loss either, and an fsync per call cost more than pi's
-// whole write (1–5 ms). Targets that cannot be replaced that way without changing what
+// not durable against a power loss either, and an fsync per call costs more than pi's
+// whole write. Targets that cannot be replaced that way without changing what
 // pi's write means (devices and FIFOs, files with several hard links, which must all see
 // the new content, a file we may write in a directory we may not, files with a setuid,
 // setgid or sticky bit, which the kernel keeps or clears on a write by rules of its own)
