@@ -2,9 +2,9 @@ package shell
 
 import (
 	"context"
-	"sync"
 	"testing"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -20,33 +20,18 @@ func TestBashNoOutputLostUnderLoad(t *testing.T) {
 		t.Run(command, func(t *testing.T) {
 			const calls = 500
 			dir, tmp := t.TempDir(), t.TempDir()
-			var (
-				wg   sync.WaitGroup
-				mu   sync.Mutex
-				lost []string
-			)
-			for range calls {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r, err := Bash(context.Background(), dir, BashArgs{Command: command}, BashOptions{TempDir: tmp})
-					got := ""
-					switch {
-					case err != nil:
-						got = "error: " + err.Error()
-					case len(r.Content) != 1:
-						got = "no content"
-					default:
-						got = r.Content[0].Text
-					}
-					if got != "ok\n" || r.IsError {
-						mu.Lock()
-						lost = append(lost, got)
-						mu.Unlock()
-					}
-				}()
-			}
-			wg.Wait()
+			lost := testbin.Lost(calls, "ok\n", func() string {
+				r, err := Bash(context.Background(), dir, BashArgs{Command: command}, BashOptions{TempDir: tmp})
+				switch {
+				case err != nil:
+					return "error: " + err.Error()
+				case len(r.Content) != 1:
+					return "no content"
+				case r.IsError:
+					return "isError: " + r.Content[0].Text
+				}
+				return r.Content[0].Text
+			})
 			t.Logf("%q: %d of %d calls lost output", command, len(lost), calls)
 			assert.Empty(t, lost)
 		})

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"os/exec"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,33 +29,18 @@ func TestAgentNoOutputLostUnderLoad(t *testing.T) {
 	for _, command := range []string{"echo ok", "sleep 2; echo ok"} {
 		t.Run(command, func(t *testing.T) {
 			const calls = 500
-			var (
-				wg   sync.WaitGroup
-				mu   sync.Mutex
-				lost []string
-			)
-			for range calls {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
-					got := "not one text block"
-					switch {
-					case err != nil:
-						got = "error: " + err.Error()
-					case len(res.Content) == 1 && !res.IsError:
-						if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-							got = tc.Text
-						}
+			lost := testbin.Lost(calls, "ok\n", func() string {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
+				switch {
+				case err != nil:
+					return "error: " + err.Error()
+				case len(res.Content) == 1 && !res.IsError:
+					if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+						return tc.Text
 					}
-					if got != "ok\n" {
-						mu.Lock()
-						lost = append(lost, got)
-						mu.Unlock()
-					}
-				}()
-			}
-			wg.Wait()
+				}
+				return "not one successful text block"
+			})
 			t.Logf("%q: %d of %d calls lost output", command, len(lost), calls)
 			assert.Empty(t, lost)
 		})

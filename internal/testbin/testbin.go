@@ -76,3 +76,27 @@ func (b *SyncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// Lost makes n calls at once and returns what those whose output was not want gave
+// instead: under load, output lost with a success status is the worst failure an agent
+// can meet, and the load tests of each layer look for it the same way.
+func Lost(n int, want string, call func() string) []string {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		lost []string
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := call(); got != want {
+				mu.Lock()
+				lost = append(lost, got)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return lost
+}
