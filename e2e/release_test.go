@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,35 +39,54 @@ var releaseOnce struct {
 func releaseDir(t *testing.T, node string) release {
 	t.Helper()
 	releaseOnce.Do(func() {
-		dir := os.Getenv("PI_SBX_RELEASE")
-		if dir == "" {
-			tmp, err := os.MkdirTemp("", "pi-sbx-release-")
-			if err != nil {
-				releaseOnce.err = err
-				return
-			}
-			dir = filepath.Join(tmp, "release")
-			cmd := exec.Command("bash", "scripts/release.sh", "0.0.0-e2e", dir)
-			cmd.Dir = ".."
-			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
-			if out, err := cmd.CombinedOutput(); err != nil {
-				releaseOnce.err = fmt.Errorf("scripts/release.sh: %w\n%s", err, out)
-				return
-			}
+		if dir := os.Getenv("PI_SBX_RELEASE"); dir != "" {
+			releaseOnce.rel, releaseOnce.err = readRelease(dir)
+			return
 		}
-		tgz, err := filepath.Glob(filepath.Join(dir, "npm", "pi-sbx-[0-9]*.tgz"))
-		if err == nil && len(tgz) != 1 {
-			err = fmt.Errorf("%s/npm holds %d pi-sbx-[0-9]*.tgz, want 1", dir, len(tgz))
-		}
+		tmp, err := os.MkdirTemp("", "pi-sbx-release-")
 		if err != nil {
 			releaseOnce.err = err
 			return
 		}
-		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(tgz[0]), "pi-sbx-"), ".tgz")
-		releaseOnce.rel = release{dir: dir, version: v}
+		releaseOnce.rel, releaseOnce.err = buildRelease(node, "0.0.0-e2e", filepath.Join(tmp, "release"))
 	})
 	require.NoError(t, releaseOnce.err)
 	return releaseOnce.rel
+}
+
+// buildRelease runs scripts/release.sh VERSION DIR.
+func buildRelease(node, version, dir string) (release, error) {
+	cmd := exec.Command("bash", "scripts/release.sh", version, dir)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return release{}, fmt.Errorf("scripts/release.sh: %w\n%s", err, out)
+	}
+	return readRelease(dir)
+}
+
+// readRelease finds the version of the release in dir from its pi package's name.
+func readRelease(dir string) (release, error) {
+	tgz, err := filepath.Glob(filepath.Join(dir, "npm", "pi-sbx-[0-9]*.tgz"))
+	if err == nil && len(tgz) != 1 {
+		err = fmt.Errorf("%s/npm holds %d pi-sbx-[0-9]*.tgz, want 1", dir, len(tgz))
+	}
+	if err != nil {
+		return release{}, err
+	}
+	v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(tgz[0]), "pi-sbx-"), ".tgz")
+	return release{dir: dir, version: v}, nil
+}
+
+// nextVersion is the release after v (x.y.z[-pre] → x.y.(z+1)), as pi update sees it.
+func nextVersion(t *testing.T, v string) string {
+	t.Helper()
+	core, _, _ := strings.Cut(v, "-")
+	parts := strings.Split(core, ".")
+	require.Len(t, parts, 3, "version %q", v)
+	patch, err := strconv.Atoi(parts[2])
+	require.NoError(t, err)
+	return fmt.Sprintf("%s.%s.%d", parts[0], parts[1], patch+1)
 }
 
 // registry is a real npm registry (verdaccio, installed into .cache/ by scripts/setup.sh)
@@ -152,11 +172,28 @@ func (r *registry) env(home string) []string {
 	}
 }
 
+// publish puts every npm package of rel into the registry.
+func (r *registry) publish(t *testing.T, rel release, home string) {
+	t.Helper()
+	tgzs, err := filepath.Glob(filepath.Join(rel.dir, "npm", "*.tgz"))
+	require.NoError(t, err)
+	require.Len(t, tgzs, 6, "the pi package and five platform packages")
+	for _, tgz := range tgzs {
+		cmd := command("npm", r.env(home), "publish", "--provenance=false", tgz)
+		cmd.Dir = home
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "npm publish %s: %s", filepath.Base(tgz), out)
+	}
+}
+
 // TestReleaseFromRegistry publishes every npm package of the release into a registry on
 // loopback, installs the pi package with `pi install npm:pi-sbx` (PATH has neither Go nor
 // pi-sbx-backend: the binary can only come from the platform package) and runs a pi
-// session whose tool call runs in an sbxsim sandbox. Then the platform package's binary
-// is corrupted: the next session refuses it with one clear message and runs nothing.
+// session whose tool call runs in an sbxsim sandbox, kept for the next session (warm
+// re-use). Then a newer release is published and `pi update` brings binary and agents
+// together: the next session re-attaches the warm sandbox and runs the new agent, the old
+// one gone from it. Last, the platform package's binary is corrupted: the next session
+// refuses it with one clear message and runs nothing.
 func TestReleaseFromRegistry(t *testing.T) {
 	root, node := piEnv(t)
 	rel := releaseDir(t, node)
@@ -171,15 +208,14 @@ func TestReleaseFromRegistry(t *testing.T) {
 		}
 	}
 
-	tgzs, err := filepath.Glob(filepath.Join(rel.dir, "npm", "*.tgz"))
-	require.NoError(t, err)
-	require.Len(t, tgzs, 6, "the pi package and five platform packages")
-	for _, tgz := range tgzs {
-		cmd := command("npm", env, "publish", "--provenance=false", tgz)
-		cmd.Dir = home
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "npm publish %s: %s", filepath.Base(tgz), out)
-	}
+	// The newer release, built while this one is tested (its compiles are cached).
+	next := make(chan release, 1)
+	go func() {
+		r, err := buildRelease(node, nextVersion(t, rel.version), filepath.Join(t.TempDir(), "next"))
+		assert.NoError(t, err)
+		next <- r
+	}()
+	reg.publish(t, rel, home)
 
 	pi := filepath.Join(root, "extension/node_modules/.bin/pi")
 	cmd := command(pi, env, "install", "npm:pi-sbx")
@@ -204,7 +240,7 @@ func TestReleaseFromRegistry(t *testing.T) {
 		t.Helper()
 		// pi's CLI (its SDK) with the scripted model of extension/test/faux-provider.ts:
 		// one bash call, then "turn 1 done"; --mode json prints the tool's result.
-		cmd := command(pi, w.env(append(env, "PI_SBX_BACKEND=")...),
+		cmd := command(pi, w.env(append(env, "PI_SBX_BACKEND=", "DOCKER_SANDBOX_REUSE=1")...),
 			"-p", "--mode", "json", "--provider", "faux", "--model", "scripted", "-e", filepath.Join(root, "extension/test/faux-provider.ts"), "go")
 		cmd.Dir = w.ws
 		var o, e bytes.Buffer
@@ -212,20 +248,34 @@ func TestReleaseFromRegistry(t *testing.T) {
 		require.NoError(t, cmd.Run(), "pi: %s\n%s", o.String(), e.String())
 		return o.String(), e.String()
 	}
-	var boxes []string
-	done := make(chan struct{})
-	go func() { // the session's sandbox, seen while it exists
-		defer close(done)
-		for i := 0; i < 600 && len(boxes) == 0; i++ {
-			boxes = w.sandboxes()
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
+	agents := func(box string) string {
+		t.Helper()
+		out, code := w.sim("exec", box, "sh", "-c", "cd /tmp && ls pi-sbx-agent-*")
+		require.Zero(t, code, "%s", out)
+		return strings.TrimSpace(out)
+	}
 	events, stderr := session()
-	<-done
-	require.Len(t, boxes, 1, "one session sandbox: %s", stderr)
-	assert.Contains(t, toolOutputs(t, events), "tool-ran-in-"+boxes[0]+"\n", "the model's bash call ran in the sandbox")
-	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 20*time.Second, 100*time.Millisecond, "the sandbox is removed when pi exits")
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1, "one warm sandbox, kept: %s", stderr)
+	box := boxes[0]
+	assert.Contains(t, toolOutputs(t, events), "tool-ran-in-"+box+"\n", "the model's bash call ran in the sandbox")
+	assert.Regexp(t, `^pi-sbx-agent-`+regexp.QuoteMeta(rel.version)+`-[0-9a-f]{8}$`, agents(box))
+
+	// The upgrade: pi update takes the new pi package and, with it, its platform package.
+	newer := <-next
+	require.NotEmpty(t, newer.dir)
+	reg.publish(t, newer, home)
+	cmd = command(pi, env, "update", "npm:pi-sbx")
+	cmd.Dir = home
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "pi update: %s", out)
+	out, err = exec.Command(bin, "version").CombinedOutput()
+	require.NoError(t, err)
+	assert.Regexp(t, `^pi-sbx-backend `+regexp.QuoteMeta(newer.version)+`\n`, string(out), "pi update replaced the binary")
+	events, stderr = session()
+	assert.Equal(t, []string{box}, w.sandboxes(), "the warm sandbox was re-attached: %s", stderr)
+	assert.Contains(t, toolOutputs(t, events), "tool-ran-in-"+box+"\n")
+	assert.Regexp(t, `^pi-sbx-agent-`+regexp.QuoteMeta(newer.version)+`-[0-9a-f]{8}$`, agents(box), "the old agent was replaced, not reused")
 
 	// One byte of the binary changed: refused before it runs, with one message.
 	b, err := os.ReadFile(bin)
@@ -233,14 +283,14 @@ func TestReleaseFromRegistry(t *testing.T) {
 	b[len(b)/2] ^= 0xff
 	require.NoError(t, os.WriteFile(bin, b, 0o755))
 	events, stderr = session()
-	msg := "refusing the binary of @pi-sbx/backend-linux-x64 (" + bin + "): it is not the pi-sbx-backend " + rel.version +
+	msg := "refusing the binary of @pi-sbx/backend-linux-x64 (" + bin + "): it is not the pi-sbx-backend " + newer.version +
 		" this package was released with"
 	assert.Contains(t, stderr, msg)
 	assert.Contains(t, stderr, "reinstall the package (pi install npm:pi-sbx)")
 	outputs := toolOutputs(t, events)
 	assert.NotContains(t, outputs, "tool-ran-in-")
 	assert.Contains(t, outputs, msg, "the tool call fails with the same message")
-	assert.Empty(t, w.sandboxes(), "no sandbox was made")
+	assert.Equal(t, []string{box}, w.sandboxes(), "no sandbox was made")
 }
 
 // toolOutputs is the text of every tool result in pi's --mode json event stream.
