@@ -39,7 +39,7 @@ func TestInterruptedLargeWritesLoseNothing(t *testing.T) {
 			line := fmt.Sprintf("round %d: %s\n", i, strings.Repeat("x\ty \"z\" ", 6))
 			content := strings.Repeat(line, (30<<20)/len(line))
 			lit, _ := json.Marshal(content)
-			agent := findAgent(t)
+			agent := findAgent(t, w)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			time.AfterFunc(at*time.Millisecond, func() {
