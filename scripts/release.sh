@@ -13,6 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=${1:?usage: release.sh VERSION [OUT]}
 out=${2:-$root/dist/release}
+case $out in /*) ;; *) out=$PWD/$out ;; esac # the archives are made from inside other directories
 if ! [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
 	echo "release: VERSION must be x.y.z (semver, as npm needs), got \"$version\"" >&2
 	exit 2
