@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/agentbin"
 )
@@ -24,7 +25,7 @@ func versionCommand() command {
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			fmt.Fprintln(std.out, prog, version)
+			fmt.Fprintln(std.out, prog, buildVersion())
 			fmt.Fprintln(std.out, "commit:", buildCommit())
 			fmt.Fprintf(std.out, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			agents := agentbin.Default()
@@ -38,6 +39,20 @@ func versionCommand() command {
 			}
 			return nil
 		}}
+}
+
+// buildVersion is the version set by the build, else the module's version that Go
+// stamped (`go install …@v1.2.3` gives 1.2.3), else "dev".
+func buildVersion() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(version, bi)
+}
+
+func versionOf(set string, bi *debug.BuildInfo) string {
+	if set != "dev" || bi == nil || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
+		return set
+	}
+	return strings.TrimPrefix(bi.Main.Version, "v")
 }
 
 // buildCommit is the commit this binary was built from, or "unknown".
