@@ -94,11 +94,10 @@ func (in *Installer) install(ctx context.Context, sandbox string) (string, error
 	if !ok {
 		return "", fmt.Errorf("unsupported VM architecture %q", lines[0])
 	}
-	finder := in.Agents
-	if finder == nil {
-		finder = agentbin.Default()
+	if in.Agents == nil { // kept: the Finder hashes each agent once
+		in.Agents = agentbin.Default()
 	}
-	local, err := finder.Find(arch)
+	local, err := in.Agents.Find(arch)
 	if err != nil {
 		return "", err
 	}

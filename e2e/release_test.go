@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,37 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// packages are the npm packages' names, from the one place that has them.
+type packages struct {
+	Pi        string `json:"pi"`
+	Platforms []struct {
+		Package string `json:"package"`
+		GOOS    string `json:"goos"`
+		GOARCH  string `json:"goarch"`
+	} `json:"platforms"`
+}
+
+func readPackages(t *testing.T) packages {
+	t.Helper()
+	b, err := os.ReadFile("../npm/platforms.json")
+	require.NoError(t, err)
+	var p packages
+	require.NoError(t, json.Unmarshal(b, &p))
+	return p
+}
+
+// host is the package of this machine's platform.
+func (p packages) host(t *testing.T) string {
+	t.Helper()
+	for _, pl := range p.Platforms {
+		if pl.GOOS == runtime.GOOS && pl.GOARCH == runtime.GOARCH {
+			return pl.Package
+		}
+	}
+	t.Fatalf("npm/platforms.json has no package for %s/%s", runtime.GOOS, runtime.GOARCH)
+	return ""
+}
 
 // release is what `make release` wrote: PI_SBX_RELEASE names it (scripts/test.sh runs
 // `make release` once and points the tests at dist/release); without it the first test
@@ -38,9 +70,10 @@ var releaseOnce struct {
 
 func releaseDir(t *testing.T, node string) release {
 	t.Helper()
+	pi := readPackages(t).Pi
 	releaseOnce.Do(func() {
 		if dir := os.Getenv("PI_SBX_RELEASE"); dir != "" {
-			releaseOnce.rel, releaseOnce.err = readRelease(dir)
+			releaseOnce.rel, releaseOnce.err = readRelease(dir, pi)
 			return
 		}
 		tmp, err := os.MkdirTemp("", "pi-sbx-release-")
@@ -48,33 +81,34 @@ func releaseDir(t *testing.T, node string) release {
 			releaseOnce.err = err
 			return
 		}
-		releaseOnce.rel, releaseOnce.err = buildRelease(node, "0.0.0-e2e", filepath.Join(tmp, "release"))
+		releaseOnce.rel, releaseOnce.err = buildRelease(node, "0.0.0-e2e", filepath.Join(tmp, "release"), pi)
 	})
 	require.NoError(t, releaseOnce.err)
 	return releaseOnce.rel
 }
 
 // buildRelease runs scripts/release.sh VERSION DIR.
-func buildRelease(node, version, dir string) (release, error) {
+func buildRelease(node, version, dir, pi string) (release, error) {
 	cmd := exec.Command("bash", "scripts/release.sh", version, dir)
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return release{}, fmt.Errorf("scripts/release.sh: %w\n%s", err, out)
 	}
-	return readRelease(dir)
+	return readRelease(dir, pi)
 }
 
-// readRelease finds the version of the release in dir from its pi package's name.
-func readRelease(dir string) (release, error) {
-	tgz, err := filepath.Glob(filepath.Join(dir, "npm", "pi-sbx-[0-9]*.tgz"))
+// readRelease finds the version of the release in dir from its pi package's file name
+// (npm pack's PI-VERSION.tgz).
+func readRelease(dir, pi string) (release, error) {
+	tgz, err := filepath.Glob(filepath.Join(dir, "npm", pi+"-[0-9]*.tgz"))
 	if err == nil && len(tgz) != 1 {
-		err = fmt.Errorf("%s/npm holds %d pi-sbx-[0-9]*.tgz, want 1", dir, len(tgz))
+		err = fmt.Errorf("%s/npm holds %d %s-[0-9]*.tgz, want 1", dir, len(tgz), pi)
 	}
 	if err != nil {
 		return release{}, err
 	}
-	v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(tgz[0]), "pi-sbx-"), ".tgz")
+	v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(tgz[0]), pi+"-"), ".tgz")
 	return release{dir: dir, version: v}, nil
 }
 
@@ -197,6 +231,8 @@ func (r *registry) publish(t *testing.T, rel release, home string) {
 func TestReleaseFromRegistry(t *testing.T) {
 	root, node := piEnv(t)
 	rel := releaseDir(t, node)
+	names := readPackages(t)
+	hostPkg := names.host(t)
 	reg := startRegistry(t, root, node)
 	home := t.TempDir()
 	env := reg.env(home)
@@ -211,22 +247,23 @@ func TestReleaseFromRegistry(t *testing.T) {
 	// The newer release, built while this one is tested (its compiles are cached).
 	next := make(chan release, 1)
 	go func() {
-		r, err := buildRelease(node, nextVersion(t, rel.version), filepath.Join(t.TempDir(), "next"))
+		r, err := buildRelease(node, nextVersion(t, rel.version), filepath.Join(t.TempDir(), "next"), names.Pi)
 		assert.NoError(t, err)
 		next <- r
 	}()
 	reg.publish(t, rel, home)
 
 	pi := filepath.Join(root, "extension/node_modules/.bin/pi")
-	cmd := command(pi, env, "install", "npm:pi-sbx")
+	cmd := command(pi, env, "install", "npm:"+names.Pi)
 	cmd.Dir = home
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "pi install npm:pi-sbx: %s", out)
+	require.NoError(t, err, "pi install npm:%s: %s", names.Pi, out)
 	modules := filepath.Join(home, ".pi/agent/npm/node_modules")
-	installed, err := filepath.Glob(filepath.Join(modules, "@pi-sbx", "*"))
-	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(modules, "@pi-sbx/backend-linux-x64")}, installed, "npm installs this platform's package only")
-	bin := filepath.Join(modules, "@pi-sbx/backend-linux-x64/bin/pi-sbx-backend")
+	for _, pl := range names.Platforms {
+		_, err := os.Stat(filepath.Join(modules, pl.Package))
+		assert.Equal(t, pl.Package == hostPkg, err == nil, "npm installs this platform's package only: %s", pl.Package)
+	}
+	bin := filepath.Join(modules, hostPkg, "bin/pi-sbx-backend")
 	out, err = exec.Command(bin, "version").CombinedOutput()
 	require.NoError(t, err)
 	assert.Regexp(t, `^pi-sbx-backend `+regexp.QuoteMeta(rel.version)+`\n`, string(out))
@@ -265,7 +302,7 @@ func TestReleaseFromRegistry(t *testing.T) {
 	newer := <-next
 	require.NotEmpty(t, newer.dir)
 	reg.publish(t, newer, home)
-	cmd = command(pi, env, "update", "npm:pi-sbx")
+	cmd = command(pi, env, "update", "npm:"+names.Pi)
 	cmd.Dir = home
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "pi update: %s", out)
@@ -283,10 +320,10 @@ func TestReleaseFromRegistry(t *testing.T) {
 	b[len(b)/2] ^= 0xff
 	require.NoError(t, os.WriteFile(bin, b, 0o755))
 	events, stderr = session()
-	msg := "refusing the binary of @pi-sbx/backend-linux-x64 (" + bin + "): it is not the pi-sbx-backend " + newer.version +
+	msg := "refusing the binary of " + hostPkg + " (" + bin + "): it is not the pi-sbx-backend " + newer.version +
 		" this package was released with"
 	assert.Contains(t, stderr, msg)
-	assert.Contains(t, stderr, "reinstall the package (pi install npm:pi-sbx)")
+	assert.Contains(t, stderr, "reinstall the package (pi install npm:"+names.Pi+")")
 	outputs := toolOutputs(t, events)
 	assert.NotContains(t, outputs, "tool-ran-in-")
 	assert.Contains(t, outputs, msg, "the tool call fails with the same message")

@@ -52,7 +52,7 @@ func TestReleaseReproducible(t *testing.T) {
 
 	a := build("elsewhere/src")
 	b := rel.dir
-	manifest, err := exec.Command("tar", "-xzOf", filepath.Join(rel.dir, "npm", "pi-sbx-"+rel.version+".tgz"), "package/backend.json").Output()
+	manifest, err := exec.Command("tar", "-xzOf", filepath.Join(rel.dir, "npm", readPackages(t).Pi+"-"+rel.version+".tgz"), "package/backend.json").Output()
 	require.NoError(t, err)
 	var m struct{ Commit string }
 	require.NoError(t, json.Unmarshal(manifest, &m))
