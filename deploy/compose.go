@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // composeFlags are the extra flags docker_compose passes on; anything else (a second -f,
@@ -44,6 +45,25 @@ func (d *Deployer) composeFile(file string) (string, error) {
 	return "", refuse("no compose file in %s (looked for %s); pass file", d.Workspace, strings.Join(composeDefaults, ", "))
 }
 
+// project is a compose project as checked: its canonical model, which every compose
+// call of the tool gets on stdin, and its directory.
+type project struct {
+	dir   string
+	model []byte
+}
+
+// composeDo runs `docker compose ARGS` on the checked model: --file=- reads it from
+// stdin, and --env-file=/dev/null keeps a .env file from interpolating it again (the
+// model is already interpolated; its literal $ are escaped as $$).
+func (d *Deployer) composeDo(ctx context.Context, timeout time.Duration, p *project, args ...string) (out, error) {
+	name, err := d.sandbox(ctx)
+	if err != nil {
+		return out{}, err
+	}
+	argv := append(d.dockerPrefix(), "compose", "--project-directory="+p.dir, "--env-file=/dev/null", "--file=-")
+	return d.execIn(ctx, d.Sbx, name, timeout, nil, p.model, append(argv, args...)...)
+}
+
 func (d *Deployer) compose(ctx context.Context, raw json.RawMessage) (string, error) {
 	a, err := decode[composeArgs](raw)
 	if err != nil {
@@ -74,12 +94,14 @@ func (d *Deployer) compose(ctx context.Context, raw json.RawMessage) (string, er
 		}
 		service = []string{a.Service}
 	}
-	base := []string{"compose", "--file=" + file, "--project-directory=" + filepath.Dir(file)}
-	// The project's build contexts and bind mounts must stay in the workspace too.
-	if err := d.checkComposeProject(ctx, base); err != nil {
+	p, err := d.checkComposeProject(ctx, file)
+	if err != nil {
 		return "", err
 	}
-	argv := append(append([]string{}, base...), action)
+	if action == "config" {
+		return string(p.model), nil
+	}
+	argv := []string{action}
 	timeout := ShortTimeout
 	switch action {
 	case "up":
@@ -95,15 +117,15 @@ func (d *Deployer) compose(ctx context.Context, raw json.RawMessage) (string, er
 	var prefix string
 	if action == "down" || action == "stop" {
 		// Unpublish first: after down, compose no longer knows the ports.
-		ports, err := d.composePorts(ctx, base)
+		ports, err := d.composePorts(ctx, p)
 		if err == nil && len(ports) > 0 {
 			name, err := d.sandbox(ctx)
 			if err != nil {
 				return "", err
 			}
 			set := map[int]string{}
-			for _, p := range ports {
-				set[p.PublishedPort] = p.Protocol
+			for _, pp := range ports {
+				set[pp.PublishedPort] = pp.Protocol
 			}
 			done, uerr := d.unpublishSandboxPorts(ctx, name, set)
 			if uerr != nil {
@@ -112,7 +134,7 @@ func (d *Deployer) compose(ctx context.Context, raw json.RawMessage) (string, er
 			prefix = describeUnpublished(done)
 		}
 	}
-	o, err := d.docker(ctx, timeout, argv...)
+	o, err := d.composeDo(ctx, timeout, p, argv...)
 	if err != nil {
 		return "", err
 	}
@@ -124,7 +146,7 @@ func (d *Deployer) compose(ctx context.Context, raw json.RawMessage) (string, er
 		return text, fmt.Errorf("docker compose %s failed (exit status %d)", action, o.code)
 	}
 	if action == "up" || action == "start" || action == "restart" {
-		lines, err := d.publishCompose(ctx, base)
+		lines, err := d.publishCompose(ctx, p)
 		return text + "\n" + lines, err
 	}
 	return text, nil
@@ -140,9 +162,14 @@ type publisher struct {
 }
 
 // composePorts lists the sandbox ports the project's containers publish.
-func (d *Deployer) composePorts(ctx context.Context, base []string) ([]publisher, error) {
-	o, err := d.dockerOK(ctx, ShortTimeout, "docker compose ps", append(append([]string{}, base...), "ps", "--all", "--format", "json")...)
+// Only running containers count: a stopped one binds no port, and the sandbox port it
+// was given may be another container's now.
+func (d *Deployer) composePorts(ctx context.Context, p *project) ([]publisher, error) {
+	o, err := d.composeDo(ctx, ShortTimeout, p, "ps", "--format", "json")
 	if err != nil {
+		return nil, err
+	}
+	if err := o.err("docker compose ps"); err != nil {
 		return nil, err
 	}
 	type row struct {
@@ -186,8 +213,8 @@ func (d *Deployer) composePorts(ctx context.Context, base []string) ([]publisher
 
 // publishCompose forwards each published sandbox port of the project to the host (the
 // same host port when free, else an ephemeral one).
-func (d *Deployer) publishCompose(ctx context.Context, base []string) (string, error) {
-	ports, err := d.composePorts(ctx, base)
+func (d *Deployer) publishCompose(ctx context.Context, p *project) (string, error) {
+	ports, err := d.composePorts(ctx, p)
 	if err != nil {
 		return "", err
 	}
@@ -224,63 +251,49 @@ func (d *Deployer) publishCompose(ctx context.Context, base []string) (string, e
 	return b.String(), errors.Join(errs...)
 }
 
-// checkComposeProject asks compose for the resolved project and refuses build contexts,
-// dockerfiles and bind-mount sources outside the workspace (and, in read-only mode,
-// writable binds of the workspace).
-func (d *Deployer) checkComposeProject(ctx context.Context, base []string) error {
-	o, err := d.dockerOK(ctx, ShortTimeout, "docker compose config", append(append([]string{}, base...), "config", "--format", "json")...)
+// checkComposeProject has compose resolve the project in the sandbox (`docker compose
+// config`: interpolation, include, extends, env_file, profiles), checks that canonical
+// model (composemodel.go), confines every path it names as the sandbox resolves it, and
+// returns the model with those real paths: what every compose call then gets on stdin.
+func (d *Deployer) checkComposeProject(ctx context.Context, file string) (*project, error) {
+	real, err := d.confineIn(ctx, []string{"compose file"}, []string{file})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var project struct {
-		Services map[string]struct {
-			Build *struct {
-				Context    string `json:"context"`
-				Dockerfile string `json:"dockerfile"`
-			} `json:"build"`
-			Volumes []struct {
-				Type     string `json:"type"`
-				Source   string `json:"source"`
-				ReadOnly bool   `json:"read_only"`
-			} `json:"volumes"`
-		} `json:"services"`
+	file = real[0]
+	dir := filepath.Dir(file)
+	o, err := d.docker(ctx, ShortTimeout, "compose", "--file="+file, "--project-directory="+dir, "config", "--format", "json")
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal([]byte(o.stdout), &project); err != nil {
-		return fmt.Errorf("reading the compose project: %w", err)
+	if o.code != 0 {
+		return nil, errors.New(d.relText(o.err("docker compose config").Error()))
 	}
-	names := make([]string, 0, len(project.Services))
-	for n := range project.Services {
-		names = append(names, n)
+	dec := json.NewDecoder(strings.NewReader(o.stdout))
+	dec.UseNumber() // numbers go back to compose as they came
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("reading the compose project: %w", err)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		s := project.Services[n]
-		if s.Build != nil {
-			dir, err := Confine(d.Workspace, s.Build.Context)
-			if err != nil {
-				return fmt.Errorf("service %s: build context: %w", n, err)
-			}
-			if s.Build.Dockerfile != "" {
-				df := s.Build.Dockerfile
-				if !filepath.IsAbs(df) {
-					df = filepath.Join(dir, df)
-				}
-				if _, err := Confine(d.Workspace, df); err != nil {
-					return fmt.Errorf("service %s: dockerfile: %w", n, err)
-				}
-			}
-		}
-		for _, v := range s.Volumes {
-			if v.Type != "bind" {
-				continue
-			}
-			if _, err := Confine(d.Workspace, v.Source); err != nil {
-				return fmt.Errorf("service %s: bind mount: %w", n, err)
-			}
-			if d.ReadOnly && !v.ReadOnly {
-				return refuse("service %s: in read-only workspace mode bind mounts of the workspace must be read-only (add :ro to %s)", n, v.Source)
-			}
-		}
+	c, err := checkModel(m, d.ReadOnly)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	what := make([]string, len(c.paths))
+	paths := make([]string, len(c.paths))
+	for i, p := range c.paths {
+		what[i], paths[i] = p.what, p.path
+	}
+	resolved, err := d.confineIn(ctx, what, paths)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range c.paths {
+		p.set(resolved[i])
+	}
+	model, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("writing the checked compose model: %w", err)
+	}
+	return &project{dir: dir, model: model}, nil
 }

@@ -53,7 +53,7 @@ func Confine(workspace, p string) (string, error) {
 	}
 	abs = filepath.Clean(abs)
 	if !within(ws, abs) {
-		return "", refuse("%q is outside the workspace %s", p, ws)
+		return "", refuse("%q is outside the workspace", p)
 	}
 	realWS, err := filepath.EvalSymlinks(ws)
 	if err != nil {
@@ -61,10 +61,10 @@ func Confine(workspace, p string) (string, error) {
 	}
 	real, err := realpathWithin(abs)
 	if err != nil {
-		return "", refuse("%q cannot be resolved: %v", p, err)
+		return "", refuse("%q cannot be resolved inside the workspace (a dangling or looping link)", p)
 	}
 	if !within(realWS, real) {
-		return "", refuse("%q resolves to %s, outside the workspace", p, real)
+		return "", refuse("%q resolves outside the workspace", p)
 	}
 	// The resolved path: a symlink swapped in later cannot redirect what was checked.
 	rel, err := filepath.Rel(realWS, real)

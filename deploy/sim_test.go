@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,13 +32,15 @@ type simWorld struct {
 	state string
 	ws    string
 	home  string
+	// plugin is the compose plugin the sandboxes get ("none": no compose).
+	plugin string
 }
 
 func newSimWorld(t testing.TB) *simWorld {
 	if os.Geteuid() != 0 {
 		t.Fatal("deploy's sandbox tests must run as root (sbxsim creates namespaces)")
 	}
-	w := &simWorld{t: t, state: t.TempDir(), ws: t.TempDir(), home: t.TempDir()}
+	w := &simWorld{t: t, state: t.TempDir(), ws: t.TempDir(), home: t.TempDir(), plugin: "none"}
 	t.Cleanup(func() {
 		out, _ := w.sim("ls", "-q")
 		for _, s := range strings.Fields(out) {
@@ -48,7 +51,7 @@ func newSimWorld(t testing.TB) *simWorld {
 }
 
 func (w *simWorld) simEnv() []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=1", "SBXSIM_COMPOSE_PLUGIN=none"}
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=1", "SBXSIM_COMPOSE_PLUGIN=" + w.plugin}
 }
 
 func (w *simWorld) sim(args ...string) (string, int) {
@@ -90,5 +93,24 @@ func (w *simWorld) deployer(name string, environ []string) *Deployer {
 
 func (w *simWorld) create(name string, workspaces ...string) {
 	out, code := w.sim(append([]string{"create", "--name", name, "shell", w.ws}, workspaces...)...)
+	require.Zero(w.t, code, out)
+}
+
+// newComposeWorld is a simWorld whose sandboxes have the compose plugin scripts/setup.sh
+// builds.
+func newComposeWorld(t testing.TB) *simWorld {
+	w := newSimWorld(t)
+	p, err := filepath.Abs("../.cache/compose/v2.40.3/docker-compose")
+	require.NoError(t, err)
+	_, err = os.Stat(p)
+	require.NoError(t, err, "docker compose is built by scripts/setup.sh")
+	w.plugin = p
+	return w
+}
+
+// createRO creates a sandbox with the workspace read-only, as serve does in
+// DOCKER_SANDBOX_WORKSPACE_RO mode: a scratch primary and the project :ro.
+func (w *simWorld) createRO(name string) {
+	out, code := w.sim("create", "--name", name, "shell", w.t.TempDir(), w.ws+":ro")
 	require.Zero(w.t, code, out)
 }

@@ -40,6 +40,13 @@ func (f *fakeSbx) Start(ctx context.Context, _ string, c sbx.Cmd) (sbx.Process, 
 	f.mu.Unlock()
 	out := ""
 	switch {
+	case strings.Contains(argv, " pi-sbx-realpath "):
+		// every path is its own real path
+		for i, a := range c.Args {
+			if a == "pi-sbx-realpath" {
+				out = strings.Join(c.Args[i+1:], "\n") + "\n"
+			}
+		}
 	case strings.Contains(argv, " compose ") && strings.Contains(argv, " config "):
 		out = `{"services":{}}`
 	case strings.Contains(argv, " compose ") && strings.Contains(argv, " ps "):
