@@ -584,69 +584,102 @@ func (d *Deployer) exec(ctx context.Context, raw json.RawMessage) (string, error
 	return text, nil
 }
 
-func (d *Deployer) build(ctx context.Context, raw json.RawMessage) (string, error) {
-	a, err := decode[struct {
-		Context    string `json:"context"`
-		Tag        string `json:"tag"`
-		Dockerfile string `json:"dockerfile"`
-		BuildArgs  string `json:"buildargs"`
-	}](raw)
-	if err != nil {
-		return "", err
-	}
-	dir, err := Confine(d.Workspace, a.Context)
-	if err != nil {
-		return "", fmt.Errorf("context: %w", err)
+type buildArgs struct {
+	Context    string `json:"context"`
+	Tag        string `json:"tag"`
+	Dockerfile string `json:"dockerfile"`
+	BuildArgs  string `json:"buildargs"`
+}
+
+// buildArgv validates docker_build's arguments: the context and Dockerfile as the host
+// sees them (the sandbox's view is checked at use, in build), and the build args, whose
+// values travel apart (values.go) and whose names must not be ones the CLI reads.
+func (d *Deployer) buildArgv(a buildArgs) (dir, dockerfile string, argv, values []string, err error) {
+	if dir, err = Confine(d.Workspace, a.Context); err != nil {
+		return "", "", nil, nil, fmt.Errorf("context: %w", err)
 	}
 	if err := checkImage("tag", a.Tag); err != nil {
-		return "", err
+		return "", "", nil, nil, err
 	}
-	argv := []string{"build", "--tag=" + a.Tag, "--label=" + Label + "=true"}
-	var values []string // build-arg values, on stdin (see values.go)
+	argv = []string{"build", "--tag=" + a.Tag, "--label=" + Label + "=true"}
 	if a.Dockerfile != "" {
 		df := a.Dockerfile
 		if !filepath.IsAbs(df) {
 			df = filepath.Join(dir, df)
 		}
-		p, err := Confine(dir, df)
-		if err != nil {
-			return "", fmt.Errorf("dockerfile must be inside the context: %w", err)
-		}
-		argv = append(argv, "--file="+p)
-	}
-	if a.BuildArgs != "" {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(a.BuildArgs), &m); err != nil {
-			return "", refuse("buildargs must be a JSON object string: %v", err)
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if !envNameRE.MatchString(k) {
-				return "", refuse("build arg name %q", k)
-			}
-			v := fmt.Sprint(m[k])
-			if s, ok := m[k].(string); ok {
-				v = s
-			}
-			if err := noControl("build arg "+k, v); err != nil {
-				return "", err
-			}
-			argv = append(argv, "--build-arg="+k)
-			values = append(values, k+"="+v)
+		if dockerfile, err = Confine(dir, df); err != nil {
+			return "", "", nil, nil, fmt.Errorf("dockerfile must be inside the context: %w", err)
 		}
 	}
-	o, err := d.dockerWithValues(ctx, LongTimeout, values, append(argv, dir)...)
+	if a.BuildArgs == "" {
+		return dir, dockerfile, argv, nil, nil
+	}
+	if len(a.BuildArgs) > MaxValueBytes {
+		return "", "", nil, nil, refuse("buildargs of %d bytes: the limit is %d", len(a.BuildArgs), MaxValueBytes)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(a.BuildArgs), &m); err != nil {
+		return "", "", nil, nil, refuse("buildargs must be a JSON object string: %v", err)
+	}
+	if len(m) > MaxBuildArgs {
+		return "", "", nil, nil, refuse("%d build args: the limit is %d", len(m), MaxBuildArgs)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !envNameRE.MatchString(k) {
+			return "", "", nil, nil, refuse("build arg name %q", k)
+		}
+		if cliReads(k) {
+			return "", "", nil, nil, refuse("build arg %s: the docker CLI reads this variable itself, so it cannot carry a build arg (rename it in the Dockerfile)", k)
+		}
+		v := fmt.Sprint(m[k])
+		if s, ok := m[k].(string); ok {
+			v = s
+		}
+		if err := noControl("build arg "+k, v); err != nil {
+			return "", "", nil, nil, err
+		}
+		argv = append(argv, "--build-arg="+k)
+		values = append(values, k+"="+v)
+	}
+	return dir, dockerfile, argv, values, nil
+}
+
+func (d *Deployer) build(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decode[buildArgs](raw)
+	if err != nil {
+		return "", err
+	}
+	dir, dockerfile, argv, values, err := d.buildArgv(a)
+	if err != nil {
+		return "", err
+	}
+	what, paths := []string{"context"}, []string{dir}
+	if dockerfile != "" {
+		what, paths = append(what, "dockerfile"), append(paths, dockerfile)
+	}
+	real, err := d.confineIn(ctx, what, paths)
+	if err != nil {
+		return "", err
+	}
+	if dockerfile != "" {
+		if !within(real[0], real[1]) {
+			return "", refuse("dockerfile %q must be inside the context in the sandbox", d.rel(dockerfile))
+		}
+		argv = append(argv, "--file="+real[1])
+	}
+	o, err := d.dockerWithValues(ctx, LongTimeout, values, append(argv, real[0])...)
 	if err != nil {
 		return "", err
 	}
 	if o.code != 0 {
 		return o.text(), fmt.Errorf("docker build failed (exit status %d)", o.code)
 	}
-	return o.text() + fmt.Sprintf("\nBuilt %s from %s.", a.Tag, dir), nil
+	return o.text() + fmt.Sprintf("\nBuilt %s from %s.", a.Tag, d.rel(real[0])), nil
 }
 
 func (d *Deployer) prune(ctx context.Context, raw json.RawMessage) (string, error) {
