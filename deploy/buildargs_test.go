@@ -51,4 +51,3 @@ func TestBuildArgsAreCapped(t *testing.T) {
 		assert.Contains(t, err.Error(), "the limit is")
 	}
 }
-
