@@ -35,7 +35,12 @@ error).`,
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			return runAgent(ctx, std, cwd, logLevel)
+			// The protocol moves off descriptors 0-2, which tools could open by path.
+			in, out, errw, err := vmagent.OwnStdio()
+			if err != nil {
+				return err
+			}
+			return runAgent(ctx, stdio{in, out, errw}, cwd, logLevel)
 		},
 	}
 }
