@@ -213,7 +213,7 @@ func (r *registry) publish(t *testing.T, rel release, home string) {
 	require.NoError(t, err)
 	require.Len(t, tgzs, 6, "the pi package and five platform packages")
 	for _, tgz := range tgzs {
-		cmd := command("npm", r.env(home), "publish", "--provenance=false", "--tag", "latest", tgz)
+		cmd := command("npm", r.env(home), "publish", "--tag", "latest", tgz)
 		cmd.Dir = home
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "npm publish %s: %s", filepath.Base(tgz), out)
