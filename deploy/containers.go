@@ -246,11 +246,52 @@ func (d *Deployer) run(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", err
 	}
+	name := a.Name
+	if !detach && name == "" {
+		// A foreground container needs a name: cancelling the call removes it.
+		name = "pi-sbx-run-" + strings.ToLower(nonce())
+		argv = append([]string{argv[0], "--name=" + name}, argv[1:]...)
+	}
+	release := func() {}
+	var what, srcs []string
+	var at []int
+	for i, x := range argv {
+		if v, ok := strings.CutPrefix(x, "--volume="); ok {
+			src, _, _ := strings.Cut(v, ":")
+			what, srcs, at = append(what, "volume"), append(srcs, src), append(at, i)
+		}
+	}
+	if len(srcs) > 0 {
+		// From the check in the sandbox until the container has started, nothing that
+		// can write the workspace runs (hold.go).
+		if release, err = d.holdWriters(ctx); err != nil {
+			return "", err
+		}
+		defer release()
+		real, err := d.confineIn(ctx, what, srcs)
+		if err != nil {
+			return "", err
+		}
+		for k, i := range at {
+			argv[i] = "--volume=" + real[k] + strings.TrimPrefix(argv[i], "--volume="+srcs[k])
+		}
+	}
 	timeout := ShortTimeout
 	if !detach {
 		timeout = LongTimeout
+		done := make(chan struct{})
+		defer close(done)
+		go d.whenStarted(ctx, name, done, release)
 	}
 	o, err := d.dockerWithValues(ctx, timeout, values, argv...)
+	release()
+	if ctx.Err() != nil && !detach {
+		// Cancelled: the container must not go on running.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShortTimeout)
+		defer cancel()
+		d.docker(rctx, ShortTimeout, "rm", "--force", name)
+		return "", ctx.Err()
+	}
 	if err != nil {
 		return "", err
 	}

@@ -78,6 +78,7 @@ type Deployer struct {
 	Config
 	mu        sync.Mutex
 	published map[string][]sbx.Published // container → host mappings this session made
+	hold      sync.Mutex                 // one holdWriters at a time
 	// unpinned drops -H from docker calls: only tests set it, to show the audit's
 	// pinning check fail.
 	unpinned bool
