@@ -184,3 +184,51 @@ func (w *workers) loop(f func()) {
 		}
 	}
 }
+
+// DefaultMaxUnsent bounds the answers a connection has ready but not yet written (the
+// peer is not reading them) before it reads no further calls.
+const DefaultMaxUnsent = 64
+
+// unsent counts the answers being written. When max of them wait, the peer is not
+// reading: the reader takes no new call until one is written, so a client that stops
+// reading stalls new work instead of having its replies pile up in memory. A peer that
+// reads is never held up, however many calls run.
+type unsent struct {
+	mu    sync.Mutex
+	n     int
+	max   int
+	freed chan struct{} // closed and replaced when an answer is written
+}
+
+func newUnsent(max int) *unsent { return &unsent{max: max, freed: make(chan struct{})} }
+
+func (u *unsent) enter() {
+	u.mu.Lock()
+	u.n++
+	u.mu.Unlock()
+}
+
+func (u *unsent) leave() {
+	u.mu.Lock()
+	u.n--
+	close(u.freed)
+	u.freed = make(chan struct{})
+	u.mu.Unlock()
+}
+
+// wait returns once fewer than max answers wait to be written; false if stop closed first.
+func (u *unsent) wait(stop <-chan struct{}) bool {
+	u.mu.Lock()
+	for u.n >= u.max {
+		freed := u.freed
+		u.mu.Unlock()
+		select {
+		case <-freed:
+		case <-stop:
+			return false
+		}
+		u.mu.Lock()
+	}
+	u.mu.Unlock()
+	return true
+}

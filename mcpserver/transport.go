@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,9 @@ type Transport struct {
 	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
 	// when zero).
 	MaxInflight int64
+	// MaxUnsent bounds the answers ready but not yet written before the reader takes
+	// no new call (DefaultMaxUnsent when zero).
+	MaxUnsent int
 	// Validated: every line was validated by its writer (see Options.ValidatedInput).
 	Validated bool
 	Logger    *slog.Logger
@@ -89,6 +93,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		incoming: make(chan item),
 		closed:   make(chan struct{}),
 		calls:    newTracker(budget),
+		unsent:   newUnsent(cmp.Or(t.MaxUnsent, DefaultMaxUnsent)),
 		outgoing: make(map[jsonrpc.ID]bool),
 		store:    t.newStore(),
 	}
@@ -125,6 +130,7 @@ type conn struct {
 	once     sync.Once
 	closeErr error
 	calls    *tracker
+	unsent   *unsent // answers being written
 	// store holds the large strings of the calls answered here, by stand-in.
 	store *jsonwire.Store
 	// workers read on while a goroutine that read a call answered here runs it.
@@ -179,6 +185,8 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if !send {
 			return nil // the peer cancelled the request: no answer (MCP, cancellation)
 		}
+		c.unsent.enter()
+		defer c.unsent.leave()
 	case *jsonrpc.Request:
 		c.omu.Lock()
 		switch {
@@ -345,6 +353,10 @@ func (c *conn) handle(line []byte, size int) bool {
 // whose id is in use is answered with an error here (dup), as the SDK may not know the
 // first one; ok false ends the connection.
 func (c *conn) track(m *jsonrpc.Request, size int, keys []string) (ok, dup bool) {
+	if !c.unsent.wait(c.closed) {
+		c.store.Drop(keys)
+		return false, false
+	}
 	ok, dup = c.calls.start(m.ID, size, keys, c.closed)
 	switch {
 	case dup:
