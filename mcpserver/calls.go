@@ -139,14 +139,16 @@ func (t *tracker) finish(id jsonrpc.ID) (send bool, keys []string, release func(
 	}
 }
 
-// waitIdle returns once no call is pending, or when stop is closed.
-func (t *tracker) waitIdle(stop <-chan struct{}) {
+// waitIdle returns once no call is pending, or when stop or gone is closed (a nil
+// gone never is).
+func (t *tracker) waitIdle(stop, gone <-chan struct{}) {
 	t.mu.Lock()
 	idle := t.idle
 	t.mu.Unlock()
 	select {
 	case <-idle:
 	case <-stop:
+	case <-gone:
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 
@@ -274,8 +275,19 @@ func (c *conn) readLoop(r *jsonwire.LineReader) {
 		}
 		if err != nil {
 			// The end of input ends the session only once every request read has been
-			// answered; the SDK would otherwise drop the calls still running.
-			c.calls.waitIdle(c.closed)
+			// answered (the SDK would otherwise drop the calls still running) — unless
+			// no one can read the answers any more: the client is gone (killed, or its
+			// end closed), and the calls still running end with the connection.
+			var gone <-chan struct{}
+			if f, ok := c.t.Out.(*os.File); ok {
+				gone = readerGone(f, c.closed)
+			}
+			c.calls.waitIdle(c.closed, gone)
+			select {
+			case <-gone:
+				c.logger.Info("the client is gone: the calls still running are cancelled")
+			default:
+			}
 			c.deliver(item{err: err})
 			return
 		}
