@@ -388,16 +388,32 @@ func (d *Deployer) forget(id string) []sbx.Published {
 
 // container is what stop/start/rm need to know of a container.
 type container struct {
-	id    string
-	ports map[int]string // sandbox ports it publishes (from docker and from memory)
-	specs []portSpec     // its docker_run port specs (label)
+	id string
+	// live are the sandbox ports it binds now (a stopped container binds none, and the
+	// port it was given may be another container's since).
+	live map[int]string
+	// mine are the host mappings this session published for it.
+	mine  []sbx.Published
+	specs []portSpec // its docker_run port specs (label)
+}
+
+// owns reports whether mapping m forwards to c: one this session made for it, or one
+// to a sandbox port it binds now.
+func (c container) owns(m sbx.Published) bool {
+	for _, x := range c.mine {
+		if x.HostPort == m.HostPort && x.SandboxPort == m.SandboxPort && sameFamily(m.Protocol, strings.TrimRight(x.Protocol, "46")) {
+			return true
+		}
+	}
+	proto, ok := c.live[m.SandboxPort]
+	return ok && sameFamily(m.Protocol, proto)
 }
 
 // inspect asks the daemon about a container: its full ID, the sandbox ports it binds
-// now or was asked to bind, and its docker_run port specs.
+// now, and its docker_run port specs.
 func (d *Deployer) inspect(ctx context.Context, id string) (container, error) {
 	o, err := d.dockerOK(ctx, ShortTimeout, "docker inspect", "inspect", "--type=container", "--format",
-		`{{.Id}}|{{json .NetworkSettings.Ports}}|{{json .HostConfig.PortBindings}}|{{index .Config.Labels "`+PortsLabel+`"}}`, id)
+		`{{.Id}}|{{.State.Running}}|{{json .NetworkSettings.Ports}}|{{index .Config.Labels "`+PortsLabel+`"}}`, id)
 	if err != nil {
 		return container{}, err
 	}
@@ -405,17 +421,14 @@ func (d *Deployer) inspect(ctx context.Context, id string) (container, error) {
 	if len(f) != 4 {
 		return container{}, fmt.Errorf("docker inspect: unexpected output %q", o.stdout)
 	}
-	c := container{id: f[0], ports: map[int]string{}}
-	for _, j := range f[1:3] {
-		var m map[string][]struct{ HostPort string }
-		if json.Unmarshal([]byte(j), &m) != nil {
-			continue
-		}
+	c := container{id: f[0], live: map[int]string{}}
+	var m map[string][]struct{ HostPort string }
+	if f[1] == "true" && json.Unmarshal([]byte(f[2]), &m) == nil {
 		for key, binds := range m {
 			_, proto, _ := strings.Cut(key, "/")
 			for _, bnd := range binds {
 				if n, err := strconv.Atoi(bnd.HostPort); err == nil && n > 0 {
-					c.ports[n] = proto
+					c.live[n] = proto
 				}
 			}
 		}
@@ -428,9 +441,7 @@ func (d *Deployer) inspect(ctx context.Context, id string) (container, error) {
 		}
 	}
 	d.mu.Lock()
-	for _, m := range d.published[c.id] {
-		c.ports[m.SandboxPort] = strings.TrimRight(m.Protocol, "46")
-	}
+	c.mine = append(c.mine, d.published[c.id]...)
 	d.mu.Unlock()
 	return c, nil
 }
@@ -467,7 +478,7 @@ func (d *Deployer) stopOrRm(ctx context.Context, raw json.RawMessage, verb strin
 	if err != nil {
 		return "", err
 	}
-	done, uerr := d.unpublishSandboxPorts(ctx, name, c.ports)
+	done, uerr := d.unpublishWhere(ctx, name, c.owns)
 	d.forget(c.id)
 	word := map[string]string{"stop": "Stopped", "rm": "Removed"}[verb]
 	msg := fmt.Sprintf("%s container %s.", word, short(c.id))

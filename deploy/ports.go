@@ -111,12 +111,21 @@ func findMapping(list []sbx.Published, host, sandboxPort int, proto string) (sbx
 	return sbx.Published{}, false
 }
 
-// unpublishSandboxPorts removes every sbx mapping to the given sandbox ports (asking sbx
-// which exist, not trusting memory) and returns what it removed.
+// unpublishSandboxPorts removes every sbx mapping to the given sandbox ports, which
+// running containers bind now.
 func (d *Deployer) unpublishSandboxPorts(ctx context.Context, name string, ports map[int]string) ([]sbx.Published, error) {
 	if len(ports) == 0 {
 		return nil, nil
 	}
+	return d.unpublishWhere(ctx, name, func(m sbx.Published) bool {
+		proto, ok := ports[m.SandboxPort]
+		return ok && sameFamily(m.Protocol, proto)
+	})
+}
+
+// unpublishWhere removes the sbx mappings (asking sbx which exist, not trusting memory)
+// that mine selects, and returns what it removed.
+func (d *Deployer) unpublishWhere(ctx context.Context, name string, mine func(sbx.Published) bool) ([]sbx.Published, error) {
 	list, err := d.Sbx.ListPorts(ctx, name)
 	if err != nil {
 		return nil, err
@@ -124,8 +133,7 @@ func (d *Deployer) unpublishSandboxPorts(ctx context.Context, name string, ports
 	var done []sbx.Published
 	var errs []string
 	for _, m := range list {
-		proto, ok := ports[m.SandboxPort]
-		if !ok || !sameFamily(m.Protocol, proto) {
+		if !mine(m) {
 			continue
 		}
 		if err := d.Sbx.Unpublish(ctx, name, m.Spec()); err != nil {

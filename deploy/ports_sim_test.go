@@ -49,3 +49,41 @@ func TestPublishFallbackAndUDP(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, list, "rm unpublished it")
 }
+
+// TestPortsBelongToTheirContainer: a stopped container's port is given to another
+// container; removing the stopped one leaves the other's host port published (before,
+// rm unpublished every mapping to the sandbox port the stopped one had once bound).
+func TestPortsBelongToTheirContainer(t *testing.T) {
+	w := newSimWorld(t)
+	const sandbox = "deploy-owners"
+	w.create(sandbox)
+	d := w.deployer(sandbox, w.environ())
+	h := freePort(t)
+	spec := fmt.Sprintf("%d:8080", h)
+	run := func(name string) {
+		out, isErr := callText(t, d, "docker_run", map[string]any{"image": "busybox:latest", "name": name, "ports": []string{spec}, "command": "httpd -f -p 8080"})
+		require.False(t, isErr, out)
+		require.Contains(t, out, fmt.Sprintf("http://127.0.0.1:%d/", h))
+	}
+	hostPorts := func() []int {
+		list, err := d.Sbx.ListPorts(context.Background(), sandbox)
+		require.NoError(t, err)
+		var ports []int
+		for _, m := range list {
+			ports = append(ports, m.HostPort)
+		}
+		return ports
+	}
+	run("web-a")
+	out, isErr := callText(t, d, "docker_stop", map[string]any{"id": "web-a"})
+	require.False(t, isErr, out)
+	assert.NotContains(t, hostPorts(), h)
+	run("web-b")
+	out, isErr = callText(t, d, "docker_rm", map[string]any{"id": "web-a"})
+	require.False(t, isErr, out)
+	assert.NotContains(t, out, "Unpublished", "a owned no port any more")
+	assert.Contains(t, hostPorts(), h, "b's host port stays published")
+	out, isErr = callText(t, d, "docker_rm", map[string]any{"id": "web-b"})
+	require.False(t, isErr, out)
+	assert.NotContains(t, hostPorts(), h)
+}
