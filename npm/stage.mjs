@@ -4,6 +4,7 @@
 // and the pi package (extension/), stamped with VERSION, with an optional dependency on
 // every platform package and the manifest backend.json (version, commit, and each
 // platform's package and binary SHA-256), which the extension checks its binary against.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -48,8 +49,11 @@ const ext = path.join(root, "extension");
 const meta = JSON.parse(fs.readFileSync(path.join(ext, "package.json"), "utf8"));
 if (meta.name !== pi) throw new Error(`extension/package.json is ${meta.name}, platforms.json says ${pi}`);
 const dir = path.join(out, pi);
-for (const f of ["index.ts", "README.md", ...fs.readdirSync(path.join(ext, "src")).filter((f) => f.endsWith(".ts")).map((f) => `src/${f}`)]) {
-	write(path.join(dir, f), fs.readFileSync(path.join(ext, f)));
+// The files npm would pack from extension/ itself (its package.json's "files"), so the
+// list is kept in one place.
+const [listing] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ext, encoding: "utf8" }));
+for (const { path: f } of listing.files) {
+	if (f !== "package.json") write(path.join(dir, f), fs.readFileSync(path.join(ext, f)));
 }
 meta.version = version;
 meta.files = [...meta.files, "backend.json"];
