@@ -57,7 +57,7 @@ func (p packages) host(t *testing.T) string {
 
 // release is what `make release` wrote: PI_SBX_RELEASE names it (scripts/test.sh runs
 // `make release` once and points the tests at dist/release); without it the first test
-// that needs one runs scripts/release.sh into a temporary directory.
+// that needs one runs scripts/release.sh beside the test's binaries.
 type release struct {
 	dir, version string
 }
@@ -76,12 +76,8 @@ func releaseDir(t *testing.T, node string) release {
 			releaseOnce.rel, releaseOnce.err = readRelease(dir, pi)
 			return
 		}
-		tmp, err := os.MkdirTemp("", "pi-sbx-release-")
-		if err != nil {
-			releaseOnce.err = err
-			return
-		}
-		releaseOnce.rel, releaseOnce.err = buildRelease(node, "0.0.0-e2e", filepath.Join(tmp, "release"), pi)
+		// Beside the test's binaries: TestMain removes them at the end.
+		releaseOnce.rel, releaseOnce.err = buildRelease(node, "0.0.0-e2e", filepath.Join(filepath.Dir(backendBin), "release"), pi)
 	})
 	require.NoError(t, releaseOnce.err)
 	return releaseOnce.rel
