@@ -86,6 +86,8 @@ func (c *conn) alive() bool {
 	select {
 	case <-c.done:
 		return false
+	case <-c.client.Done(): // the agent's output ended: so did the agent (a stopped sandbox)
+		return false
 	default:
 		return true
 	}
@@ -114,6 +116,16 @@ func (ch *Channel) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToo
 // CallToolRaw implements mcpserver.RawCaller: the agent's answer, checked and cleaned by
 // mcpserver.CleanResult, without the agent's own metadata.
 func (ch *Channel) CallToolRaw(ctx context.Context, call mcpserver.Call) (json.RawMessage, error) {
+	raw, err := ch.callOnce(ctx, call)
+	if errors.Is(err, errOutputEnded) && rerunnable(call.Name) && ctx.Err() == nil {
+		// The sandbox stopped under the channel (see restart.go): a call that changes
+		// nothing runs again on a new channel, which starts the sandbox again.
+		raw, err = ch.callOnce(ctx, call)
+	}
+	return raw, err
+}
+
+func (ch *Channel) callOnce(ctx context.Context, call mcpserver.Call) (json.RawMessage, error) {
 	c, err := ch.get(ctx)
 	if err != nil {
 		return nil, err
@@ -152,6 +164,10 @@ func (ch *Channel) CallToolRaw(ctx context.Context, call mcpserver.Call) (json.R
 	case <-time.After(5 * time.Second):
 	}
 	if !c.alive() {
+		if errors.Is(c.client.Err(), io.ErrUnexpectedEOF) {
+			// The agent's output ended (not a reply we refused): the agent is gone.
+			return nil, fmt.Errorf("%w (%v); the next call restarts it%w", ErrAgentDied, c.err, errOutputEnded)
+		}
 		return nil, fmt.Errorf("%w (%v); the next call restarts it", ErrAgentDied, c.err)
 	}
 	return nil, fmt.Errorf("calling %s in the sandbox: %w", call.Name, err)
@@ -238,7 +254,9 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	}
 	// The project's own small client (strict: a line that is not one JSON-RPC message
 	// ends the connection) relays results as the agent wrote them.
-	client, err := mcpserver.Dial(hctx, outR, inW, pipes{outR, inW}, mcpserver.ClientOptions{
+	// sbx prints its daemon's start-up banner on stdout before the agent's first line
+	// when it had to start the daemon: never protocol.
+	client, err := mcpserver.Dial(hctx, sbx.SkipBannerReader(outR), inW, pipes{outR, inW}, mcpserver.ClientOptions{
 		Name: "pi-sbx-backend", Version: ch.Version, MaxLine: maxReply, OnProgress: ch.onProgress, Logger: ch.logger(),
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package agentlink
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -24,6 +25,19 @@ type PerCall struct {
 // CallTool implements mcpserver.Caller. It gets the arguments whole (it is no
 // mcpserver.StandInTaker): they go to the agent on stdin.
 func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
+	res, err := p.callOnce(ctx, c)
+	if errors.Is(err, errAgentGone) {
+		// The VM lost the agent (a stop of a sandbox whose /tmp does not survive, a
+		// cleanup): installed again by hash, the call runs once more — it never started.
+		res, err = p.callOnce(ctx, c)
+	}
+	return res, err
+}
+
+// errAgentGone marks a call whose agent binary was not there (exit 126/127).
+var errAgentGone = errors.New("the agent binary is gone from the VM")
+
+func (p *PerCall) callOnce(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	name, args := c.Name, c.Args
 	sandbox, agentPath, err := p.prepare(ctx)
 	if err != nil {
@@ -43,8 +57,8 @@ func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallTool
 	case 2:
 		return nil, fmt.Errorf("%w: %s", tools.ErrUsage, strings.TrimSpace(res.Stderr))
 	case 126, 127:
-		p.Installer.Forget(sandbox) // the agent binary is gone: reinstall next time
-		fallthrough
+		p.Installer.Forget(sandbox) // reinstalled by the next prepare
+		return nil, fmt.Errorf("%w: agent in sandbox %s: exit status %d: %s", errAgentGone, sandbox, res.ExitCode, res.Stderr)
 	default:
 		return nil, fmt.Errorf("agent in sandbox %s: exit status %d: %s", sandbox, res.ExitCode, res.Stderr)
 	}

@@ -153,9 +153,9 @@ func sbxProgram(environ []string) string {
 func (d *Deployer) checkTransport(ctx context.Context, name string) Check {
 	const n = "transport"
 	rec := &recorder{Runner: d.Sbx.Runner}
-	c := *d.Sbx
+	c := d.Sbx.Clone()
 	c.Runner = rec
-	o, err := d.execIn(ctx, &c, name, ShortTimeout, nil, nil, append(d.dockerPrefix(), "version", "--format", "{{.Server.Version}}")...)
+	o, err := d.execIn(ctx, c, name, ShortTimeout, nil, nil, append(d.dockerPrefix(), "version", "--format", "{{.Server.Version}}")...)
 	if err != nil || o.code != 0 {
 		return fail(n, "docker version through sbx exec failed: %v %s", err, o.text())
 	}
@@ -222,9 +222,9 @@ func (d *Deployer) dockerPrefix() []string {
 // envInside runs env in the sandbox through a client whose sbx process gets hostEnv and
 // with vmEnv forwarded as -e flags, and returns the variable names seen inside.
 func (d *Deployer) envInside(ctx context.Context, name string, hostEnv, vmEnv []string) ([]string, error) {
-	c := *d.Sbx
+	c := d.Sbx.Clone()
 	c.Env = hostEnv
-	o, err := d.execIn(ctx, &c, name, ShortTimeout, vmEnv, nil, "env")
+	o, err := d.execIn(ctx, c, name, ShortTimeout, vmEnv, nil, "env")
 	if err != nil {
 		return nil, err
 	}

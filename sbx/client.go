@@ -39,18 +39,27 @@ type Client struct {
 	// RetryDelays are the waits before retrying a call whose sandbox runtime failed to
 	// start (the command provably never ran); nil means 250ms then 1s.
 	RetryDelays []time.Duration
+	// Missing, when set, is why the sbx program was not found (FindBin): a call that
+	// cannot start it says so, naming what was searched.
+	Missing error
+
+	versionMu sync.Mutex
+	versions  *Versions // cached after the first `sbx version` that answered
 }
 
 // NewClient returns a client for the sbx program named by PI_SBX_BIN in environ (default
 // "sbx" on PATH), running children with the environment policy's host environment.
 func NewClient(environ []string, r Runner) *Client {
-	bin := "sbx"
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PI_SBX_BIN="); ok && v != "" {
-			bin = v
-		}
+	bin, err := FindBin(environ, HostDirs())
+	return &Client{Bin: bin, Runner: r, Env: NewEnvPolicy(environ).HostEnv(environ), Missing: err}
+}
+
+// startError explains why sbx could not be started.
+func (c *Client) startError(err error) error {
+	if c.Missing != nil {
+		return fmt.Errorf("%w (starting %s: %v)", c.Missing, c.Bin, err)
 	}
-	return &Client{Bin: bin, Runner: r, Env: NewEnvPolicy(environ).HostEnv(environ)}
+	return fmt.Errorf("starting %s: %w", c.Bin, err)
 }
 
 // call is one sbx invocation as the client runs it.
@@ -128,6 +137,13 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 		out = &capped{max: maxOut}
 		stdout = out
 	}
+	// Every parse of sbx's stdout, and every command's output, starts after the banner
+	// of a daemon that sbx had to start first. A terminal (foreground) gets it as is.
+	var skipper *bannerSkipper
+	if !cl.foreground {
+		skipper = &bannerSkipper{w: stdout}
+		stdout = skipper
+	}
 	tail := &tailBuffer{max: maxStderr}
 	var stderr io.Writer = tail
 	if cl.stderr != nil {
@@ -142,9 +158,12 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 	}
 	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: cl.args, Env: env, Stdin: cl.stdin, Stdout: stdout, Stderr: stderr, Foreground: cl.foreground})
 	if err != nil {
-		return result{code: -1}, fail(-1, fmt.Errorf("starting %s: %w", c.Bin, err))
+		return result{code: -1}, fail(-1, c.startError(err))
 	}
 	code, werr := p.Wait()
+	if skipper != nil {
+		_ = skipper.Flush()
+	}
 	res := result{code: code, stderr: tail.String()}
 	if out != nil {
 		res.stdout = out.buf.Bytes()
@@ -301,6 +320,11 @@ func (c *Client) Create(ctx context.Context, name string, o CreateOpts) error {
 		return err
 	}
 	args = append(args, o.Resources.Args()...)
+	if c.supports(ctx, "create", "pull") {
+		// sbx re-pulls the template on every create by default (--pull always): a new
+		// session would wait for a download it does not need.
+		args = append(args, "--pull", "missing")
+	}
 	args = append(args, agent)
 	args = append(args, o.Workspaces...)
 	timeout := o.Timeout
@@ -501,7 +525,7 @@ func (c *Client) StartExec(ctx context.Context, name string, argv []string, o Ex
 	}
 	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: ExecArgs(name, argv, o), Env: env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: stderr})
 	if err != nil {
-		return nil, &Error{Op: "exec", Sandbox: name, ExitCode: -1, Err: fmt.Errorf("starting %s: %w", c.Bin, err)}
+		return nil, &Error{Op: "exec", Sandbox: name, ExitCode: -1, Err: c.startError(err)}
 	}
 	return &Started{p: p, tail: tail, name: name, ctx: ctx}, nil
 }
@@ -529,3 +553,12 @@ func (s *Started) Wait() error {
 
 // Stderr returns the tail of what the command printed on stderr so far.
 func (s *Started) Stderr() string { return s.tail.String() }
+
+// Clone returns a client with c's settings (and what c learnt of sbx's version), for a
+// caller that changes one of them (the audit's recording runner, its probe environment).
+func (c *Client) Clone() *Client {
+	c.versionMu.Lock()
+	defer c.versionMu.Unlock()
+	return &Client{Bin: c.Bin, Runner: c.Runner, Env: c.Env, Timeout: c.Timeout, RetryDelays: c.RetryDelays,
+		Missing: c.Missing, versions: c.versions}
+}

@@ -19,6 +19,13 @@ var (
 	ErrFailed = errors.New("sbx failed")
 	// ErrOutput: sbx printed more than allowed or something that is not valid.
 	ErrOutput = errors.New("invalid output from sbx")
+	// ErrSignedOut: sbx is not signed in to Docker; nothing ran. Its exit status (1) is
+	// the one a command's own failure has, so it is told apart by its message.
+	ErrSignedOut = errors.New("sbx is signed out — run `sbx login`")
+	// ErrNotFound: the sbx program was not found (see FindBin).
+	ErrNotFound = errors.New("sbx not found")
+	// ErrTooOld: the installed sbx is older than MinVersion.
+	ErrTooOld = errors.New("sbx is too old")
 )
 
 // Error describes a failed sbx invocation.
@@ -52,7 +59,14 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 var (
-	missingRE = regexp.MustCompile(`no sandbox named`)
+	// Both of real sbx's wordings: `ERROR: no sandbox named 'N'` and `Error: sandbox 'N'
+	// not found` (TP, 0.42.1).
+	missingRE = regexp.MustCompile(`no sandbox named|sandbox '[^']*' not found`)
+	// Signed out: `Not authenticated to Docker` (ls, TP 0.42.1) and `You are not
+	// authenticated to Docker` (Docker's troubleshooting page), on a line of their own
+	// after sbx's error prefix, so that a command that merely prints the words is not
+	// mistaken for it.
+	signedOutRE = regexp.MustCompile(`(?m)^(?:(?:ERROR|Error|error):\s*)?(?:You are not|Not) authenticated to Docker`)
 	// Signatures of a sandbox whose runtime never started, so the command never ran.
 	runtimeRE = regexp.MustCompile(`start runtime: request failed: (5\d\d|409)|failed to start sandbox: start runtime|docker daemon failed to start inside the sandbox`)
 )
@@ -63,6 +77,8 @@ func classify(op string, code int, stderr string) error {
 	switch {
 	case code == 0:
 		return nil
+	case code == 1 && signedOutRE.MatchString(stderr):
+		return ErrSignedOut
 	case missingRE.MatchString(stderr) && (op != "exec" || code == 1):
 		// exec: sbx exits 1 for a missing sandbox; another status is the command's own.
 		return ErrMissing

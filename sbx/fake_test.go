@@ -9,14 +9,26 @@ import (
 
 // fakeRunner answers sbx invocations from a script function and records them.
 type fakeRunner struct {
-	mu     sync.Mutex
-	calls  []Cmd
-	bins   []string
-	ctxs   []context.Context
-	answer func(ctx context.Context, c Cmd) (code int, stdout, stderr string)
+	// version is what `sbx version` answers ("" = v0.53.0); those calls are answered
+	// here and not recorded, unless recordVersion.
+	version       string
+	recordVersion bool
+	mu            sync.Mutex
+	calls         []Cmd
+	bins          []string
+	ctxs          []context.Context
+	answer        func(ctx context.Context, c Cmd) (code int, stdout, stderr string)
 }
 
 func (f *fakeRunner) Start(ctx context.Context, bin string, c Cmd) (Process, error) {
+	if len(c.Args) > 0 && c.Args[0] == "version" && !f.recordVersion {
+		v := f.version
+		if v == "" {
+			v = "0.53.0"
+		}
+		io.WriteString(c.Stdout, "Client Version: v"+v+" abc123\nServer Version: v"+v+" abc123\n")
+		return doneProcess(0), nil
+	}
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
 	f.bins = append(f.bins, bin)

@@ -54,7 +54,7 @@ func TestSessionCreatesWithResourcesAndOwnerRecord(t *testing.T) {
 	s.Owners = &Owners{Dir: t.TempDir()}
 	_, err = s.Ensure(context.Background())
 	require.NoError(t, err)
-	assert.Contains(t, f.argvs(), "create --name "+s.Name+" --cpus 2 --memory 1g --template my/template:1 shell /ws")
+	assert.Contains(t, f.argvs(), "create --name "+s.Name+" --cpus 2 --memory 1g --template my/template:1 --pull missing shell /ws")
 	rec, err := s.Owners.Read(s.Name)
 	require.NoError(t, err)
 	assert.Equal(t, os.Getpid(), rec.PID)

@@ -253,16 +253,16 @@ func TestSessionLifecycle(t *testing.T) {
 		wantCalls []string // after the two Ensure calls and Close; NAME is the session name
 	}{
 		{"session name, created and removed", nil, false,
-			[]string{"ls --json", "watchdog 77 2 sbx rm NAME", "create --name NAME shell /ws", "rm --force NAME"}},
+			[]string{"ls --json", "watchdog 77 2 sbx rm NAME", "create --name NAME --pull missing shell /ws", "rm --force NAME"}},
 		{"teardown stop", []string{"DOCKER_SANDBOX_TEARDOWN=stop"}, false,
-			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME shell /ws", "stop NAME"}},
+			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME --pull missing shell /ws", "stop NAME"}},
 		{"teardown none", []string{"DOCKER_SANDBOX_TEARDOWN=none"}, false,
-			[]string{"ls --json", "create --name NAME shell /ws"}},
+			[]string{"ls --json", "create --name NAME --pull missing shell /ws"}},
 		{"pinned existing is left alone", []string{"DOCKER_SANDBOX=mybox"}, true, []string{"ls --json"}},
 		{"pinned created is never removed", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=remove"}, false,
-			[]string{"ls --json", "create --name NAME shell /ws"}},
+			[]string{"ls --json", "create --name NAME --pull missing shell /ws"}},
 		{"pinned created may be stopped", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=stop"}, false,
-			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME shell /ws", "stop NAME"}},
+			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME --pull missing shell /ws", "stop NAME"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -367,7 +367,7 @@ func TestTypedCallArgs(t *testing.T) {
 		{"cp flag injection", func(c *Client) error { return c.Cp(context.Background(), "-L", "box:/x") }, ""},
 		{"create", func(c *Client) error {
 			return c.Create(context.Background(), "box", CreateOpts{Workspaces: []string{"/w", "/data:ro"}, Quiet: true})
-		}, "create --name box -q shell /w /data:ro"},
+		}, "create --name box -q --pull missing shell /w /data:ro"},
 		{"create without workspace", func(c *Client) error { return c.Create(context.Background(), "box", CreateOpts{}) }, ""},
 		{"exec empty argv", func(c *Client) error { _, err := c.Exec(context.Background(), "box", nil, ExecOpts{}); return err }, ""},
 	}
@@ -417,7 +417,7 @@ func TestSessionReadOnlyWorkspace(t *testing.T) {
 	scratch := filepath.Join(home, ".sbx-prime-"+s.Name)
 	assert.DirExists(t, scratch)
 	require.NoError(t, s.Close(context.Background()))
-	assert.Equal(t, []string{"ls --json", "create --name " + s.Name + " shell " + scratch + " /ws:ro", "rm --force " + s.Name}, f.argvs())
+	assert.Equal(t, []string{"ls --json", "create --name " + s.Name + " --pull missing shell " + scratch + " /ws:ro", "rm --force " + s.Name}, f.argvs())
 	assert.NoDirExists(t, scratch, "the scratch primary goes with its sandbox")
 }
 
@@ -545,7 +545,7 @@ func TestEnsureOutlivesACancelledCall(t *testing.T) {
 	}()
 	_, err = s.Ensure(ctx)
 	require.ErrorIs(t, err, context.Canceled, "the cancelled caller stops waiting")
-	assert.Equal(t, []string{"ls --json", "watchdog 77 2 sbx rm " + s.Name, "create --name " + s.Name + " shell /ws"}, f.argvs(),
+	assert.Equal(t, []string{"ls --json", "watchdog 77 2 sbx rm " + s.Name, "create --name " + s.Name + " --pull missing shell /ws"}, f.argvs(),
 		"the watchdog is armed before sbx create")
 
 	next := make(chan error, 1)
@@ -558,7 +558,7 @@ func TestEnsureOutlivesACancelledCall(t *testing.T) {
 	close(f.release)
 	require.NoError(t, <-next)
 	require.NoError(t, s.Close(context.Background()))
-	assert.Equal(t, []string{"ls --json", "watchdog 77 2 sbx rm " + s.Name, "create --name " + s.Name + " shell /ws", "rm --force " + s.Name}, f.argvs(),
+	assert.Equal(t, []string{"ls --json", "watchdog 77 2 sbx rm " + s.Name, "create --name " + s.Name + " --pull missing shell /ws", "rm --force " + s.Name}, f.argvs(),
 		"one create, and the sandbox removed with the session")
 }
 

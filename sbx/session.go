@@ -46,6 +46,9 @@ type Session struct {
 	// Owners keeps the owner record of a sandbox this session creates (for GC); nil:
 	// none is kept.
 	Owners *Owners
+	// KeepAlive holds a session open in the sandbox while this one is (see
+	// keepalive.go), so that sbx's auto-stop does not end what runs there between calls.
+	KeepAlive bool
 
 	mu       sync.Mutex
 	ensured  bool
@@ -53,6 +56,7 @@ type Session struct {
 	closed   bool
 	inflight *ensureCall // the one creation under way, shared by every waiting caller
 	watchdog *Watchdog
+	keep     *keepAlive
 	// life bounds the session's own work (creation): it is not any one call's, so a
 	// cancelled call cannot leave a half-made sandbox behind; Close ends it.
 	life context.Context
@@ -131,6 +135,7 @@ func (s *Session) Ensure(ctx context.Context) (string, error) {
 	s.mu.Lock()
 	switch {
 	case s.ensured:
+		s.holdOpenLocked()
 		s.mu.Unlock()
 		return s.Name, nil
 	case s.closed:
@@ -171,6 +176,7 @@ func (s *Session) runEnsure(ctx context.Context, c *ensureCall) {
 	s.mu.Lock()
 	if err == nil {
 		s.ensured = true
+		s.holdOpenLocked()
 	}
 	s.inflight = nil
 	c.err = err
@@ -179,6 +185,13 @@ func (s *Session) runEnsure(ctx context.Context, c *ensureCall) {
 }
 
 func (s *Session) ensure(ctx context.Context) error {
+	if err := s.Client.CheckVersion(ctx); err != nil {
+		if errors.Is(err, ErrTooOld) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrSignedOut) {
+			return err
+		}
+		// An sbx whose version answer we cannot read may still work: the calls say.
+		s.logf("pi-sbx-backend: %v\n", err)
+	}
 	existing, err := s.Client.Lookup(ctx, s.Name)
 	switch {
 	case err == nil:
@@ -232,6 +245,7 @@ func (s *Session) ensure(ctx context.Context) error {
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
+	s.releaseLocked()
 	if s.end != nil {
 		s.end()
 	}

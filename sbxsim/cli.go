@@ -46,21 +46,37 @@ func (c *cli) docker() bool {
 type command struct {
 	name, usage string
 	root        bool // needs root (touches namespaces, mounts, processes)
-	run         func(c *cli, ctx context.Context, args []string) error
+	// needs says what the command needs first: the daemon (started, with its banner,
+	// if it was stopped) and, for the sandbox verbs, a signed-in user.
+	needs needs
+	run   func(c *cli, ctx context.Context, args []string) error
 }
+
+type needs int
+
+const (
+	needsNothing needs = iota
+	needsDaemon
+	needsSignIn // and the daemon
+)
 
 func commands() []command {
 	const root = true
 	return []command{
-		{"create", "create [--name N] [-q] [--cpus C] [-m M] [-t TEMPLATE] AGENT [PATH[:ro] ...]", root, (*cli).create},
-		{"exec", "exec [-i] [-t] [-e K=V] [--env-file F] [-u USER] [-w DIR] SANDBOX [--] COMMAND [ARG...]", root, (*cli).exec},
-		{"ls", "ls [-q] [--json]", false, (*cli).ls},
-		{"stop", "stop SANDBOX [SANDBOX...]", root, (*cli).stop},
-		{"rm", "rm [-f] SANDBOX [SANDBOX...] | rm --all", root, (*cli).rm},
-		{"run", "run --name SANDBOX -d | run -d [--name N] AGENT [PATH...]", root, (*cli).run},
-		{"ports", "ports SANDBOX [--publish [[IP:]HOST:]PORT[/PROTO]]... [--unpublish SPEC]... [--json]", root, (*cli).ports},
-		{"cp", "cp SRC DST (one side SANDBOX:/abs/path)", root, (*cli).cp},
-		{"version", "version", false, (*cli).version},
+		{"create", "create [--name N] [-q] [--cpus C] [-m M] [-t TEMPLATE] [--pull always|missing|never] AGENT [PATH[:ro] ...]", root, needsSignIn, (*cli).create},
+		{"exec", "exec [-i] [-t] [-e K=V] [--env-file F] [-u USER] [-w DIR] SANDBOX [--] COMMAND [ARG...]", root, needsSignIn, (*cli).exec},
+		{"ls", "ls [-q] [--json]", false, needsSignIn, (*cli).ls},
+		{"stop", "stop SANDBOX [SANDBOX...]", root, needsSignIn, (*cli).stop},
+		{"rm", "rm [-f] SANDBOX [SANDBOX...] | rm --all", root, needsSignIn, (*cli).rm},
+		{"run", "run --name SANDBOX -d | run -d [--name N] AGENT [PATH...]", root, needsSignIn, (*cli).run},
+		{"ports", "ports SANDBOX [--publish [[IP:]HOST:]PORT[/PROTO]]... [--unpublish SPEC]... [--json]", root, needsSignIn, (*cli).ports},
+		{"cp", "cp SRC DST (one side SANDBOX:/abs/path)", root, needsSignIn, (*cli).cp},
+		{"version", "version [--json]", false, needsDaemon, (*cli).version},
+		{"daemon", "daemon start|stop|restart|status [--json]", root, needsNothing, (*cli).daemon},
+		{"diagnose", "diagnose [--json | --output json]", false, needsNothing, (*cli).diagnose},
+		{"settings", "settings get KEY | set KEY VALUE | list", false, needsDaemon, (*cli).settings},
+		{"login", "login [--username ID --password-stdin]", false, needsNothing, (*cli).login},
+		{"logout", "logout", root, needsNothing, (*cli).logout},
 	}
 }
 
@@ -79,6 +95,12 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 	if len(args) >= 2 && args[0] == "__proxy" {
 		return RunProxy(args[1])
+	}
+	if len(args) >= 1 && args[0] == "__autostop" {
+		return RunAutoStop(args[1:], env.Self)
+	}
+	if len(args) >= 1 && args[0] == "__userns" {
+		return RunUserns()
 	}
 	for len(args) > 0 && (args[0] == "-D" || args[0] == "--debug") {
 		args = args[1:]
@@ -104,7 +126,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 			fmt.Fprintf(env.Stderr, "ERROR: sbxsim %s needs root: it creates namespaces, mounts and veth pairs\n", cmd.name)
 			return 1
 		}
-		err := cmd.run(c, ctx, args[1:])
+		err := c.prepare(cmd)
+		if err == nil {
+			err = cmd.run(c, ctx, args[1:])
+		}
 		var code exitCode
 		switch {
 		case err == nil:
@@ -120,20 +145,32 @@ func Main(ctx context.Context, args []string, env Env) int {
 	return 1
 }
 
+// prepare starts the daemon if the command needs it (printing sbx's banner on stdout)
+// and refuses a sandbox verb when signed out.
+func (c *cli) prepare(cmd command) error {
+	if cmd.needs == needsNothing {
+		return nil
+	}
+	if err := c.m.Store.startDaemon(c.env.Stdout); err != nil {
+		return err
+	}
+	if cmd.needs == needsSignIn && !c.m.Store.signedIn() {
+		return errSignedOut(cmd.name)
+	}
+	return nil
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "sbxsim %s: a Linux simulator of the Docker Sandboxes CLI (sbx %s), for tests.\n"+
 		"Not a security boundary. State: $SBXSIM_STATE (default %s); SBXSIM_DOCKER=0: no dockerd;\n"+
 		"SBXSIM_HIDE=DIR[:DIR...]: more host directories hidden in new sandboxes;\n"+
-		"SBXSIM_COMPOSE_PLUGIN=FILE|none: the docker compose plugin of new sandboxes.\n\nUsage:\n",
+		"SBXSIM_COMPOSE_PLUGIN=FILE|none: the docker compose plugin of new sandboxes;\n"+
+		"SBXSIM_AUTOSTOP=DURATION: a new sandbox stops this long after its last session (default 30s);\n"+
+		"SBXSIM_VERSION, SBXSIM_SERVER_VERSION: the sbx versions played (flags follow them).\n\nUsage:\n",
 		Version, SbxVersion, DefaultStateDir)
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  sbx %s\n", c.usage)
 	}
-}
-
-func (c *cli) version(_ context.Context, _ []string) error {
-	fmt.Fprintf(c.env.Stdout, "sbxsim %s (simulates sbx v%s)\n", Version, SbxVersion)
-	return nil
 }
 
 // argCount checks a command's positional arguments the way cobra words it.

@@ -27,7 +27,7 @@ func splitCpArg(a string) (name, p string) {
 // own name, any other destination is the new name. The sandbox side is read and written
 // by tar run inside the sandbox's mount namespace, so its symlinks resolve there.
 func (c *cli) cp(ctx context.Context, args []string) error {
-	fs, err := parseFlags([]flagSpec{{long: "follow-link", short: "L"}}, args, true)
+	fs, err := parseFlags(c.flagsOf("cp"), args, true)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (c *cli) cp(ctx context.Context, args []string) error {
 	}
 	sb, err := c.m.ensureRunning(ctx, name)
 	if err != nil {
-		return err
+		return notFound(err)
 	}
 	nsenter, err := lookTool("nsenter")
 	if err != nil {

@@ -32,10 +32,25 @@ type createOpts struct {
 	template   string
 	hide       []string
 	compose    string // docker compose plugin on the host, "" = none
+	autoStop   time.Duration
+	pull       string
+}
+
+// pullSince is the first sbx version whose create and run take --pull (assumed: the
+// version the docs that describe it were verified against, v0.46.0; see sbx.Flags).
+const pullSince = "0.46.0"
+
+// createFlagSpecs are create's flags in the played version.
+func (c *cli) createFlagSpecs() []flagSpec {
+	specs := append([]flagSpec(nil), createFlags...)
+	if c.atLeast(pullSince) {
+		specs = append(specs, flagSpec{long: "pull", value: true})
+	}
+	return specs
 }
 
 func (c *cli) create(ctx context.Context, args []string) error {
-	fs, err := parseFlags(createFlags, args, true)
+	fs, err := parseFlags(c.flagsOf("create"), args, true)
 	if err != nil {
 		return err
 	}
@@ -60,7 +75,14 @@ func (c *cli) create(ctx context.Context, args []string) error {
 
 // createOptions validates create's flags and arguments.
 func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpts, error) {
-	o := createOpts{agent: agent, cpus: fs.last("cpus"), template: fs.last("template")}
+	o := createOpts{agent: agent, cpus: fs.last("cpus"), template: fs.last("template"), pull: "always"}
+	if fs.has("pull") {
+		switch o.pull = fs.last("pull"); o.pull {
+		case "always", "missing", "never":
+		default:
+			return o, fmt.Errorf("invalid --pull %q: must be one of always, missing, never", o.pull)
+		}
+	}
 	if !slices.Contains(agents, agent) {
 		return o, fmt.Errorf("unknown agent %q (known: %s)", agent, strings.Join(agents, ", "))
 	}
@@ -98,6 +120,9 @@ func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpt
 	if o.compose, err = c.composePlugin(); err != nil {
 		return o, err
 	}
+	if o.autoStop, err = autoStopFrom(c.env.LookupEnv); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
@@ -127,6 +152,19 @@ func parseMemory(s string) (int64, error) {
 // createSandbox claims a name, records the sandbox and starts it; on failure nothing is
 // left behind.
 func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error) {
+	sb, err := c.createLocked(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	// Real sbx stops a sandbox nobody attached to (DD cli/manage/local.md).
+	if err := c.m.armAutoStop(ctx, sb); err != nil {
+		fmt.Fprintf(c.env.Stderr, "WARN: %v\n", err)
+	}
+	return sb, nil
+}
+
+// createLocked does createSandbox's work under the new sandbox's lock.
+func (c *cli) createLocked(ctx context.Context, o createOpts) (*Sandbox, error) {
 	name, err := c.claimName(o)
 	if err != nil {
 		return nil, err
@@ -138,10 +176,16 @@ func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error)
 	}
 	defer l.Unlock()
 	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
-		Template: o.template, Docker: c.docker(), Hide: o.hide, Compose: o.compose, Created: time.Now().UTC()}
+		Template: o.template, Docker: c.docker(), Hide: o.hide, Compose: o.compose, Created: time.Now().UTC(),
+		AutoStop: o.autoStop, Pull: o.pull, SSHAgent: c.sshAgentSocket()}
 	if err := c.m.Store.Save(sb); err != nil {
 		_ = c.m.Store.discard(name)
 		return nil, err
+	}
+	if o.pull == "always" {
+		// sbx re-pulls the template on every create unless told otherwise; sbxsim has
+		// nothing to pull, only the note.
+		fmt.Fprintf(c.env.Stderr, "Pulling template for %s (--pull always)...\n", o.agent)
 	}
 	if err := c.m.start(ctx, sb); err != nil { // start has ended whatever it started
 		_ = c.m.Store.discard(name)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,6 @@ var execFlags = []flagSpec{
 	{long: "workdir", short: "w", value: true},
 	{long: "detach", short: "d"},
 	{long: "privileged"},
-	{long: "detach-keys", value: true},
 }
 
 // errDetach is sbx's (≥ 0.45) refusal of exec -d.
@@ -40,7 +40,7 @@ type execRequest struct {
 }
 
 func (c *cli) parseExec(args []string) (execRequest, error) {
-	fs, err := parseFlags(execFlags, args, false)
+	fs, err := parseFlags(c.flagsOf("exec"), args, false)
 	if err != nil {
 		return execRequest{}, err
 	}
@@ -116,10 +116,14 @@ func setEnv(env []string, k, v string) []string {
 	return append(env, k+"="+v)
 }
 
-// credentials resolves -u's <name|uid>[:<group|gid>] against the sandbox's (the host's)
-// /etc/passwd and /etc/group; "" is root.
+// credentials resolves -u's <name|uid>[:<group|gid>] against the host's /etc/passwd
+// and /etc/group (the sandbox's is a copy of it, plus agent); "" and "agent" are agent,
+// as in real sbx.
 func credentials(spec string) (uid, gid int, home string, err error) {
-	if spec == "" {
+	switch spec {
+	case "", "agent", strconv.Itoa(AgentUID):
+		return AgentUID, AgentGID, AgentHome, nil
+	case "root", "0":
 		return 0, 0, "/root", nil
 	}
 	us, gs, hasGroup := strings.Cut(spec, ":")
@@ -156,19 +160,21 @@ func credentials(spec string) (uid, gid int, home string, err error) {
 const keptCaps = "chown,dac_override,fowner,fsetid,kill,setgid,setuid,setpcap,net_bind_service,net_raw,sys_chroot,audit_write,setfcap"
 
 // dropPrivileges is the setpriv command line, run inside the sandbox (the host's
-// setpriv, through the read-only /usr), that execs the command with the capability
-// bounding set cut to keptCaps — so that neither root nor a setuid or file-capability
-// program can regain the others — and, with -u, as that user with no other groups.
-func dropPrivileges(setpriv string, setUser bool, uid, gid int) []string {
+// setpriv, through the read-only /usr), that execs the command as uid:gid with the
+// capability bounding set cut to keptCaps — so that neither root, sudo nor a
+// file-capability program can regain the others. agent is in its groups sudo and
+// docker (the daemon's socket); any other user has no other groups.
+func dropPrivileges(setpriv string, uid, gid int) []string {
 	bounding := "-all"
 	for _, c := range strings.Split(keptCaps, ",") {
 		bounding += ",+" + c
 	}
-	argv := []string{setpriv, "--bounding-set=" + bounding, "--inh-caps=-all"}
-	if setUser {
-		argv = append(argv, "--reuid="+strconv.Itoa(uid), "--regid="+strconv.Itoa(gid), "--clear-groups")
+	groups := "--clear-groups"
+	if uid == AgentUID {
+		groups = fmt.Sprintf("--groups=%d,%d,%d", AgentGID, sudoGID, dockerGID)
 	}
-	return append(argv, "--")
+	return []string{setpriv, "--bounding-set=" + bounding, "--inh-caps=-all",
+		"--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), groups, "--"}
 }
 
 func (c *cli) exec(ctx context.Context, args []string) error {
@@ -176,6 +182,21 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sess, err := c.m.Store.openSession(ctx, r.name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if sb, err := c.m.Store.Load(r.name); err == nil {
+			if err := c.m.armAutoStop(ctx, sb); err != nil {
+				fmt.Fprintf(c.env.Stderr, "WARN: %v\n", err)
+			}
+		}
+		// The session ends when this process does: the kernel closes its stdout before
+		// the sessions file (a higher descriptor), so once a stop has seen every session
+		// end (waitSessionsEnded), each client's output has ended too.
+		runtime.KeepAlive(sess)
+	}()
 	sb, err := c.m.ensureRunning(ctx, r.name)
 	if err != nil {
 		return err
@@ -187,6 +208,11 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	// Only what the caller passed with -e/--env-file reaches the command, on top of the
 	// sandbox's own defaults: never the caller's environment.
 	env := []string{"PATH=" + defaultPath, "HOME=" + home}
+	if c.m.Store.Settings()[sshForwarding] == "true" {
+		// sbx forwards the host's SSH agent by default: a process inside can ask it
+		// to sign. sbxsim forwards the socket its creator had (see sshAgentSocket).
+		env = append(env, "SSH_AUTH_SOCK="+sshAgentPath)
+	}
 	if r.tty {
 		env = append(env, "TERM=xterm-256color")
 	}
@@ -211,7 +237,7 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	}
 	argv := []string{"nsenter", "--target", strconv.Itoa(sb.Init.Pid),
 		"--mount", "--uts", "--ipc", "--net", "--pid", "--wdns=" + wd, "--"}
-	argv = append(append(argv, dropPrivileges(setpriv, r.user != "", uid, gid)...), r.argv...)
+	argv = append(append(argv, dropPrivileges(setpriv, uid, gid)...), r.argv...)
 	if r.tty {
 		return c.execPty(ctx, sb.Init.Pid, nsenter, argv, env, r.interactive)
 	}

@@ -55,7 +55,8 @@ func TestCredentials(t *testing.T) {
 		home     string
 		bad      bool
 	}{
-		{spec: "", uid: 0, gid: 0, home: "/root"},
+		{spec: "", uid: 1000, gid: 1000, home: "/home/agent"},
+		{spec: "agent", uid: 1000, gid: 1000, home: "/home/agent"},
 		{spec: "root", uid: 0, gid: 0, home: "/root"},
 		{spec: "0:0", uid: 0, gid: 0, home: "/root"},
 		{spec: "4321", uid: 4321, gid: 4321, home: "/"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -20,7 +21,7 @@ type lsEntry struct {
 }
 
 func (c *cli) ls(_ context.Context, args []string) error {
-	fs, err := parseFlags([]flagSpec{{long: "quiet", short: "q"}, {long: "json"}}, args, true)
+	fs, err := parseFlags(c.flagsOf("ls"), args, true)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func publicPorts(sb *Sandbox) []Port {
 }
 
 func (c *cli) stop(ctx context.Context, args []string) error {
-	fs, err := parseFlags(nil, args, true)
+	fs, err := parseFlags(c.flagsOf("stop"), args, true)
 	if err != nil {
 		return err
 	}
@@ -84,21 +85,30 @@ func (c *cli) stop(ctx context.Context, args []string) error {
 		return err
 	}
 	return c.forEachName(fs.args, func(name string) error {
-		l, err := c.m.Store.Lock(ctx, name)
-		if err != nil {
+		if err := c.stopOne(ctx, name); err != nil {
 			return err
 		}
-		defer l.Unlock()
-		sb, err := c.m.Store.Load(name)
-		if err != nil {
-			return err
-		}
-		return c.m.stop(ctx, sb)
+		c.m.Store.waitSessionsEnded(name, 5*time.Second)
+		return nil
 	})
 }
 
+// stopOne stops a sandbox under its lock.
+func (c *cli) stopOne(ctx context.Context, name string) error {
+	l, err := c.m.Store.Lock(ctx, name)
+	if err != nil {
+		return notFound(err)
+	}
+	defer l.Unlock()
+	sb, err := c.m.Store.Load(name)
+	if err != nil {
+		return notFound(err)
+	}
+	return c.m.stop(ctx, sb)
+}
+
 func (c *cli) rm(ctx context.Context, args []string) error {
-	fs, err := parseFlags([]flagSpec{{long: "force", short: "f"}, {long: "all"}}, args, true)
+	fs, err := parseFlags(c.flagsOf("rm"), args, true)
 	if err != nil {
 		return err
 	}
@@ -134,7 +144,7 @@ func (c *cli) rm(ctx context.Context, args []string) error {
 // run starts an existing sandbox without a session (`run --name N -d`), or creates and
 // starts one. sbxsim has no agent sessions to attach to, so -d is required.
 func (c *cli) run(ctx context.Context, args []string) error {
-	fs, err := parseFlags(append(createFlags[:len(createFlags):len(createFlags)], flagSpec{long: "detach", short: "d"}), args, true)
+	fs, err := parseFlags(c.flagsOf("run"), args, true)
 	if err != nil {
 		return err
 	}
@@ -152,6 +162,9 @@ func (c *cli) run(ctx context.Context, args []string) error {
 			sb, err := c.m.ensureRunning(ctx, name)
 			if err != nil {
 				return err
+			}
+			if err := c.m.armAutoStop(ctx, sb); err != nil {
+				fmt.Fprintf(c.env.Stderr, "WARN: %v\n", err)
 			}
 			fmt.Fprintln(c.env.Stdout, sb.Name)
 			return nil

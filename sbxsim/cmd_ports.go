@@ -8,7 +8,7 @@ import (
 )
 
 func (c *cli) ports(ctx context.Context, args []string) error {
-	fs, err := parseFlags([]flagSpec{{long: "publish", value: true}, {long: "unpublish", value: true}, {long: "json"}}, args, true)
+	fs, err := parseFlags(c.flagsOf("ports"), args, true)
 	if err != nil {
 		return err
 	}
@@ -26,12 +26,22 @@ func (c *cli) ports(ctx context.Context, args []string) error {
 	}
 	sb, err := c.m.Store.Load(name)
 	if err != nil {
-		return err
+		return notFound(err)
 	}
 	if len(specs) > 0 || fs.has("unpublish") {
 		if sb, err = c.changePorts(ctx, name, specs, fs.values["unpublish"]); err != nil {
-			return err
+			return notFound(err)
 		}
+		if len(specs) > 0 { // publishing started it, with no session to keep it running
+			if err := c.m.armAutoStop(ctx, sb); err != nil {
+				fmt.Fprintf(c.env.Stderr, "WARN: %v\n", err)
+			}
+		}
+	}
+	if !sb.Running() {
+		// Real sbx (0.42.1) answers a stopped sandbox with text, --json or not.
+		fmt.Fprintln(c.env.Stdout, "No published ports")
+		return nil
 	}
 	ports := publicPorts(sb)
 	if fs.has("json") {

@@ -28,14 +28,36 @@
 // The command line, messages and exit codes follow sbx as described in the project's
 // reference notes; state lives in SBXSIM_STATE (default /var/lib/sbxsim).
 //
+// Like real sbx (../shared/reference/sbx-contract.md), commands run as agent (UID 1000,
+// HOME=/home/agent, groups sudo and docker; -u root for root), and sudo is passwordless:
+// a setuid copy of sbxsim bound at /usr/local/bin/sudo (RunSudo), whose root still has
+// only the capability bounding set above. Each workspace is an idmapped mount (idmap.go)
+// whose user namespace swaps agent's id with the workspace owner's: agent owns the
+// workspace inside, and what it creates is the owner's on the host (root inside, the
+// sandbox's dockerd included, writes as uid 1000 there when the owner is root). A
+// sandbox stops by itself SBXSIM_AUTOSTOP (default 30 s; "off" only for unit tests)
+// after its last exec session ended, and after create, run -d and a publish that
+// started it (autostop.go: one detached stopper per sandbox, killed by rm); a stop ends
+// every process, while /tmp and /home/agent survive it (kept in the state directory, as
+// the VM's disk keeps its root file system). `daemon stop` stops every sandbox and the
+// next command prints sandboxd's start-up banner on stdout; `logout` stops them too and
+// every sandbox verb then fails with real sbx's "not authenticated" messages (exit 1);
+// stop, ports and cp word a missing sandbox "sandbox 'N' not found", the others "no
+// sandbox named 'N'"; `ports` of a stopped sandbox prints "No published ports";
+// SBXSIM_VERSION (and SBXSIM_SERVER_VERSION) play another sbx version, whose flags
+// (sbx.Verbs) are then the only ones accepted; version, daemon status, diagnose and
+// settings answer in real sbx's shapes (daemon.go, settings.go); create --pull is
+// recorded (nothing is pulled). With ssh.agentForwardingEnabled (on by default, as in
+// sbx) exec sets SSH_AUTH_SOCK=/run/host-services/ssh-auth.sock, where the creator's
+// SSH agent socket is bound.
+//
 // It is a test double, not a security boundary: the sandbox shares the host's kernel
 // (one kernel bug away from the host; no seccomp filter), its root user is the host's
 // root user (no user namespace), and the sandbox's dockerd has every capability — a `docker run --privileged` container, or
 // any container given CAP_SYS_ADMIN or the host's devices, is not confined by any of
-// the above. Other known differences from sbx: commands run as root rather than the
-// `agent` user (HOME=/root, also the workdir of a mountless sandbox); the veth reaches
-// only the host (no outbound network, but the host's own services on 10.213.x.1 are
-// reachable); no auto-stop after create; ports forward TCP only; exec --privileged is
-// accepted and ignored; --cpus, --memory, --template and --kit are validated and
-// recorded but not applied.
+// the above. Other known differences from sbx: the veth reaches only the host (no
+// outbound network, but the host's own services on 10.213.x.1 are reachable); ports
+// forward TCP only; exec --privileged is accepted and ignored; --cpus, --memory,
+// --template and --kit are validated and recorded but not applied; login and logout
+// only flip the signed-in state.
 package sbxsim

@@ -29,6 +29,17 @@ type initConfig struct {
 	// ComposePlugin is the host's docker compose plugin, bound read-only at
 	// composePluginPath; "" = none.
 	ComposePlugin string `json:"composePlugin,omitempty"`
+	// Userns are, per workspace, the descriptor of the user namespace its mount is
+	// idmapped through (see swapMap), 0 for a plain bind.
+	Userns []int `json:"userns,omitempty"`
+	// Home and Tmp are the sandbox's persistent /home/agent and /tmp on the host (they
+	// survive a stop, as the VM's disk does); Sudo is the setuid sudo shim bound at
+	// sudoPath.
+	Home string `json:"home"`
+	// SSHAgent is the host socket bound at sshAgentPath ("" = none).
+	SSHAgent string `json:"sshAgent,omitempty"`
+	Tmp      string `json:"tmp"`
+	Sudo     string `json:"sudo"`
 }
 
 // The init protocol: the parent reads lines from fd 3 ("mounted", then "ready", or
@@ -36,6 +47,8 @@ type initConfig struct {
 const (
 	initStatusFd  = 3
 	initControlFd = 4
+	// initUsernsFd is the first of the workspaces' user namespaces (initConfig.Userns).
+	initUsernsFd = 5
 )
 
 // defaultPath is the PATH every process in the sandbox starts with.

@@ -32,11 +32,12 @@ const initTimeout = 30 * time.Second
 // everything started is ended again.
 func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 	logPath := filepath.Join(m.Store.dir(sb.Name), "init.log")
-	cfg, err := m.initConfigFor(sb)
+	cfg, userns, err := m.initConfigFor(sb)
+	defer closeAll(userns)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", sb.Name, err)
 	}
-	in, err := m.spawnInit(cfg, logPath)
+	in, err := m.spawnInit(cfg, logPath, userns)
 	if err != nil {
 		return fmt.Errorf("starting init of %s: %w", sb.Name, err)
 	}
@@ -105,42 +106,69 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 	return m.Store.Save(sb)
 }
 
-// initConfigFor describes the sandbox's file system view and daemon to its init.
-func (m *Manager) initConfigFor(sb *Sandbox) (initConfig, error) {
+// closeAll closes files, ignoring nils.
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// initConfigFor describes the sandbox's file system view and daemon to its init, and
+// returns the user namespaces of the workspaces' idmapped mounts (passed to init from
+// initUsernsFd on; the caller closes them).
+func (m *Manager) initConfigFor(sb *Sandbox) (cfg initConfig, userns []*os.File, err error) {
 	// The root is built on an empty directory of the sandbox's own: the tmpfs mounted
 	// there exists in the sandbox's mount namespace only.
-	cfg := initConfig{Name: sb.Name, Hide: sb.Hide, Root: filepath.Join(m.Store.dir(sb.Name), "root")}
+	cfg = initConfig{Name: sb.Name, Hide: sb.Hide, Root: filepath.Join(m.Store.dir(sb.Name), "root"), SSHAgent: sb.SSHAgent}
 	if err := os.MkdirAll(cfg.Root, 0o700); err != nil {
-		return cfg, err
+		return cfg, nil, err
+	}
+	if cfg.Tmp, cfg.Home, err = m.persistentDirs(sb.Name); err != nil {
+		return cfg, nil, fmt.Errorf("making /tmp and %s: %w", AgentHome, err)
+	}
+	if cfg.Sudo, err = m.prepareSudo(sb.Name); err != nil {
+		return cfg, nil, err
 	}
 	for _, w := range sb.Workspaces {
 		// Bind at the real path: a symlinked component may live in a hidden directory.
 		real, err := filepath.EvalSymlinks(w.Path)
 		if err != nil {
-			return cfg, fmt.Errorf("workspace %w", err)
+			return cfg, userns, fmt.Errorf("workspace %w", err)
 		}
 		cfg.Workspaces = append(cfg.Workspaces, Workspace{Path: real, ReadOnly: w.ReadOnly})
+		ns, err := m.idmapFor(real)
+		if err != nil {
+			return cfg, userns, err
+		}
+		fd := 0
+		if ns != nil {
+			fd = initUsernsFd + len(userns)
+			userns = append(userns, ns)
+		}
+		cfg.Userns = append(cfg.Userns, fd)
 	}
 	if !sb.Docker {
-		return cfg, nil
+		return cfg, userns, nil
 	}
 	if sb.Compose != "" {
 		if _, err := executableFile(sb.Compose); err != nil {
-			return cfg, fmt.Errorf("the docker compose plugin recorded at create: %w", err)
+			return cfg, userns, fmt.Errorf("the docker compose plugin recorded at create: %w", err)
 		}
 		cfg.ComposePlugin = sb.Compose
 	}
 	cfg.DataRoot = filepath.Join(m.Store.dir(sb.Name), "docker")
 	if err := os.MkdirAll(cfg.DataRoot, 0o700); err != nil {
-		return cfg, err
+		return cfg, userns, err
 	}
 	dockerd, err := lookTool("dockerd")
 	if err != nil {
-		return cfg, err
+		return cfg, userns, err
 	}
 	cfg.Dockerd = []string{dockerd, "--data-root=/var/lib/docker", "--host=unix:///var/run/docker.sock",
 		"--pidfile=/run/docker.pid", "--log-level=warn", "--shutdown-timeout=2"}
-	return cfg, nil
+	return cfg, userns, nil
 }
 
 // initProcess is a just-started init and the parent's ends of the init protocol.
@@ -153,7 +181,7 @@ type initProcess struct {
 
 // spawnInit starts sbxsim's __init mode in new mount, PID, UTS, IPC and network
 // namespaces, in a session of its own, logging to logPath.
-func (m *Manager) spawnInit(cfg initConfig, logPath string) (*initProcess, error) {
+func (m *Manager) spawnInit(cfg initConfig, logPath string, userns []*os.File) (*initProcess, error) {
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
@@ -178,7 +206,7 @@ func (m *Manager) spawnInit(cfg initConfig, logPath string) (*initProcess, error
 	cmd.Env = []string{"PATH=" + defaultPath, initConfigEnv + "=" + string(cfgJSON)}
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{statusW, controlR} // initStatusFd, initControlFd
+	cmd.ExtraFiles = append([]*os.File{statusW, controlR}, userns...) // initStatusFd, initControlFd, initUsernsFd…
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET,
 		Setsid:     true,
@@ -299,5 +327,6 @@ func (m *Manager) remove(ctx context.Context, name string) error {
 	if err := m.stop(ctx, sb); err != nil {
 		return err
 	}
+	m.Store.killStopper(name)
 	return m.Store.discard(name)
 }

@@ -74,11 +74,14 @@ func buildRoot(dir string, cfg initConfig) error {
 	if err := buildEtc(in("etc"), cfg.Name); err != nil {
 		return err
 	}
+	if err := addAgentUser(in("etc")); err != nil {
+		return err
+	}
 	for _, d := range []struct {
 		path string
 		mode os.FileMode
-	}{{"root", 0o700}, {"home", 0o755}, {"tmp", 0o1777}, {"run", 0o755},
-		{"var", 0o755}, {"var/tmp", 0o1777}, {"var/lib", 0o755}, {"var/cache", 0o755},
+	}{{"root", 0o700}, {"home", 0o755}, {"tmp", 0o777 | os.ModeSticky}, {"run", 0o755},
+		{"var", 0o755}, {"var/tmp", 0o777 | os.ModeSticky}, {"var/lib", 0o755}, {"var/cache", 0o755},
 		{"var/log", 0o755}, {"var/spool", 0o755}, {"proc", 0o555}, {"sys", 0o555}, {"dev", 0o755},
 		{"mnt", 0o755}, {"opt", 0o755}, {"srv", 0o755}} {
 		if err := os.Mkdir(in(d.path), d.mode); err != nil {
@@ -90,6 +93,20 @@ func buildRoot(dir string, cfg initConfig) error {
 	}
 	if err := os.Symlink("../run", in("var/run")); err != nil {
 		return err
+	}
+	if cfg.SSHAgent != "" {
+		if err := bindPath(cfg.SSHAgent, in(sshAgentPath), false); err != nil {
+			fmt.Fprintf(os.Stderr, "sbxsim init: WARN: forwarding the SSH agent: %v\n", err)
+		}
+	}
+	// The VM's disk keeps /tmp and agent's home across a stop (see persistentDirs).
+	for _, d := range []struct{ host, inside string }{{cfg.Tmp, "tmp"}, {cfg.Home, "home/agent"}} {
+		if d.host == "" {
+			continue
+		}
+		if err := bindPath(d.host, in(d.inside), false); err != nil {
+			return err
+		}
 	}
 	if err := mountProc(in("proc")); err != nil {
 		return err
@@ -109,7 +126,16 @@ func buildRoot(dir string, cfg initConfig) error {
 			return fmt.Errorf("hiding %s: %w", d, err)
 		}
 	}
-	for _, w := range cfg.Workspaces {
+	for i, w := range cfg.Workspaces {
+		if i < len(cfg.Userns) && cfg.Userns[i] > 0 {
+			err := bindIdmapped(w.Path, in(w.Path), cfg.Userns[i], w.ReadOnly)
+			if err == nil {
+				continue
+			}
+			// A file system without idmapped mounts: agent then writes only where the
+			// host's permissions let uid 1000.
+			fmt.Fprintf(os.Stderr, "sbxsim init: WARN: %v; %s is bound without an idmap\n", err, w.Path)
+		}
 		if err := bindPath(w.Path, in(w.Path), w.ReadOnly); err != nil {
 			return err
 		}
@@ -125,6 +151,17 @@ func buildRoot(dir string, cfg initConfig) error {
 			return fmt.Errorf("opening the compose plugin %s: %w", cfg.ComposePlugin, err)
 		}
 		err = graftFile(fd, in(composePluginPath))
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	if cfg.Sudo != "" {
+		fd, err := unix.Open(cfg.Sudo, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening the sudo shim %s: %w", cfg.Sudo, err)
+		}
+		err = graftFile(fd, in(sudoPath))
 		unix.Close(fd)
 		if err != nil {
 			return err

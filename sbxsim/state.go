@@ -26,9 +26,17 @@ type Sandbox struct {
 	Hide       []string    `json:"hide,omitempty"`    // extra host directories hidden (SBXSIM_HIDE)
 	Compose    string      `json:"compose,omitempty"` // host path of the docker compose plugin
 	Created    time.Time   `json:"created"`
-	Init       *Proc       `json:"init,omitempty"`
-	Net        *NetSlot    `json:"net,omitempty"`
-	Ports      []Port      `json:"ports,omitempty"`
+	// AutoStop is how long it runs after its last session ended (SBXSIM_AUTOSTOP at
+	// create); 0: never stops by itself.
+	AutoStop time.Duration `json:"autoStop,omitempty"`
+	// Pull is create's --pull policy (always, missing, never).
+	Pull string `json:"pull,omitempty"`
+	// SSHAgent is the host's SSH agent socket forwarded into the sandbox (the creator's
+	// SSH_AUTH_SOCK, while ssh.agentForwardingEnabled is true), "" for none.
+	SSHAgent string   `json:"sshAgent,omitempty"`
+	Init     *Proc    `json:"init,omitempty"`
+	Net      *NetSlot `json:"net,omitempty"`
+	Ports    []Port   `json:"ports,omitempty"`
 }
 
 // Primary is the primary workspace's path, or "" for a mountless sandbox.
@@ -61,6 +69,21 @@ func (s *Sandbox) Status() string {
 type errNoSandbox struct{ name string }
 
 func (e errNoSandbox) Error() string { return fmt.Sprintf("no sandbox named '%s'", e.name) }
+
+// errNotFound is the other wording real sbx has for a missing sandbox (TP saw it at
+// 0.42.1); stop, ports and cp use it, so that a client must know both.
+type errNotFound struct{ name string }
+
+func (e errNotFound) Error() string { return fmt.Sprintf("sandbox '%s' not found", e.name) }
+
+// notFound rewords a missing-sandbox error as errNotFound.
+func notFound(err error) error {
+	var e errNoSandbox
+	if errors.As(err, &e) {
+		return errNotFound(e)
+	}
+	return err
+}
 
 // Store is the state directory: one subdirectory per sandbox holding its state.json, a
 // lock file, logs and the data root of its dockerd.

@@ -6,11 +6,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/pi-sbx/pi-sbx-backend/sbxsim"
 )
 
 func main() {
+	if filepath.Base(os.Args[0]) == "sudo" {
+		// The sandbox's sudo is this program, setuid root (see sbxsim.RunSudo).
+		os.Exit(sbxsim.RunSudo(os.Args[1:], os.Environ(), os.Stderr))
+	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ERROR: locating sbxsim: %v\n", err)

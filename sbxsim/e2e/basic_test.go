@@ -104,7 +104,7 @@ func TestDefaultNameAndCollision(t *testing.T) {
 	// Mountless: no path; the workdir is the sandbox user's home.
 	name := s.name("nomount")
 	s.must("create", "--name", name, "shell")
-	if got := s.must("exec", name, "pwd"); got != "/root\n" {
+	if got := s.must("exec", name, "pwd"); got != "/home/agent\n" {
 		t.Errorf("mountless workdir = %q", got)
 	}
 }
@@ -153,10 +153,10 @@ func TestExecEnvironmentIsOnlyWhatIsPassed(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"plain", []string{"exec", name, "env"}, []string{"HOME=/root", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
+		{"plain", []string{"exec", name, "env"}, []string{"HOME=/home/agent", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSH_AUTH_SOCK=/run/host-services/ssh-auth.sock"}},
 		{"flags", []string{"exec", "-e", "A=1", "--env=B=two words", "-e", "PASSED_BY_NAME", "--env-file", envFile, name, "env"},
-			[]string{"A=1", "B=two words", "FROM_FILE=f", "HOME=/root", "PASSED_BY_NAME=yes", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
-		{"tty adds TERM", []string{"exec", "-t", name, "env"}, []string{"HOME=/root", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm-256color"}},
+			[]string{"A=1", "B=two words", "FROM_FILE=f", "HOME=/home/agent", "PASSED_BY_NAME=yes", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSH_AUTH_SOCK=/run/host-services/ssh-auth.sock"}},
+		{"tty adds TERM", []string{"exec", "-t", name, "env"}, []string{"HOME=/home/agent", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSH_AUTH_SOCK=/run/host-services/ssh-auth.sock", "TERM=xterm-256color"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,9 +199,9 @@ func TestHostSecretsAreHidden(t *testing.T) {
 			t.Errorf("%s is visible inside the sandbox (test -e: %s)", p, r)
 		}
 	}
-	for _, d := range []string{"/root", "/home", "/run"} {
-		if got := s.must("exec", name, "ls", "-A", d); got != "" {
-			t.Errorf("%s inside the sandbox is not empty: %q", d, got)
+	for d, want := range map[string]string{"/root": "", "/home": "agent\n", "/run": ""} {
+		if got := s.must("exec", "-u", "root", name, "ls", "-A", d); got != want {
+			t.Errorf("%s inside the sandbox holds %q, want %q", d, got, want)
 		}
 	}
 }

@@ -59,7 +59,7 @@ func TestCp(t *testing.T) {
 	}
 	s.must("cp", bin, name+":/tmp/pi-sbx-agent-y")
 	for _, p := range []string{"/tmp/pi-sbx-agent-x", "/tmp/pi-sbx-agent-y"} {
-		if got := s.must("exec", name, p, "version"); !strings.HasPrefix(got, "sbxsim ") {
+		if got := s.must("exec", name, p, "version"); !strings.HasPrefix(got, "Client Version: v") {
 			t.Errorf("%s version inside: %q", p, got)
 		}
 	}
@@ -156,7 +156,7 @@ func TestLsAndRun(t *testing.T) {
 	if r := s.run("run", "--name", b, "-d", "--memory", "1g"); r.code != 1 || !strings.Contains(r.stderr, "only be used when creating") {
 		t.Errorf("run with --memory on an existing sandbox: %s", r)
 	}
-	if r := s.run("stop", s.name("none")); r.code != 1 || !strings.Contains(r.stderr, "no sandbox named") {
+	if r := s.run("stop", s.name("none")); r.code != 1 || !strings.Contains(r.stderr, "sandbox '"+s.name("none")+"' not found") {
 		t.Errorf("stop of a missing sandbox: %s", r)
 	}
 }

@@ -32,11 +32,14 @@ func TestExecCannotUndoTheWalls(t *testing.T) {
 		"umount /root", "umount -l /root", "umount /run", "umount -l /", "umount /proc/sys",
 		"mount -t tmpfs none /mnt", "mount --bind / /mnt", "mount -o remount,rw /usr",
 	} {
-		if r := s.run("exec", name, "sh", "-c", cmd); r.code == 0 {
-			t.Errorf("%q succeeded inside the sandbox: %s", cmd, r)
+		// As root (-u root), and as agent through its passwordless sudo.
+		for _, as := range [][]string{{"-u", "root", name, "sh", "-c", cmd}, {name, "sudo", "sh", "-c", cmd}} {
+			if r := s.run(append([]string{"exec"}, as...)...); r.code == 0 {
+				t.Errorf("%q succeeded inside the sandbox: %s", cmd, r)
+			}
 		}
 	}
-	for _, who := range [][]string{{}, {"-u", "nobody"}} {
+	for _, who := range [][]string{{}, {"-u", "root"}, {"-u", "nobody"}} {
 		args := append(append([]string{"exec"}, who...), name, "sh", "-c", "sh -c 'grep -E \"^Cap(Eff|Prm|Bnd|Amb):\" /proc/self/status'")
 		out := s.must(args...)
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -81,7 +84,7 @@ func TestSandboxHasItsOwnRoot(t *testing.T) {
 		t.Errorf("the host's / shows inside: %q", got)
 	}
 	if shadow, err := os.ReadFile("/etc/shadow"); err == nil && len(shadow) > 0 {
-		got := s.run("exec", name, "sh", "-c", "cat /etc/shadow /etc/gshadow /etc/shadow- 2>/dev/null")
+		got := s.run("exec", "-u", "root", name, "sh", "-c", "cat /etc/shadow /etc/gshadow /etc/shadow- 2>/dev/null")
 		first, _, _ := bytes.Cut(shadow, []byte("\n"))
 		if strings.Contains(got.stdout, string(first)) {
 			t.Errorf("host /etc/shadow content readable inside: %q", first)
@@ -93,14 +96,14 @@ func TestSandboxHasItsOwnRoot(t *testing.T) {
 		t.Errorf("host programs inside: %q", got)
 	}
 	for _, p := range []string{"/usr/" + marker, "/usr/bin/" + marker, "/bin/" + marker, "/lib/" + marker} {
-		if r := s.run("exec", name, "touch", p); r.code == 0 || !strings.Contains(r.stderr, "Read-only") {
+		if r := s.run("exec", "-u", "root", name, "touch", p); r.code == 0 || !strings.Contains(r.stderr, "Read-only") {
 			t.Errorf("touch %s inside: %s; want a read-only file system", p, r)
 		}
 		os.Remove(p) // in case it reached the host
 	}
 	// /etc is a private copy: what the sandbox writes there stays there. (Only a new
 	// file is written: were /etc the host's, nothing of the host's must change.)
-	s.must("exec", name, "sh", "-c", "echo probe > /etc/"+marker+".new && grep -q '^root:' /etc/passwd")
+	s.must("exec", "-u", "root", name, "sh", "-c", "echo probe > /etc/"+marker+".new && grep -q '^root:' /etc/passwd")
 	t.Cleanup(func() { os.Remove("/etc/" + marker + ".new") })
 	if _, err := os.Stat("/etc/" + marker + ".new"); err == nil {
 		t.Error("a file written in the sandbox's /etc appeared in the host's")
@@ -110,7 +113,7 @@ func TestSandboxHasItsOwnRoot(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		if r := s.run("exec", name, "sh", "-c", "v=$(cat "+p+") && echo \"$v\" > "+p); r.code == 0 {
+		if r := s.run("exec", "-u", "root", name, "sh", "-c", "v=$(cat "+p+") && echo \"$v\" > "+p); r.code == 0 {
 			t.Errorf("%s is writable inside the sandbox: %s", p, r)
 		}
 	}

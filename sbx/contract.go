@@ -1,0 +1,207 @@
+package sbx
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The contract with sbx: the verbs, flags and output shapes this package relies on,
+// from the project's reference notes (../shared/reference/sbx-contract.md and sbx.md:
+// Docker's CLI reference, the sbx issue tracker, third-party code driving 0.39–0.42.1).
+// Tests hold both sides to it: every argv the Client builds is valid here
+// (ValidateArgv), and sbxsim accepts exactly these flags, version by version.
+
+// MinVersion is the oldest sbx whose flags and behaviour the backend relies on: bare
+// `exec -e NAME` (0.39) and `ports --publish` binding 127.0.0.1 only by default (tcp4,
+// 0.42), which docker_curl and the port audit assume.
+const MinVersion = "0.42.0"
+
+// Flag is one documented flag of a verb.
+type Flag struct {
+	Long  string // without the dashes
+	Short string // one letter, or ""
+	Value bool   // takes a value
+	// Since is the first sbx version that has it ("" = every version from MinVersion).
+	Since string
+	// Why says where the fact comes from, or what is assumed.
+	Why string
+}
+
+// Verb is one sbx command: its flags and the shape of the output the backend reads.
+type Verb struct {
+	Name   string // "exec", "daemon status"
+	Usage  string // positional arguments
+	Flags  []Flag
+	Output string // what the backend parses, "" when it reads nothing
+	// Interspersed: flags may follow positional arguments (cobra's default); exec stops
+	// at its sandbox name (everything after belongs to the command).
+	Interspersed bool
+}
+
+// PullSince is the first version whose create takes --pull (see Verbs).
+const PullSince = "0.46.0"
+
+// Verbs is the contract table.
+var Verbs = []Verb{
+	{Name: "create", Usage: "AGENT [PATH[:ro]...]", Interspersed: true, Flags: []Flag{
+		{Long: "name", Value: true}, {Long: "quiet", Short: "q"},
+		{Long: "cpus", Value: true}, {Long: "memory", Short: "m", Value: true},
+		{Long: "template", Short: "t", Value: true}, {Long: "kit", Value: true},
+		{Long: "pull", Value: true, Since: PullSince, Why: "DD sbx_create.yaml: always (default) | missing | never; " +
+			"first version assumed: the one docker/skills verified its notes against (0.46.0)"},
+	}},
+	{Name: "run", Usage: "AGENT [PATH...] | --name SANDBOX", Interspersed: true, Flags: []Flag{
+		{Long: "name", Value: true}, {Long: "quiet", Short: "q"},
+		{Long: "cpus", Value: true}, {Long: "memory", Short: "m", Value: true},
+		{Long: "template", Short: "t", Value: true}, {Long: "kit", Value: true},
+		{Long: "pull", Value: true, Since: PullSince, Why: "as create"},
+		{Long: "detach", Short: "d"},
+	}},
+	{Name: "exec", Usage: "SANDBOX [--] COMMAND [ARG...]", Flags: []Flag{
+		{Long: "interactive", Short: "i"}, {Long: "tty", Short: "t"},
+		{Long: "env", Short: "e", Value: true, Why: "bare -e NAME takes the caller's value (TP, ≥ 0.39)"},
+		{Long: "env-file", Value: true}, {Long: "user", Short: "u", Value: true},
+		{Long: "workdir", Short: "w", Value: true},
+		{Long: "detach", Short: "d", Why: "listed, but rejected as not supported from 0.45"},
+		{Long: "privileged"},
+	}, Output: "the command's stdout; exit status the command's, 1 also for a missing sandbox or signed out (SBX#504)"},
+	{Name: "ls", Interspersed: true, Flags: []Flag{{Long: "quiet", Short: "q"}, {Long: "json"}},
+		Output: `--json: {"sandboxes":[{"name","status","workspaces":[…]}]} (SBX#201, TP 0.42.1), after the daemon banner if it started`},
+	{Name: "stop", Usage: "SANDBOX...", Interspersed: true},
+	{Name: "rm", Usage: "SANDBOX... | --all", Interspersed: true, Flags: []Flag{{Long: "force", Short: "f"}, {Long: "all"}}},
+	{Name: "ports", Usage: "SANDBOX", Interspersed: true, Flags: []Flag{
+		{Long: "publish", Value: true}, {Long: "unpublish", Value: true}, {Long: "json"},
+	}, Output: `--json: [{host_ip, host_port, sandbox_port, protocol}] (TP 0.42.1); a stopped sandbox: the text "No published ports"`},
+	{Name: "cp", Usage: "SRC DST", Interspersed: true, Flags: []Flag{{Long: "follow-link", Short: "L", Why: "DD sbx_cp.yaml"}}},
+	{Name: "version", Interspersed: true, Flags: []Flag{{Long: "json", Since: "0.42.0", Why: "0.42.0 release notes"}},
+		Output: "Client Version: vX.Y.Z <commit> / Server Version: vX.Y.Z <commit> (SBX#149)"},
+	{Name: "daemon", Usage: "start|stop|restart|status", Interspersed: true, Flags: []Flag{
+		{Long: "json", Why: "DD sbx_daemon_status.yaml"}, {Long: "detach", Short: "d", Why: "daemon start -d"},
+	}, Output: "status --json: an object with running (shape undocumented: sbxsim's guess)"},
+	{Name: "diagnose", Interspersed: true, Flags: []Flag{
+		{Long: "json", Why: "DD sbx_diagnose.yaml"}, {Long: "output", Short: "o", Value: true, Why: "troubleshooting page: --output json|github-issue"},
+		{Long: "upload"},
+	}, Output: `{"version":"1.0","checks":[{name,status,message,detail,hint}]} (SBX#496, SBX#332)`},
+	{Name: "settings", Usage: "get KEY | set KEY VALUE | list", Interspersed: true,
+		Output: "get: the value alone, e.g. true for ssh.agentForwardingEnabled (DD isolation.md; shape assumed)"},
+	{Name: "login", Interspersed: true, Flags: []Flag{{Long: "username", Short: "u", Value: true}, {Long: "password-stdin"}}},
+	{Name: "logout", Interspersed: true},
+}
+
+// VerbNamed returns the table's entry for verb.
+func VerbNamed(verb string) (Verb, bool) {
+	for _, v := range Verbs {
+		if v.Name == verb {
+			return v, true
+		}
+	}
+	return Verb{}, false
+}
+
+// FlagsAt returns the verb's flags that sbx version has.
+func (v Verb) FlagsAt(version string) []Flag {
+	var out []Flag
+	for _, f := range v.Flags {
+		if f.Since == "" || CompareVersions(version, f.Since) >= 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Supports reports whether sbx version has the verb's flag.
+func Supports(version, verb, long string) bool {
+	v, ok := VerbNamed(verb)
+	if !ok {
+		return false
+	}
+	for _, f := range v.FlagsAt(version) {
+		if f.Long == long {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateArgv checks an sbx command line (without the program name) against the
+// table at version: a known verb, only its flags (values where they take one), and for
+// exec the flags before the sandbox name.
+func ValidateArgv(argv []string, version string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf("empty sbx command line")
+	}
+	v, ok := VerbNamed(argv[0])
+	if !ok {
+		return fmt.Errorf("sbx %s: not a verb of the contract", argv[0])
+	}
+	flags := v.FlagsAt(version)
+	find := func(match func(Flag) bool) (Flag, bool) {
+		for _, f := range flags {
+			if match(f) {
+				return f, true
+			}
+		}
+		return Flag{}, false
+	}
+	args := argv[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "--"):
+			name, _, hasVal := strings.Cut(a[2:], "=")
+			f, ok := find(func(f Flag) bool { return f.Long == name })
+			if !ok {
+				return fmt.Errorf("sbx %s: unknown flag --%s at v%s", v.Name, name, version)
+			}
+			if f.Value && !hasVal {
+				if i+1 >= len(args) {
+					return fmt.Errorf("sbx %s: --%s needs a value", v.Name, name)
+				}
+				i++
+			}
+		case len(a) > 1 && a[0] == '-':
+			f, ok := find(func(f Flag) bool { return f.Short != "" && f.Short == a[1:2] })
+			if !ok || len(a) > 2 && !f.Value {
+				return fmt.Errorf("sbx %s: unknown flag %s at v%s", v.Name, a, version)
+			}
+			if f.Value && len(a) == 2 {
+				if i+1 >= len(args) {
+					return fmt.Errorf("sbx %s: %s needs a value", v.Name, a)
+				}
+				i++
+			}
+		default:
+			if !v.Interspersed {
+				return nil // exec: the sandbox name; the command follows
+			}
+		}
+	}
+	return nil
+}
+
+// CompareVersions compares dotted sbx versions ("v0.42.1", "0.53.0-rc5": the suffix is
+// ignored): -1, 0 or 1.
+func CompareVersions(a, b string) int {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			if pa[i] < pb[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+func versionParts(v string) [3]int {
+	var p [3]int
+	v, _, _ = strings.Cut(strings.TrimPrefix(strings.TrimSpace(v), "v"), "-")
+	for i, s := range strings.SplitN(v, ".", 3) {
+		p[i], _ = strconv.Atoi(s)
+	}
+	return p
+}

@@ -1,0 +1,35 @@
+package sbxsim
+
+// flagsOf returns the flags a verb accepts in the played sbx version: exactly what the
+// contract table in package sbx documents (sbxsim's contract test holds them equal), so
+// that an undocumented flag is rejected as real sbx rejects it ("unknown flag").
+func (c *cli) flagsOf(verb string) []flagSpec {
+	switch verb {
+	case "create":
+		return c.createFlagSpecs()
+	case "run":
+		return append(c.createFlagSpecs(), flagSpec{long: "detach", short: "d"})
+	case "exec":
+		return execFlags
+	case "ls":
+		return []flagSpec{{long: "quiet", short: "q"}, {long: "json"}}
+	case "rm":
+		return []flagSpec{{long: "force", short: "f"}, {long: "all"}}
+	case "ports":
+		return []flagSpec{{long: "publish", value: true}, {long: "unpublish", value: true}, {long: "json"}}
+	case "cp":
+		return []flagSpec{{long: "follow-link", short: "L"}}
+	case "version":
+		if c.atLeast("0.42.0") { // "read-only commands … now accept --json" (0.42.0)
+			return []flagSpec{{long: "json"}}
+		}
+		return nil
+	case "daemon":
+		return []flagSpec{{long: "json"}, {long: "detach", short: "d"}}
+	case "diagnose":
+		return []flagSpec{{long: "json"}, {long: "output", short: "o", value: true}, {long: "upload"}}
+	case "login":
+		return []flagSpec{{long: "username", short: "u", value: true}, {long: "password-stdin"}}
+	}
+	return nil // stop, logout
+}
