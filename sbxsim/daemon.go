@@ -278,7 +278,13 @@ func (c *cli) diagnose(_ context.Context, args []string) error {
 		checks = append(checks, diagCheck{Name: "Daemon", Status: "fail", Message: "the daemon is not running", Hint: "sbx daemon start"})
 	}
 	checks = append(checks, diagCheck{Name: "Virtualization", Status: "pass", Message: "Linux namespaces (sbxsim: no microVM)"})
-	checks = append(checks, diskCheck(st.Root))
+	minGB := 2.0
+	if v, ok := c.env.LookupEnv("SBXSIM_DISK_MIN_GB"); ok {
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			minGB = n
+		}
+	}
+	checks = append(checks, diskCheck(st.Root, minGB*1e9))
 	if c.clientVersion() == c.serverVersion() {
 		checks = append(checks, diagCheck{Name: "Version match", Status: "pass", Message: "client and daemon are v" + c.clientVersion()})
 	} else {
@@ -303,8 +309,9 @@ func (c *cli) diagnose(_ context.Context, args []string) error {
 }
 
 // diskCheck reports the free space where the sandboxes' disks are (the state
-// directory), warning under 5 GB as sbx warns of a full disk.
-func diskCheck(root string) diagCheck {
+// directory): fail under min bytes (SBXSIM_DISK_MIN_GB, default 2 GB), warn under twice
+// that.
+func diskCheck(root string, min float64) diagCheck {
 	dir := root
 	for {
 		if _, err := os.Stat(dir); err == nil || dir == "/" {
@@ -316,10 +323,13 @@ func diskCheck(root string) diagCheck {
 	if err := unix.Statfs(dir, &s); err != nil {
 		return diagCheck{Name: "Disk space", Status: "warn", Message: "cannot read free space", Detail: err.Error()}
 	}
-	free := s.Bavail * uint64(s.Bsize)
-	c := diagCheck{Name: "Disk space", Status: "pass", Message: fmt.Sprintf("%.1f GB free", float64(free)/1e9), Detail: dir}
-	if free < 5e9 {
-		c.Status, c.Hint = "warn", "free disk space (sandboxes need 20 GB root and 10 GB Docker disks)"
+	free := float64(s.Bavail) * float64(s.Bsize)
+	c := diagCheck{Name: "Disk space", Status: "pass", Message: fmt.Sprintf("%.1f GB free", free/1e9), Detail: dir}
+	switch {
+	case free < min:
+		c.Status, c.Hint = "fail", "free disk space: sandboxes need a 20 GB root and a 10 GB Docker disk"
+	case free < 2*min:
+		c.Status, c.Hint = "warn", "free disk space: sandboxes need a 20 GB root and a 10 GB Docker disk"
 	}
 	return c
 }

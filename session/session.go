@@ -26,6 +26,10 @@ type Session struct {
 	VMEnv     []string // KEY=VALUE forwarded as -e (PI_*, the allowlist)
 	Reuse     bool     // DOCKER_SANDBOX_REUSE: the project's sandbox, kept
 	Environ   []string // the environment the session's settings were read from
+	// Preflight, when set, reports the cheap host checks serve ran at start (doctor's
+	// quick subset): an error is the first failure and its fix, as a status line shows
+	// it ("sandbox: sbx is signed out — run sbx login"). pi_sbx_status answers with it.
+	Preflight func(ctx context.Context) error
 }
 
 // Options say where a session works and how it reaches sbx.

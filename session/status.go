@@ -46,6 +46,11 @@ type statusCaller struct {
 
 // CallTool implements mcpserver.Caller.
 func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.CallToolResult, error) {
+	if p := c.session.Preflight; p != nil {
+		if err := p(ctx); err != nil {
+			return nil, err
+		}
+	}
 	name, err := c.session.Ensure(ctx)
 	if err != nil {
 		return nil, err

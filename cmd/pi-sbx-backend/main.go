@@ -51,6 +51,7 @@ func commands() []command {
 		toolCommand(),
 		verifyCommand(),
 		gcCommand(),
+		doctorCommand(),
 		versionCommand(),
 	}, localCommands()...)
 }
