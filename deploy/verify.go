@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,7 +67,7 @@ func (r Report) String() string {
 		}
 	}
 	if r.Passed() {
-		b.WriteString("All 8 checks passed.")
+		fmt.Fprintf(&b, "All %d checks passed.", len(r.Checks))
 	} else {
 		fmt.Fprintf(&b, "FAILED: %s. Treat the sandbox as compromised: remove it (docker_sandbox_rm).", strings.Join(r.Failed(), ", "))
 	}
@@ -74,7 +75,7 @@ func (r Report) String() string {
 }
 
 // CheckNames are the audit's checks, in order.
-var CheckNames = []string{"transport", "env scrub", "env forwarding", "daemon pinning", "mounts", "contexts", "host socket", "port binds"}
+var CheckNames = []string{"transport", "env scrub", "env forwarding", "daemon pinning", "mounts", "contexts", "host socket", "port binds", "ssh agent"}
 
 func (d *Deployer) verifyTool(ctx context.Context, _ json.RawMessage) (string, error) {
 	r, err := d.Verify(ctx)
@@ -87,7 +88,7 @@ func (d *Deployer) verifyTool(ctx context.Context, _ json.RawMessage) (string, e
 	return r.String(), nil
 }
 
-// Verify runs the live isolation audit: eight runtime probes of the sandbox and of how
+// Verify runs the live isolation audit: nine runtime probes of the sandbox and of how
 // this process reaches it, each with its evidence. An error means the audit could not
 // run at all (no sandbox).
 func (d *Deployer) Verify(ctx context.Context) (Report, error) {
@@ -98,7 +99,7 @@ func (d *Deployer) Verify(ctx context.Context) (Report, error) {
 	r := Report{Sandbox: name}
 	for _, probe := range []func(context.Context, string) Check{
 		d.checkTransport, d.checkEnvScrub, d.checkEnvForwarding, d.checkPinning,
-		d.checkMounts, d.checkContexts, d.checkHostSocket, d.checkPortBinds,
+		d.checkMounts, d.checkContexts, d.checkHostSocket, d.checkPortBinds, d.checkSSHAgent,
 	} {
 		r.Checks = append(r.Checks, probe(ctx, name))
 	}
@@ -571,4 +572,53 @@ func (d *Deployer) checkPortBinds(ctx context.Context, name string) Check {
 		return fail(n, "reachable on a non-loopback host address: %s (all: %s)", strings.Join(reachable, ", "), strings.Join(specs, ", "))
 	}
 	return pass(n, "all on loopback: %s; %s", strings.Join(specs, ", "), ev)
+}
+
+// sshAgentSockets are where a forwarded SSH agent shows in a sandbox: sbx's (and Docker
+// Desktop's) host-services socket, and OpenSSH's usual agent sockets.
+var sshAgentSockets = []string{"/run/host-services/ssh-auth.sock", "/tmp/ssh-*/agent.*", "$HOME/.ssh/agent*"}
+
+// checkSSHAgent looks for credentials the host lends the sandbox: SSH_AUTH_SOCK and any
+// SSH agent socket inside. Real sbx forwards the SSH agent by default
+// (ssh.agentForwardingEnabled): any process in the sandbox can then ask it to sign —
+// use the user's keys, never read them. That is reported as a warning, with the
+// setting that turns it off; a socket while the setting says off is a failure.
+func (d *Deployer) checkSSHAgent(ctx context.Context, name string) Check {
+	const n = "ssh agent"
+	script := `echo "SSH_AUTH_SOCK=${SSH_AUTH_SOCK:-}"; for p in "${SSH_AUTH_SOCK:-/nonexistent}" ` +
+		strings.Join(sshAgentSockets, " ") + `; do [ -S "$p" ] && echo "socket $p"; done; true`
+	o, err := d.execIn(ctx, d.Sbx, name, ShortTimeout, nil, nil, "sh", "-c", script)
+	if err != nil || o.code != 0 {
+		return fail(n, "probe failed: %v %s", err, o.text())
+	}
+	var env string
+	var socks []string
+	for _, l := range strings.Split(strings.TrimSpace(o.stdout), "\n") {
+		if v, ok := strings.CutPrefix(l, "socket "); ok && !slices.Contains(socks, v) {
+			socks = append(socks, v)
+		} else if strings.HasPrefix(l, "SSH_AUTH_SOCK=") {
+			env = l
+		}
+	}
+	setting, serr := d.Sbx.Setting(ctx, "ssh.agentForwardingEnabled")
+	on := serr != nil || setting != "false" // unreadable: sbx's default, on
+	settingEv := "ssh.agentForwardingEnabled=" + setting
+	if serr != nil {
+		settingEv = "ssh.agentForwardingEnabled unreadable (" + serr.Error() + "): sbx's default is on"
+	}
+	ev := fmt.Sprintf("inside: %s; agent sockets: %s; %s", env, orNone(socks), settingEv)
+	const off = "sbx settings set ssh.agentForwardingEnabled false (then recreate the sandbox)"
+	switch {
+	case len(socks) > 0 && !on:
+		return fail(n, "an SSH agent is reachable although forwarding is off: %s", ev)
+	case len(socks) > 0:
+		c := pass(n, "%s", ev)
+		c.Warning = "any process in the sandbox can ask your SSH agent to sign with your keys (it cannot read them); turn it off: " + off
+		return c
+	case on:
+		c := pass(n, "%s", ev)
+		c.Warning = "sbx forwards the SSH agent into sandboxes (no agent socket reachable right now); turn it off: " + off
+		return c
+	}
+	return pass(n, "%s", ev)
 }

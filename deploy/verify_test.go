@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -95,6 +96,23 @@ func TestVerifyChecksCanFail(t *testing.T) {
 			t.Cleanup(func() { l.Close() })
 			return w.deployer(name, w.environ("DOCKER_HOST=unix://"+sock))
 		}},
+		{"ssh agent", func(w *simWorld, name string) *Deployer {
+			// An SSH agent is forwarded (the creator's), and then the setting says off:
+			// a reachable agent the user believes gone.
+			sock := filepath.Join(t.TempDir(), "agent.sock")
+			l, err := net.Listen("unix", sock)
+			require.NoError(t, err)
+			t.Cleanup(func() { l.Close() })
+			out, code := w.sim("rm", "-f", name)
+			require.Zero(t, code, out)
+			cmd := exec.Command(simBin, "create", "--name", name, "shell", w.ws)
+			cmd.Env = append(w.simEnv(), "SSH_AUTH_SOCK="+sock)
+			b, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", b)
+			out, code = w.sim("settings", "set", "ssh.agentForwardingEnabled", "false")
+			require.Zero(t, code, out)
+			return w.deployer(name, w.environ())
+		}},
 		{"port binds", func(w *simWorld, name string) *Deployer {
 			out, code := w.sim("ports", name, "--publish", "0.0.0.0:"+strconv.Itoa(freePort(t))+":80")
 			require.Zero(t, code, out)
@@ -113,7 +131,7 @@ func TestVerifyChecksCanFail(t *testing.T) {
 			d := tt.breakIt(w, sandbox)
 			r, err := d.Verify(context.Background())
 			require.NoError(t, err)
-			require.Len(t, r.Checks, 8)
+			require.Len(t, r.Checks, 9)
 			var names []string
 			for _, c := range r.Checks {
 				names = append(names, c.Name)
@@ -122,6 +140,8 @@ func TestVerifyChecksCanFail(t *testing.T) {
 			assert.Equal(t, CheckNames, names)
 			if tt.check == "" {
 				assert.True(t, r.Passed(), r.String())
+				// sbx forwards the SSH agent by default: said, not failed.
+				assert.Contains(t, r.Checks[8].Warning, "sbx settings set ssh.agentForwardingEnabled false", r.String())
 				return
 			}
 			assert.Equal(t, []string{tt.check}, r.Failed(), r.String())
