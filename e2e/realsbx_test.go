@@ -175,9 +175,12 @@ func TestSignedOutIsOneClearError(t *testing.T) {
 		assert.Contains(t, text(res), "sbx login")
 	}
 	assert.NoFileExists(t, filepath.Join(w.ws, "on-host"))
+	// pi's status line gets serve's preflight verdict, as one line.
+	res := call(t, cs, tools.StatusName, `{}`)
+	assert.Contains(t, text(res), "sandbox: sbx is signed out — run sbx login")
 	out, code = w.sim("login")
 	require.Zero(t, code, out)
-	res := call(t, cs, "bash", `{"command":"echo in"}`)
+	res = call(t, cs, "bash", `{"command":"echo in"}`)
 	require.False(t, res.IsError, text(res))
 	assert.Equal(t, "in\n", text(res))
 }
