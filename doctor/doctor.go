@@ -188,9 +188,9 @@ func (d *Doctor) daemon(ctx context.Context) Check {
 	case err != nil:
 		return Check{n, Warn, "sbx daemon status: " + err.Error(), ""}
 	case !running:
-		return Check{n, Fail, "the sbx daemon is not running (" + detail + ")", "sbx daemon start"}
+		return Check{n, Fail, "the sbx daemon is not running" + paren(detail), "sbx daemon start"}
 	}
-	return Check{Name: n, Status: Pass, Evidence: "sandboxd is running (" + detail + ")"}
+	return Check{Name: n, Status: Pass, Evidence: "sandboxd is running" + paren(detail)}
 }
 
 func (d *Doctor) version(ctx context.Context) Check {
@@ -316,6 +316,13 @@ func (d *Doctor) smoke(ctx context.Context) Check {
 	user := strings.TrimSpace(strings.TrimPrefix(string(res.Stdout), "ok\n"))
 	return Check{Name: n, Status: Pass, Evidence: fmt.Sprintf("create %.1fs, exec %.2fs (as %s), rm %.1fs",
 		created.Seconds(), ran.Seconds(), user, (time.Since(start) - created - ran).Seconds())}
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 func diagCheck(diag []sbx.DiagCheck, name string) (sbx.DiagCheck, bool) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// DaemonStatus asks `sbx daemon status --json` whether the daemon runs; it does not
-// start it. The shape is undocumented: an object with "running" (or "status":
+// DaemonStatus asks `sbx daemon status --json` whether the daemon runs (detail: its
+// PID when sbx says, else "" or sbx's text); it does not start it. The shape is undocumented: an object with "running" (or "status":
 // "running"), else the text "… is running" / "… not running".
 func (c *Client) DaemonStatus(ctx context.Context) (running bool, detail string, err error) {
 	res, err := c.run(ctx, call{op: "daemon status", args: []string{"daemon", "status", "--json"}, maxOut: 1 << 16})
@@ -27,7 +27,7 @@ func (c *Client) DaemonStatus(ctx context.Context) (running bool, detail string,
 		if obj.PID > 0 {
 			return running, fmt.Sprintf("PID %d", obj.PID), nil
 		}
-		return running, string(clipBytes(out, 200)), nil
+		return running, "", nil
 	}
 	text := strings.ToLower(string(out))
 	switch {

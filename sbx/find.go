@@ -111,7 +111,7 @@ func installHint(goos string) string {
 	case "windows":
 		return "winget install Docker.sbx"
 	default:
-		return "the docker-sbx package: https://docs.docker.com/ai/sandboxes/"
+		return "curl -fsSL https://get.docker.com | sudo REPO_ONLY=1 sh && sudo apt-get install -y docker-sbx"
 	}
 }
 
