@@ -615,7 +615,10 @@ func (d *Deployer) exec(ctx context.Context, raw json.RawMessage) (string, error
 		return "", err
 	}
 	if len(cmd) == 0 {
-		return "", refuse("command is required")
+		// As in the seed: the image's own command (entrypoint and cmd).
+		if cmd, err = d.defaultCommand(ctx, a.ID); err != nil {
+			return "", err
+		}
 	}
 	for _, c := range cmd {
 		if err := noControl("command", c); err != nil {
@@ -736,12 +739,17 @@ func (d *Deployer) build(ctx context.Context, raw json.RawMessage) (string, erro
 
 func (d *Deployer) prune(ctx context.Context, raw json.RawMessage) (string, error) {
 	a, err := decode[struct {
+		All     bool `json:"all"`
 		Volumes bool `json:"volumes"`
 	}](raw)
 	if err != nil {
 		return "", err
 	}
-	argv := []string{"system", "prune", "--all", "--force"}
+	// Images stay unless asked: an offline sandbox cannot pull its base images again.
+	argv := []string{"system", "prune", "--force"}
+	if a.All {
+		argv = append(argv, "--all")
+	}
 	if a.Volumes {
 		argv = append(argv, "--volumes")
 	}
@@ -765,4 +773,24 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// defaultCommand is a container's configured entrypoint and command.
+func (d *Deployer) defaultCommand(ctx context.Context, id string) ([]string, error) {
+	o, err := d.dockerOK(ctx, ShortTimeout, "docker inspect", "inspect", "--type=container", "--format", "{{json .Config.Entrypoint}}\t{{json .Config.Cmd}}", id)
+	if err != nil {
+		return nil, err
+	}
+	var cmd []string
+	for _, j := range strings.Split(strings.TrimSpace(o.stdout), "\t") {
+		var part []string
+		if err := json.Unmarshal([]byte(j), &part); err != nil {
+			return nil, fmt.Errorf("docker inspect: %w", err)
+		}
+		cmd = append(cmd, part...)
+	}
+	if len(cmd) == 0 {
+		return nil, refuse("container %s has no default command: pass command", id)
+	}
+	return cmd, nil
 }

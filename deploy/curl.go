@@ -20,6 +20,7 @@ import (
 const (
 	MaxCurlBody     = 1 << 20
 	MaxCurlResponse = 256 << 10
+	maxCurlResult   = MaxCurlResponse + 16<<10 // the response and its status and headers
 )
 
 var curlMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "DELETE": true, "HEAD": true, "PATCH": true, "OPTIONS": true}
@@ -153,7 +154,11 @@ func (d *Deployer) curl(ctx context.Context, raw json.RawMessage) (string, error
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(resp.Header[k], ", "))
+		if b.Len() > 8<<10 {
+			b.WriteString("[more headers omitted]\n")
+			break
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, capTextAt(strings.Join(resp.Header[k], ", "), 1<<10))
 	}
 	b.WriteString("\n")
 	if len(data) > MaxCurlResponse {

@@ -79,6 +79,7 @@ type Deployer struct {
 	mu        sync.Mutex
 	published map[string][]sbx.Published // container → host mappings this session made
 	hold      sync.Mutex                 // one holdWriters at a time
+	removed   bool                       // docker_sandbox_rm removed the session's sandbox (under mu)
 	// unpinned drops -H from docker calls: only tests set it, to show the audit's
 	// pinning check fail.
 	unpinned bool
@@ -137,14 +138,18 @@ func (d *Deployer) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToo
 		return nil, err
 	}
 	text, err := h(d, ctx, c.Args)
+	limit := MaxOutput
+	if c.Name == "docker_curl" {
+		limit = maxCurlResult // the response's own cap, and its headers
+	}
 	if err != nil {
 		msg := err.Error()
 		if text != "" {
 			msg = text + "\n" + msg
 		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: capText(msg)}}}, nil
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: capTextAt(msg, limit)}}}, nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: capText(text)}}}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: capTextAt(text, limit)}}}, nil
 }
 
 // decode unmarshals validated arguments.
@@ -262,11 +267,13 @@ func (h *headTail) String() string {
 }
 
 // capText bounds a result's text.
-func capText(s string) string {
-	if len(s) <= MaxOutput {
+func capText(s string) string { return capTextAt(s, MaxOutput) }
+
+func capTextAt(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
-	h := &headTail{max: MaxOutput}
+	h := &headTail{max: limit}
 	h.Write([]byte(s))
 	return h.String()
 }

@@ -85,13 +85,19 @@ func composeFor(port int) string {
 `, port, port)
 }
 
-// writeScript writes stdin to "$1", refusing to replace an existing file unless "$2" is
-// "force". It runs in the sandbox: the host writes nothing into the workspace itself, so
-// a symlink planted there can only lead inside the sandbox.
+// writeScript writes stdin to "$1", refusing to replace an existing file (or link) unless
+// "$2" is "force". It runs in the sandbox: the host writes nothing into the workspace
+// itself. The content goes to a new file of mktemp's (created exclusively: no planted
+// link is followed) that is then renamed over the target: a link there is replaced, never
+// followed, and readers see the old file or the new one.
 const writeScript = `set -e
-if [ "$2" != force ] && [ -e "$1" ]; then echo "$1 exists (force=true replaces it)" >&2; exit 3; fi
+if [ "$2" != force ] && { [ -e "$1" ] || [ -L "$1" ]; }; then echo "$3 exists (force=true replaces it)" >&2; exit 3; fi
 mkdir -p "$(dirname "$1")"
-cat > "$1.pi-sbx-tmp" && mv -f "$1.pi-sbx-tmp" "$1"`
+t=$(mktemp "$(dirname "$1")/.pi-sbx-init.XXXXXX")
+trap 'rm -f "$t"' EXIT
+cat > "$t"
+chmod 644 "$t"
+mv -f "$t" "$1"`
 
 func (d *Deployer) initTool(ctx context.Context, raw json.RawMessage) (string, error) {
 	a, err := decode[struct {
@@ -137,12 +143,12 @@ func (d *Deployer) initTool(ctx context.Context, raw json.RawMessage) (string, e
 		if err != nil {
 			return "", err
 		}
-		o, err := d.execIn(ctx, d.Sbx, name, ShortTimeout, nil, []byte(f.content), "sh", "-c", writeScript, "pi-sbx-init", p, mode)
+		o, err := d.execIn(ctx, d.Sbx, name, ShortTimeout, nil, []byte(f.content), "sh", "-c", writeScript, "pi-sbx-init", p, mode, d.rel(p))
 		if err != nil {
 			return "", err
 		}
 		if o.code != 0 {
-			return strings.Join(wrote, "\n"), fmt.Errorf("writing %s: %s", p, strings.TrimSpace(o.stderr))
+			return strings.Join(wrote, "\n"), fmt.Errorf("writing %s: %s", d.rel(p), d.relText(strings.TrimSpace(o.stderr)))
 		}
 		wrote = append(wrote, "Wrote "+p)
 	}

@@ -73,6 +73,12 @@ func (st stats) lines() (string, []string) {
 func (d *Deployer) status(ctx context.Context, _ json.RawMessage) (string, error) {
 	var b strings.Builder
 	state := "not created yet (it is created on first use)"
+	d.mu.Lock()
+	removed := d.removed
+	d.mu.Unlock()
+	if removed {
+		state = "removed by docker_sandbox_rm; every tool call of this session fails; start a new session for a new sandbox"
+	}
 	if sb, err := d.Sbx.Lookup(ctx, d.Name); err == nil {
 		state = sb.Status
 	} else if !errors.Is(err, sbx.ErrMissing) {
@@ -157,6 +163,7 @@ func (d *Deployer) sandboxRm(ctx context.Context, _ json.RawMessage) (string, er
 	}
 	d.mu.Lock()
 	d.published = map[string][]sbx.Published{}
+	d.removed = true
 	d.mu.Unlock()
 	if errors.Is(err, sbx.ErrMissing) {
 		return fmt.Sprintf("Sandbox %s did not exist.", d.Name), nil

@@ -52,8 +52,8 @@ func Docker() []*Tool {
 		{Name: "docker_logs", Description: "Show a container's logs (last 200 lines by default).", Schema: Object([]string{"id"}, map[string]*jsonschema.Schema{
 			"id": String("Container name or ID"), "tail": Integer("Number of lines from the end (default: 200)"), "timestamps": Boolean("Show timestamps"),
 		})},
-		{Name: "docker_exec", Description: "Run a command in a running container and return its output.", Schema: Object([]string{"id", "command"}, map[string]*jsonschema.Schema{
-			"id": String("Container name or ID"), "command": strOrList("Command to run, e.g. [\"ls\", \"/app\"]; a string is split on blanks, honouring quotes (no shell expansion)"),
+		{Name: "docker_exec", Description: "Run a command in a running container and return its output.", Schema: Object([]string{"id"}, map[string]*jsonschema.Schema{
+			"id": String("Container name or ID"), "command": strOrList("Command to run, e.g. [\"ls\", \"/app\"]; a string is split on blanks, honouring quotes (no shell expansion). Default: the image's command"),
 		})},
 		{Name: "docker_build", Description: "Build an image from a context directory in the workspace.", Schema: Object([]string{"context", "tag"}, map[string]*jsonschema.Schema{
 			"context":    String("Build context directory (inside the workspace)"),
@@ -83,7 +83,10 @@ func Docker() []*Tool {
 			"body":       String("Request body (up to 1 MiB)"),
 		})},
 		{Name: "docker_resources", Description: "Show the sandbox's resource use: memory, CPUs, disk, docker disk use and per-container stats, with warnings above 85%.", Schema: noArgs()},
-		{Name: "docker_prune", Description: "Remove unused containers, networks, images and build cache in the sandbox (volumes too with volumes=true).", Schema: Object(nil, map[string]*jsonschema.Schema{"volumes": Boolean("Also remove unused volumes")})},
+		{Name: "docker_prune", Description: "Remove stopped containers, unused networks, dangling images and build cache in the sandbox; every unused image too with all=true (base images an offline sandbox cannot pull again), unused volumes with volumes=true.", Schema: Object(nil, map[string]*jsonschema.Schema{
+			"all":     Boolean("Also remove every image no container uses"),
+			"volumes": Boolean("Also remove unused volumes"),
+		})},
 		{Name: "docker_sandbox_rm", Description: "Remove this session's sandbox and everything in it. Every later tool call of the session fails until a new session starts.", Schema: noArgs()},
 		{Name: "docker_gc", Description: "Remove stale pi-sbx-* sandboxes: stopped, not this session's, owner gone, older than the threshold. Running, pinned and foreign sandboxes are never touched.", Schema: Object(nil, map[string]*jsonschema.Schema{
 			"hours":  Number("Minimum age in hours (default: 24)"),
