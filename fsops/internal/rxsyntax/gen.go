@@ -134,13 +134,22 @@ func main() {
 
 	// property_values.rs: ( "Prop", &[ ("alias", "Canon"), ... ] ), ...
 	out.WriteString("// rxCanonicalValue maps a canonical property name and a normalized value name to the\n// canonical value name; hasValues says whether the property has a value table at all.\nfunc rxCanonicalValue(prop, norm string) (canon string, hasValues bool) {\n\tswitch prop {\n")
+	// Properties with the same values (Script and Script_Extensions) share one case.
 	blocks := regexp.MustCompile(`(?s)\(\s*"([A-Za-z_]+)",\s*&\[(.*?)\],\s*\)`).FindAllSubmatch(values, -1)
+	var bodies []string
+	props := map[string][]string{}
 	for _, b := range blocks {
-		fmt.Fprintf(&out, "\tcase %q:\n\t\tswitch norm {\n", b[1])
+		var body strings.Builder
 		for _, m := range strPair.FindAllSubmatch(b[2], -1) {
-			fmt.Fprintf(&out, "\t\tcase %q:\n\t\t\treturn %q, true\n", m[1], m[2])
+			fmt.Fprintf(&body, "\t\tcase %q:\n\t\t\treturn %q, true\n", m[1], m[2])
 		}
-		out.WriteString("\t\t}\n\t\treturn \"\", true\n")
+		if props[body.String()] == nil {
+			bodies = append(bodies, body.String())
+		}
+		props[body.String()] = append(props[body.String()], strconv.Quote(string(b[1])))
+	}
+	for _, body := range bodies {
+		fmt.Fprintf(&out, "\tcase %s:\n\t\tswitch norm {\n%s\t\t}\n\t\treturn \"\", true\n", strings.Join(props[body], ", "), body)
 	}
 	out.WriteString("\t}\n\treturn \"\", false\n}\n\n")
 
