@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/walk"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
@@ -39,7 +40,7 @@ const findDefaultLimit = 1000
 // Results come in sorted path order.
 func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 	if ctx.Err() != nil {
-		return result.Result{}, errOperationAborted
+		return result.Result{}, fileio.ErrAborted
 	}
 	p := a.Path
 	if p == "" {
@@ -85,7 +86,7 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 		return true
 	})
 	if err != nil {
-		return result.Result{}, errOperationAborted
+		return result.Result{}, fileio.ErrAborted
 	}
 	if len(found) == 0 {
 		return result.Text("No files found matching pattern", nil), nil

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/walk"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
@@ -50,7 +51,7 @@ const grepDefaultLimit = 100
 // instead of failing the whole call.
 func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	if ctx.Err() != nil {
-		return result.Result{}, errOperationAborted
+		return result.Result{}, fileio.ErrAborted
 	}
 	p := a.Path
 	if p == "" {
@@ -77,7 +78,7 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	if !st.IsDir() {
 		lines, _, err := grepmatch.SearchFile(ctx, nil, "", root, false, pat, ctxLines, perFile, nil)
 		if ctx.Err() != nil {
-			return result.Result{}, errOperationAborted
+			return result.Result{}, fileio.ErrAborted
 		}
 		if err != nil {
 			return result.Result{}, newError(rgIOErrorText(root, err))
@@ -240,7 +241,7 @@ collect:
 	wg.Wait()
 	<-walkErr
 	if parent.Err() != nil {
-		return errOperationAborted
+		return fileio.ErrAborted
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ const jsMaxSafeInteger = 1<<53 - 1
 // them, "/" after directories, at most limit entries and 50KB.
 func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return result.Result{}, errOperationAborted
+		return result.Result{}, fileio.ErrAborted
 	}
 	p := a.Path
 	if p == "" {
@@ -75,7 +75,7 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 			break
 		}
 		if ctx.Err() != nil {
-			return result.Result{}, errOperationAborted
+			return result.Result{}, fileio.ErrAborted
 		}
 		// Node decodes names as UTF-8; a name that is not valid UTF-8 comes back
 		// altered, its stat fails and pi skips it.

@@ -31,7 +31,7 @@ func (h *Dir) Release() {
 	}
 }
 
-// MaxDirHandles bounds the directories a walk keeps open (walkOptions.MaxDirHandles
+// MaxDirHandles bounds the directories a walk keeps open (walk.Options.MaxDirHandles
 // can lower it); past it a directory is closed once listed and its files are opened
 // by path.
 const MaxDirHandles = 256

@@ -69,7 +69,7 @@ func (vm *rxVM) compile(h *rxsyntax.Hir) bool {
 		vm.emit(vmInst{op: vmRune, ranges: []rxsyntax.Range{{Lo: utf8.RuneError, Hi: utf8.RuneError}}})
 	case rxsyntax.OpClass:
 		r := h.Class.Ranges
-		if h.Class.Bytes { // as writeGoClass: a byte above 0x7F stands for any non-ASCII character
+		if h.Class.Bytes { // as rxsyntax.GoSyntax writes it: a byte above 0x7F stands for any non-ASCII character
 			n := &rxsyntax.Class{}
 			for _, x := range r {
 				if x.Hi > 0x7F {

@@ -10,11 +10,11 @@ import (
 	"strings"
 )
 
-// ignoreMatch is the verdict of a rule set on one path.
-type ignoreMatch int8
+// IgnoreMatch is the verdict of a rule set on one path.
+type IgnoreMatch int8
 
 const (
-	matchNone      ignoreMatch = iota // no rule matched
+	matchNone      IgnoreMatch = iota // no rule matched
 	matchIgnore                       // the last matching rule ignores the path
 	matchWhitelist                    // the last matching rule is a "!" rule
 )
@@ -30,17 +30,17 @@ type ignoreRule struct {
 	suffix  string // the pattern is "*" + suffix (suffix has no glob characters)
 }
 
-// ignoreRules is one parsed ignore file (or the --glob overrides); its paths are
+// IgnoreRules is one parsed ignore file (or the --glob overrides); its paths are
 // relative to the directory the file applies to.
-type ignoreRules struct {
+type IgnoreRules struct {
 	rules []ignoreRule
 }
 
 // parseIgnore parses gitignore-format content the way the ignore crate does: comments,
 // trailing-space trimming, "!" negation, "/" anchoring, "dir/" directory-only rules and
 // "**" components. Invalid globs are skipped, as ripgrep skips them (with a warning).
-func parseIgnore(content []byte, ignoreCase bool) *ignoreRules {
-	var rs ignoreRules
+func parseIgnore(content []byte, ignoreCase bool) *IgnoreRules {
+	var rs IgnoreRules
 	for _, line := range bytes.Split(content, []byte("\n")) {
 		if r, ok, _ := parseIgnoreLine(string(line), ignoreCase); ok {
 			rs.rules = append(rs.rules, r)
@@ -110,7 +110,7 @@ func HasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[]{}\\") }
 
 // match reports the verdict for rel (slash-separated, relative to the rules' directory).
 // The last matching rule wins, as in git.
-func (rs *ignoreRules) match(rel string, isDir bool) ignoreMatch {
+func (rs *IgnoreRules) match(rel string, isDir bool) IgnoreMatch {
 	if rs == nil {
 		return matchNone
 	}
@@ -157,10 +157,10 @@ type IgnoreFileNames struct {
 type dirIgnore struct {
 	parent  *dirIgnore
 	dir     string // absolute path of the directory
-	custom  *ignoreRules
-	ignore  *ignoreRules
-	git     *ignoreRules
-	exclude *ignoreRules
+	custom  *IgnoreRules
+	ignore  *IgnoreRules
+	git     *IgnoreRules
+	exclude *IgnoreRules
 	hasGit  bool // the directory contains .git: a repository root
 	anyGit  bool // this directory or an ancestor is a repository root
 }
@@ -169,7 +169,7 @@ type dirIgnore struct {
 // entry of that name, so files that do not exist are never opened.
 func loadDirIgnore(parent *dirIgnore, dir string, has func(string) bool, n IgnoreFileNames) *dirIgnore {
 	d := &dirIgnore{parent: parent, dir: dir}
-	read := func(name string) *ignoreRules {
+	read := func(name string) *IgnoreRules {
 		if !has(name) {
 			return nil
 		}
@@ -251,7 +251,7 @@ func loadParentIgnores(root string, n IgnoreFileNames) *dirIgnore {
 // .git/info/exclude only count inside a repository and stop at its root, and the kinds
 // rank custom > .ignore > .gitignore > exclude.
 func (d *dirIgnore) ignored(abs string, isDir bool, s ignoreScope) bool {
-	var custom, ign, git, excl ignoreMatch
+	var custom, ign, git, excl IgnoreMatch
 	anyGit := d.anyGit || !s.requireGit
 	sawGit := false
 	for c := d; c != nil; c = c.parent {
@@ -276,7 +276,7 @@ func (d *dirIgnore) ignored(abs string, isDir bool, s ignoreScope) bool {
 		}
 		sawGit = sawGit || c.hasGit
 	}
-	for _, m := range []ignoreMatch{custom, ign, git, excl} {
+	for _, m := range []IgnoreMatch{custom, ign, git, excl} {
 		if m != matchNone {
 			return m == matchIgnore
 		}
@@ -295,14 +295,14 @@ func (d *dirIgnore) ignored(abs string, isDir bool, s ignoreScope) bool {
 // ignoreScope is what applies to a whole walk besides the per-directory files.
 type ignoreScope struct {
 	requireGit bool         // .gitignore counts only inside a git repository
-	global     *ignoreRules // the user's global gitignore, below the per-directory files
-	explicit   *ignoreRules // fd's own global ignore file, lowest in rank, git or not
+	global     *IgnoreRules // the user's global gitignore, below the per-directory files
+	explicit   *IgnoreRules // fd's own global ignore file, lowest in rank, git or not
 	root       string       // where those rules are rooted: the search directory
 }
 
 // LoadFdGlobalIgnore reads fd's global ignore file, $XDG_CONFIG_HOME/fd/ignore (default
 // ~/.config/fd/ignore). Nil if there is none.
-func LoadFdGlobalIgnore() *ignoreRules {
+func LoadFdGlobalIgnore() *IgnoreRules {
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" {
 		home, err := os.UserHomeDir()
@@ -321,7 +321,7 @@ func LoadFdGlobalIgnore() *ignoreRules {
 // LoadGlobalGitignore reads the global gitignore ripgrep and fd honour: git's
 // core.excludesFile from ~/.gitconfig or $XDG_CONFIG_HOME/git/config, else
 // $XDG_CONFIG_HOME/git/ignore (default ~/.config/git/ignore). Nil if there is none.
-func LoadGlobalGitignore() *ignoreRules {
+func LoadGlobalGitignore() *IgnoreRules {
 	home, _ := os.UserHomeDir()
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
@@ -382,7 +382,7 @@ func relUnder(dir, abs string) string {
 // Override is ripgrep's --glob as pi passes it (leading "./" dropped, "!" kept): a
 // gitignore-style rule relative to the search directory. A plain glob whitelists — it
 // beats ignore files, and files it does not match are skipped; a "!" glob excludes.
-func Override(glob string) (func(rel string, isDir bool) ignoreMatch, error) {
+func Override(glob string) (func(rel string, isDir bool) IgnoreMatch, error) {
 	neg := strings.HasPrefix(glob, "!")
 	body := strings.TrimPrefix(glob, "!")
 	for strings.HasPrefix(body, "./") {
@@ -397,11 +397,11 @@ func Override(glob string) (func(rel string, isDir bool) ignoreMatch, error) {
 		return nil, errors.New("error parsing glob '" + shown + "': " + GlobErrorText(err))
 	}
 	if !ok { // blank or a comment: matches nothing
-		return func(string, bool) ignoreMatch { return matchNone }, nil
+		return func(string, bool) IgnoreMatch { return matchNone }, nil
 	}
 	rule.negate = false
-	rs := &ignoreRules{rules: []ignoreRule{rule}}
-	return func(rel string, isDir bool) ignoreMatch {
+	rs := &IgnoreRules{rules: []ignoreRule{rule}}
+	return func(rel string, isDir bool) IgnoreMatch {
 		if rs.match(rel, isDir) == matchIgnore {
 			if neg {
 				return matchIgnore

@@ -14,7 +14,7 @@ func TestIgnoreRules(t *testing.T) {
 	cases := []struct {
 		path  string
 		isDir bool
-		want  ignoreMatch
+		want  IgnoreMatch
 	}{
 		{"a.log", false, matchIgnore},
 		{"deep/er/a.log", false, matchIgnore}, // no '/': any depth
@@ -106,7 +106,7 @@ func TestGrepOverride(t *testing.T) {
 		glob  string
 		rel   string
 		isDir bool
-		want  ignoreMatch
+		want  IgnoreMatch
 	}{
 		{"*.go", "a/b.go", false, matchWhitelist}, // beats ignore files
 		{"*.go", "a/b.txt", false, matchIgnore},   // whitelist mode skips the rest

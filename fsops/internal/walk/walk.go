@@ -28,12 +28,12 @@ func (e Entry) IsDir() bool { return e.Type.IsDir() }
 type Options struct {
 	Names      IgnoreFileNames
 	RequireGit bool         // .gitignore counts only inside a git repository (ripgrep's default)
-	Global     *ignoreRules // the user's global gitignore (LoadGlobalGitignore)
-	Explicit   *ignoreRules // fd's global ignore file (LoadFdGlobalIgnore)
+	Global     *IgnoreRules // the user's global gitignore (LoadGlobalGitignore)
+	Explicit   *IgnoreRules // fd's global ignore file (LoadFdGlobalIgnore)
 	SkipGitDir bool         // never list nor enter ".git" directories (our find)
 	// override, when set, is ripgrep's --glob: a whitelist verdict keeps an entry even
 	// if an ignore file excludes it, an ignore verdict drops it.
-	Override func(rel string, isDir bool) ignoreMatch
+	Override func(rel string, isDir bool) IgnoreMatch
 	// onRead, when set, is called after each directory is read (tests count them).
 	onRead func()
 	// MaxDirHandles, when set, lowers the bound on directories kept open.

@@ -5,9 +5,6 @@ import (
 	"math"
 )
 
-// errOperationAborted is what pi's tools reject with when the call is cancelled.
-var errOperationAborted = errors.New("Operation aborted")
-
 // newError makes a pi error whose message is shown to the model verbatim.
 func newError(msg string) error { return errors.New(msg) }
 
