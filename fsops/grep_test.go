@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
 )
 
 // TestGrepMappedFile covers files past MmapThreshold, which are mapped, not read.

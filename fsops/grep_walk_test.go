@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/walk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/grepmatch"
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/walk"
 )
 
 // openFDs counts this process's open file descriptors, or -1 where /proc is missing.

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
+
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
-	"golang.org/x/text/collate"
-	"golang.org/x/text/language"
 )
 
 // LsArgs are ls's arguments.

@@ -2,10 +2,11 @@ package fsops
 
 import (
 	"context"
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 )
 
 // MutationQueue serializes the mutations (write, edit) of one file, as pi's

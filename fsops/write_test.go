@@ -10,10 +10,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 )
 
 func TestWrite(t *testing.T) {

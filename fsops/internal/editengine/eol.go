@@ -3,9 +3,10 @@ package editengine
 import (
 	"bufio"
 	"bytes"
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"io"
 	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 )
 
 // Line endings of an edited file with CRs. pi matches edits in the LF-normalized text

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"os"
 	"runtime/debug"
 	"syscall"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 )
 
 // Line is one line ripgrep would report for a file: a match or a context line.

@@ -3,11 +3,12 @@ package grepmatch
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/rxsyntax"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/rxsyntax"
 )
 
 // Pattern is a compiled grep pattern: a regexp that can never match a line

@@ -1,9 +1,10 @@
 package grepmatch
 
 import (
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/rxsyntax"
 	"sort"
 	"unicode/utf8"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/rxsyntax"
 )
 
 // rxVM matches a translated pattern on one line with a Pike VM (a breadth-first NFA

@@ -3,9 +3,10 @@ package image
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"io"
 	"os"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 )
 
 // imageSniffBytes is how much of a file pi inspects to recognise an image.

@@ -2,11 +2,12 @@ package walk
 
 import (
 	"context"
-	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"io/fs"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 )
 
 // Entry is one entry found below the walk root. Symbolic links are reported as such
