@@ -119,6 +119,9 @@ func parsePorts(data []byte) ([]Published, error) {
 	switch {
 	case len(data) == 0 || string(data) == "null":
 		return nil, nil
+	case string(data) == "No published ports":
+		// What real sbx (0.42.1) prints for a stopped sandbox, --json or not.
+		return nil, nil
 	case data[0] == '[':
 		if err := json.Unmarshal(data, &list); err != nil {
 			return nil, err

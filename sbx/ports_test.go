@@ -28,9 +28,11 @@ func TestParsePorts(t *testing.T) {
 		_, err := parsePorts([]byte(bad))
 		assert.Error(t, err, bad)
 	}
-	got, err := parsePorts([]byte("[]"))
-	require.NoError(t, err)
-	assert.Empty(t, got)
+	for _, none := range []string{"[]", "No published ports\n", ""} {
+		got, err := parsePorts([]byte(none))
+		require.NoError(t, err, none)
+		assert.Empty(t, got, none)
+	}
 }
 
 func TestPortSpecs(t *testing.T) {
