@@ -77,21 +77,36 @@ func (st Store) openSession(ctx context.Context, name string) (*session, error) 
 	}
 }
 
-// armAutoStop starts a detached stopper that stops the sandbox after its auto-stop
-// delay unless a session is open then. Called when a session ends, and after create,
-// run and a publish started the sandbox. There is at most one stopper per sandbox: the
-// one recorded in its autostop file, which replaces (kills) the one before and which
-// remove kills, so that no sbxsim process outlives a removed sandbox.
+// armAutoStop notes that a session ended (or that the sandbox started with none): the
+// sessions file's modification time is the time of the last end. It then makes sure a
+// stopper watches the sandbox — a detached sbxsim that stops it once no session has
+// been open for the auto-stop delay (RunAutoStop). There is at most one, recorded in
+// the autostop file; remove kills it, so no sbxsim process outlives a removed sandbox.
+// While it lives, arming is a utime and a /proc read: exec pays no process start.
 func (m *Manager) armAutoStop(ctx context.Context, sb *Sandbox) error {
 	if sb.AutoStop <= 0 {
 		return nil
 	}
+	now := time.Now()
+	path := m.Store.sessionsFile(sb.Name)
+	if err := os.Chtimes(path, now, now); errors.Is(err, os.ErrNotExist) {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil // removed meanwhile: nothing to stop
+		}
+		f.Close()
+	}
+	if p := m.Store.stopper(sb.Name); p != nil && p.Alive() {
+		return nil
+	}
 	l, err := m.Store.Lock(ctx, sb.Name)
 	if err != nil {
-		return nil // removed meanwhile: nothing to stop
+		return nil
 	}
 	defer l.Unlock()
-	m.Store.killStopper(sb.Name)
+	if p := m.Store.stopper(sb.Name); p != nil && p.Alive() {
+		return nil // another session's end started one meanwhile
+	}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -145,50 +160,77 @@ func (st Store) killStopper(name string) {
 	_ = os.Remove(st.stopperFile(name))
 }
 
-// RunAutoStop is the hidden `__autostop STATE NAME DELAY` mode: wait, then stop the
-// sandbox if this stopper is still the armed one and no session is open.
+// RunAutoStop is the hidden `__autostop STATE NAME DELAY` mode, a sandbox's stopper: it
+// stops the sandbox once no session is open and the last one ended DELAY ago, and exits
+// when the sandbox stopped, went away, or another stopper is recorded.
 func RunAutoStop(args []string, self string) int {
 	if len(args) != 3 {
 		return 2
 	}
 	delay, err := time.ParseDuration(args[2])
-	if err != nil {
+	if err != nil || delay <= 0 {
 		return 2
 	}
 	m := &Manager{Store: Store{Root: args[0]}, Self: self, Stderr: os.Stderr}
 	name := args[1]
-	time.Sleep(delay)
-	if p := m.Store.stopper(name); p == nil || p.Pid != os.Getpid() {
-		return 0 // replaced by a later stopper, or the sandbox is gone
+	poll := min(delay, time.Second) // how often an open session is looked at again
+	mine := func() bool { p := m.Store.stopper(name); return p != nil && p.Pid == os.Getpid() }
+	for {
+		fi, err := os.Stat(m.Store.sessionsFile(name))
+		if err != nil {
+			return 0
+		}
+		if wait := delay - time.Since(fi.ModTime()); wait > 0 {
+			time.Sleep(wait)
+			continue
+		}
+		if !mine() {
+			return 0
+		}
+		if sb, err := m.Store.Load(name); err != nil || !sb.Running() {
+			return 0 // stopped otherwise: a later start arms a new stopper
+		}
+		if stopped, err := m.stopIfIdle(name, delay); stopped || err != nil {
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "sbxsim: auto-stop of %s: %v\n", name, err)
+				return 1
+			}
+			return 0
+		}
+		time.Sleep(poll)
 	}
-	f, err := os.OpenFile(m.Store.sessionsFile(name), os.O_RDWR|os.O_CREATE, 0o600)
+}
+
+// stopIfIdle stops the sandbox if no session is open and none ended within delay
+// (holding the sessions file exclusively, so that a new session waits for the stop).
+func (m *Manager) stopIfIdle(name string, delay time.Duration) (bool, error) {
+	f, err := os.OpenFile(m.Store.sessionsFile(name), os.O_RDWR, 0)
 	if err != nil {
-		return 0
+		return false, nil
 	}
 	defer f.Close()
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return 0 // a session is open: its end arms the next stopper
+		return false, nil // a session is open
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	l, err := m.Store.Lock(ctx, name)
 	if err != nil {
-		return 0
+		return true, nil // removed
 	}
 	defer l.Unlock()
+	if fi, err := f.Stat(); err != nil || time.Since(fi.ModTime()) < delay {
+		return false, nil // a session ended meanwhile
+	}
 	if p := m.Store.stopper(name); p == nil || p.Pid != os.Getpid() {
-		return 0 // replaced while waiting for the lock
+		return true, nil // replaced
 	}
 	_ = os.Remove(m.Store.stopperFile(name))
 	sb, err := m.Store.Load(name)
 	if err != nil || !sb.Running() {
-		return 0
+		return true, nil
 	}
-	if err := m.stop(ctx, sb); err != nil {
-		fmt.Fprintf(os.Stderr, "sbxsim: auto-stop of %s: %v\n", name, err)
-		return 1
-	}
-	return 0
+	return true, m.stop(ctx, sb)
 }
 
 // waitSessionsEnded waits (up to d) until no exec session of the sandbox is open: after
