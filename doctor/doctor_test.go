@@ -38,7 +38,7 @@ func newSim(t *testing.T, env ...string) *sim {
 
 func (s *sim) environ() []string {
 	return append([]string{"PATH=/usr/bin:/bin", "PI_SBX_BIN=" + simBin, "SBXSIM_STATE=" + s.state, "SBXSIM_DOCKER=0",
-		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,SBXSIM_VERSION,SBXSIM_SERVER_VERSION,SBXSIM_DISK_MIN_GB"}, s.env...)
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,SBXSIM_VERSION,SBXSIM_SERVER_VERSION,SBXSIM_DISK_MIN_GB,SBXSIM_VIRT"}, s.env...)
 }
 
 func (s *sim) run(args ...string) {
@@ -104,6 +104,7 @@ func TestEveryCheckCanFail(t *testing.T) {
 		{check: "version", fix: sbx.UpgradeHint(), env: []string{"SBXSIM_VERSION=0.40.0"}, evidence: "v0.40.0 is older than v" + sbx.MinVersion},
 		{check: "version", fix: "sbx daemon restart", env: []string{"SBXSIM_SERVER_VERSION=0.52.0"}, evidence: "client v0.53.0 but daemon v0.52.0"},
 		{check: "disk", fix: "free disk space", env: []string{"SBXSIM_DISK_MIN_GB=1000000"}, evidence: "GB free"},
+		{check: "virtualization", fix: "usermod -aG kvm", env: []string{"SBXSIM_VIRT=off"}, evidence: "not available"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.check+" "+tc.evidence, func(t *testing.T) {

@@ -277,7 +277,13 @@ func (c *cli) diagnose(_ context.Context, args []string) error {
 	} else {
 		checks = append(checks, diagCheck{Name: "Daemon", Status: "fail", Message: "the daemon is not running", Hint: "sbx daemon start"})
 	}
-	checks = append(checks, diagCheck{Name: "Virtualization", Status: "pass", Message: "Linux namespaces (sbxsim: no microVM)"})
+	if v, _ := c.env.LookupEnv("SBXSIM_VIRT"); v == "off" {
+		// A host without usable virtualization, as sbx reports it.
+		checks = append(checks, diagCheck{Name: "Virtualization", Status: "fail", Message: "hardware virtualization is not available",
+			Detail: "/dev/kvm: permission denied", Hint: "sudo usermod -aG kvm $USER"})
+	} else {
+		checks = append(checks, diagCheck{Name: "Virtualization", Status: "pass", Message: "Linux namespaces (sbxsim: no microVM)"})
+	}
 	minGB := 2.0
 	if v, ok := c.env.LookupEnv("SBXSIM_DISK_MIN_GB"); ok {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
