@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -131,7 +132,7 @@ func TestVerifyChecksCanFail(t *testing.T) {
 			d := tt.breakIt(w, sandbox)
 			r, err := d.Verify(context.Background())
 			require.NoError(t, err)
-			require.Len(t, r.Checks, 9)
+			require.Len(t, r.Checks, len(CheckNames))
 			var names []string
 			for _, c := range r.Checks {
 				names = append(names, c.Name)
@@ -147,4 +148,59 @@ func TestVerifyChecksCanFail(t *testing.T) {
 			assert.Equal(t, []string{tt.check}, r.Failed(), r.String())
 		})
 	}
+}
+
+// TestVerifyContainersCheckCanFail: the containers check passes with an ordinary
+// container running and fails, with the container and the reason as evidence, for each
+// way a running container can hold more than the docker tools grant — whoever started it.
+func TestVerifyContainersCheckCanFail(t *testing.T) {
+	w := newSimWorld(t)
+	const sandbox = "deploy-verify-containers"
+	w.createRO(sandbox)
+	d := w.deployer(sandbox, w.environ())
+	d.ReadOnly = true
+	run := func(args ...string) {
+		out, code := w.sim(append([]string{"exec", sandbox, "--", "docker", "run", "--detach", "--name=bad"}, append(args, "busybox:latest", "sleep", "300")...)...)
+		require.Zero(t, code, out)
+	}
+	out, code := w.sim("exec", sandbox, "--", "docker", "run", "--detach", "--name=ordinary", "-v", w.ws+":/w:ro", "busybox:latest", "sleep", "300")
+	require.Zero(t, code, out)
+	c := d.checkContainers(context.Background(), sandbox)
+	assert.True(t, c.OK, c.Evidence)
+	assert.Contains(t, c.Evidence, "1 running (ordinary)")
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"socket", []string{"-v", "/var/run/docker.sock:/s"}, "mounts /var/run/docker.sock at /s: the daemon's socket"},
+		{"socket dir", []string{"-v", "/run:/r"}, "mounts /run at /r: the daemon's socket"},
+		{"socket volume", []string{"--mount", "type=volume,src=sockvol,dst=/v,volume-driver=local,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=/var/run"}, "the daemon's socket"},
+		{"workspace rw", []string{"-v", w.ws + ":/w"}, "mounts the read-only workspace writable"},
+		{"cap_add", []string{"--cap-add=SYS_ADMIN"}, "cap_add CAP_SYS_ADMIN"},
+		{"seccomp", []string{"--security-opt=seccomp=unconfined"}, "security_opt seccomp=unconfined"},
+		{"device", []string{"--device=/dev/null:/dev/x"}, "1 device(s)"},
+		{"pid host", []string{"--pid=host"}, "pid namespace of the sandbox"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run(tt.args...)
+			defer w.sim("exec", sandbox, "--", "sh", "-c", "docker rm -f bad; docker volume rm sockvol 2>/dev/null; true")
+			c := d.checkContainers(context.Background(), sandbox)
+			assert.False(t, c.OK, c.Evidence)
+			assert.Contains(t, c.Evidence, "bad: ")
+			assert.Contains(t, c.Evidence, tt.want)
+			assert.NotContains(t, c.Evidence, "ordinary")
+		})
+	}
+}
+
+// TestContainerFindingsPrivileged: sbxsim's dockerd cannot start a privileged container
+// (runc cannot apply every capability there), so that finding is checked on inspect's
+// shape.
+func TestContainerFindingsPrivileged(t *testing.T) {
+	var c inspected
+	require.NoError(t, json.Unmarshal([]byte(`{"Name":"/p","HostConfig":{"Privileged":true}}`), &c))
+	assert.Equal(t, []string{"privileged"}, (&Deployer{}).containerFindings(c, nil))
 }
