@@ -369,17 +369,37 @@ func TestDeployRefusesEscapes(t *testing.T) {
 	assert.Zero(t, hits.Load(), "docker_curl connected to a port the sandbox did not publish")
 }
 
-// TestServeWithoutDockerTools: PI_SBX_DOCKER_TOOLS=0 leaves serve with pi's seven.
-func TestServeWithoutDockerTools(t *testing.T) {
-	w := newWorld(t)
-	cs, _, _ := w.serve(nil, nil, "PI_SBX_DOCKER_TOOLS=0")
-	list, err := cs.ListTools(context.Background(), nil)
-	require.NoError(t, err)
-	var names []string
-	for _, tl := range list.Tools {
-		names = append(names, tl.Name)
+// TestServeToolModes: PI_SBX_MODE=tools leaves serve with pi's seven, deploy with the
+// docker_* tools, both (the default for MCP clients) with all of them.
+func TestServeToolModes(t *testing.T) {
+	pi := []string{"bash", "read", "write", "edit", "grep", "find", "ls"}
+	for _, mode := range []string{"tools", "deploy", "both", ""} {
+		t.Run(mode, func(t *testing.T) {
+			w := newWorld(t)
+			cs, _, _ := w.serve(nil, nil, "PI_SBX_MODE="+mode)
+			list, err := cs.ListTools(context.Background(), nil)
+			require.NoError(t, err)
+			var names, docker, seven []string
+			for _, tl := range list.Tools {
+				names = append(names, tl.Name)
+				if strings.HasPrefix(tl.Name, "docker_") {
+					docker = append(docker, tl.Name)
+				} else {
+					seven = append(seven, tl.Name)
+				}
+			}
+			switch mode {
+			case "tools":
+				assert.ElementsMatch(t, pi, names)
+			case "deploy":
+				assert.Empty(t, seven, names)
+				assert.Len(t, docker, 19)
+			default:
+				assert.ElementsMatch(t, pi, seven)
+				assert.Len(t, docker, 19)
+			}
+		})
 	}
-	assert.ElementsMatch(t, []string{"bash", "read", "write", "edit", "grep", "find", "ls"}, names)
 }
 
 // TestDeployReadOnlyWorkspace: with DOCKER_SANDBOX_WORKSPACE_RO=1 the project still

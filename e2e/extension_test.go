@@ -74,10 +74,10 @@ func TestPiExtension(t *testing.T) {
 		"hostSecret": secret, "report": reportPath, "backend": backendBin,
 	})
 	require.NoError(t, err)
-	// The conversation is compared with pi's built-in tools, so serve offers pi's seven
-	// only (the docker_* tools would add to the tool list); the script turns them on where
-	// it checks them.
-	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"), "PI_SBX_DOCKER_TOOLS=0")
+	// The conversation is compared with pi's built-in tools: by default the package adds
+	// no tool (PI_SBX_MODE=tools), so the tool list is pi's own; the script turns the
+	// docker_* tools on (PI_SBX_MODE=both, deploy) where it checks them.
+	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
 	cmd := command(node, env, filepath.Join(root, "extension/test/e2e.mjs"), string(config))
 	cmd.Dir = filepath.Join(root, "extension")
 	out, err := cmd.CombinedOutput()

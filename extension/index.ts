@@ -2,8 +2,9 @@
 // microVM, through `pi-sbx-backend serve`; pi itself (keys, sessions) stays on the host.
 //
 // Settings (environment): PI_SBX_BACKEND (the binary; default: see src/binary.ts),
-// PI_SBX_MODE=deploy (do not override pi's tools: only serve's other tools, the
-// sandbox as a deploy target), and everything serve reads (PI_SBX_BIN, DOCKER_SANDBOX*).
+// PI_SBX_MODE=tools (the default: pi's seven, in the sandbox), deploy (do not override
+// pi's tools: only serve's docker_* tools, the sandbox as a deploy target) or both, and
+// everything serve reads (PI_SBX_BIN, DOCKER_SANDBOX*).
 
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { textOf } from "./src/result.ts";

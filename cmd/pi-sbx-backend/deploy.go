@@ -15,7 +15,7 @@ import (
 // deployEnv documents the variables of the docker_* tools and GC.
 var deployEnv = []envDoc{
 	{"DOCKER_SANDBOX_CPUS, _MEMORY, _TEMPLATE", "sbx create --cpus (whole number, 0 = all), --memory (>= 512m), --template"},
-	{"PI_SBX_DOCKER_TOOLS=0", "serve offers pi's seven tools only (no docker_* tools)"},
+	{"PI_SBX_MODE=tools|deploy|both", "the tools serve lists: pi's seven, the docker_* tools, or both (default both; the pi package starts serve with tools unless set)"},
 	{"DOCKER_SANDBOX_GC_HOURS", "at session start, remove stale pi-sbx-* sandboxes older than this (default 24, 0 = off)"},
 	{"XDG_STATE_HOME", "owner records for GC live in $XDG_STATE_HOME/pi-sbx-backend/owners (default ~/.local/state)"},
 }
@@ -27,6 +27,29 @@ func newDeployer(s *session.Session) (*deploy.Deployer, error) {
 		ReadOnly: s.ReadOnly, Pinned: s.Pinned, Teardown: s.Teardown,
 		Environ: s.Environ, Policy: sbx.NewEnvPolicy(s.Environ), Owners: s.Owners, Home: envValue(s.Environ, "HOME"),
 	})
+}
+
+// toolSets is which tool sets serve lists.
+type toolSets struct{ pi, docker bool }
+
+// toolMode reads PI_SBX_MODE: tools (pi's seven), deploy (the docker_* tools) or both
+// (the default, for MCP clients; the pi package asks for tools unless told otherwise).
+// The former PI_SBX_DOCKER_TOOLS=0 is refused with its replacement named, so that
+// nobody who asked for no docker tools silently gets them.
+func toolMode(environ []string) (toolSets, error) {
+	if v := envValue(environ, "PI_SBX_DOCKER_TOOLS"); v != "" {
+		return toolSets{}, usagef("PI_SBX_DOCKER_TOOLS=%q is no longer read: use PI_SBX_MODE=tools (pi's seven), deploy (the docker_* tools) or both", v)
+	}
+	switch v := strings.ToLower(strings.TrimSpace(envValue(environ, "PI_SBX_MODE"))); v {
+	case "", "both":
+		return toolSets{pi: true, docker: true}, nil
+	case "tools":
+		return toolSets{pi: true}, nil
+	case "deploy":
+		return toolSets{docker: true}, nil
+	default:
+		return toolSets{}, usagef("PI_SBX_MODE=%q: want tools, deploy or both", v)
+	}
 }
 
 func envValue(environ []string, name string) string {

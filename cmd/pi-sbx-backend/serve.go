@@ -88,15 +88,22 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		return usagef("--transport %q: want persistent or per-call", *transport)
 	}
 	logger.Info("serving", "workspace", sess.Workspace, "cwd", sess.Cwd, "sandbox", sess.Name, "transport", *transport)
+	mode, err := toolMode(sess.Environ)
+	if err != nil {
+		return err
+	}
 	// pi's seven run in the VM, through the agent.
-	routes := mcpserver.Routes(tools.Pi(), caller)
+	var routes []mcpserver.Route
+	if mode.pi {
+		routes = mcpserver.Routes(tools.Pi(), caller)
+	}
 	routes = append(routes, session.Methods(sess, caller)...) // unlisted: ! commands, status
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
 	dep, err := newDeployer(sess)
 	if err != nil {
 		return err
 	}
-	if envValue(sess.Environ, "PI_SBX_DOCKER_TOOLS") != "0" {
+	if mode.docker {
 		routes = append(routes, dep.Routes()...)
 	}
 	if err := startupGC(ctx, logger, dep, sess.Environ); err != nil {

@@ -103,7 +103,8 @@ export class Sandbox {
 			bin,
 			args: ["serve", "--workspace", ctx.cwd],
 			cwd: ctx.cwd,
-			env: serveEnv(process.env, sessionVars(ctx)),
+			// pi's tool list stays pi's own unless PI_SBX_MODE asks for the docker_* tools.
+			env: { PI_SBX_MODE: "tools", ...serveEnv(process.env, sessionVars(ctx)) },
 			onStderrLine: (line) => this.onServeLog(line),
 		};
 		try {

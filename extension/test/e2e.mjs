@@ -460,11 +460,11 @@ check("bash streams at least two updates for a slow command", () => {
 	spawnSync(config.sim, ["rm", "-f", first], { env: process.env });
 }
 
-// --- 12. the real serve's docker_* tools, registered in pi ---
+// --- 12. the real serve's docker_* tools, registered in pi (PI_SBX_MODE=both, deploy) ---
 {
-	delete process.env.PI_SBX_DOCKER_TOOLS;
+	process.env.PI_SBX_MODE = "both";
 	const dep = await startPi({ extension: true });
-	process.env.PI_SBX_DOCKER_TOOLS = "0";
+	delete process.env.PI_SBX_MODE;
 	const all = dep.session.getAllTools();
 	const docker = all.filter((t) => t.name.startsWith("docker_"));
 	report.dockerTools = docker.map((t) => t.name);
@@ -479,11 +479,9 @@ check("bash streams at least two updates for a slow command", () => {
 	});
 	await dep.runtime.dispose();
 
-	delete process.env.PI_SBX_DOCKER_TOOLS;
 	process.env.PI_SBX_MODE = "deploy";
 	const target = await startPi({ extension: true });
 	delete process.env.PI_SBX_MODE;
-	process.env.PI_SBX_DOCKER_TOOLS = "0";
 	check("deploy-target mode: the docker_* tools, and pi's own seven", () => {
 		const tools = target.session.getAllTools();
 		assert.deepEqual(tools.filter((t) => t.name.startsWith("docker_")).map((t) => t.name), report.dockerTools);
