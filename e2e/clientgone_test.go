@@ -3,7 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,4 +58,46 @@ func TestServeEndsWhenItsClientIsGoneMidCall(t *testing.T) {
 		t.Fatalf("serve still runs 20 s after its client went away during a call\n%s", stderr.String())
 	}
 	assert.Empty(t, w.sandboxes(), "the session's sandbox is removed")
+}
+
+// TestServeSurvivesAClosedStdoutToTearDown: a client that closes serve's stdout and
+// keeps writing makes serve's next answer fail; serve must end its session with the
+// teardown (its sandbox removed) instead of dying by SIGPIPE and leaving that to the
+// watchdog.
+func TestServeSurvivesAClosedStdoutToTearDown(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws)
+	cmd.Dir, cmd.Env = w.ws, w.env("DOCKER_SANDBOX_GC_HOURS=0")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &testbin.SyncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c, err := mcpserver.Dial(context.Background(), stdout, stdin, nil, mcpserver.ClientOptions{Name: "e2e"})
+	require.NoError(t, err)
+	_, err = c.CallTool(context.Background(), "write", json.RawMessage(`{"path":"ready","content":"x"}`), nil, "")
+	require.NoError(t, err)
+	require.Len(t, w.sandboxes(), 1)
+
+	require.NoError(t, stdout.Close())
+	for i := range 3 { // answers that cannot be written
+		_, err := io.WriteString(stdin, fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`+"\n", i))
+		if err != nil {
+			break // serve is gone already
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve still runs 20 s after its stdout closed\n%s", stderr.String())
+	}
+	status := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	assert.False(t, status.Signaled(), "serve was killed by %v\n%s", status.Signal(), stderr.String())
+	assert.Empty(t, w.sandboxes(), "serve tore its sandbox down itself")
 }

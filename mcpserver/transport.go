@@ -373,7 +373,8 @@ func (c *conn) track(m *jsonrpc.Request, size int, keys []string) (ok, dup bool)
 	switch {
 	case dup:
 		c.store.Drop(keys)
-		c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
+		// Answered with its id, as JSON-RPC wants of every request whose id was read.
+		c.writeRaw(rawErrorReply(appendID(nil, m.ID), jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
 		return true, true
 	case !ok:
 		c.store.Drop(keys)

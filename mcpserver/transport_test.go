@@ -545,3 +545,26 @@ func TestServeTakesLineSizes(t *testing.T) {
 	}
 	assert.Equal(t, len(call), c.reader.Announced())
 }
+
+// TestDuplicateIDIsAnsweredWithIt: a call whose id is that of a call still running is
+// refused with an error carrying that id (not null), and the first call is unharmed.
+func TestDuplicateIDIsAnsweredWithIt(t *testing.T) {
+	for _, id := range []string{`7`, `"seven"`} {
+		b := blocking{make(chan struct{})}
+		srv := newServer(t, b, Options{})
+		lines := serveFed(t, srv, func(feed io.Writer, out *testbin.SyncBuffer) {
+			call := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"ls","arguments":{}}}` + "\n"
+			_, err := io.WriteString(feed, initLines+call)
+			require.NoError(t, err)
+			<-b.started
+			_, err = io.WriteString(feed, call)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return strings.Contains(out.String(), "already in use") }, 10*time.Second, time.Millisecond)
+			_, err = io.WriteString(feed, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`}}`+"\n")
+			require.NoError(t, err)
+		})
+		m, found := replyTo(t, lines, id)
+		require.True(t, found, "%s: answered with its id:\n%s", id, strings.Join(lines, "\n"))
+		assert.Contains(t, string(m["error"]), "already in use")
+	}
+}

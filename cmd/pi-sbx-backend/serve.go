@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/pi-sbx/pi-sbx-backend/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
@@ -63,6 +65,9 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// A client that closes serve's stdout ends the session, with its teardown: a write
+	// there must fail (EPIPE), not kill serve (Go's default for descriptors 1 and 2).
+	signal.Ignore(syscall.SIGPIPE)
 	sess, err := openSession(std, o.dirs)
 	if err != nil {
 		return err
