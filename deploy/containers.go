@@ -501,9 +501,20 @@ func (d *Deployer) start(ctx context.Context, raw json.RawMessage) (string, erro
 	if err != nil {
 		return "", err
 	}
+	// The daemon resolves the bind sources again at start: check them again, as at
+	// docker_run, with the workspace's writers held until it has started.
+	release, err := d.holdWriters(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	if err := d.checkBinds(ctx, c.id); err != nil {
+		return "", err
+	}
 	if _, err := d.dockerOK(ctx, ShortTimeout, "docker start", "start", c.id); err != nil {
 		return "", err
 	}
+	release()
 	lines, perr := d.publishContainer(ctx, c.id, c.specs)
 	return fmt.Sprintf("Started container %s.\n%s", short(c.id), lines), perr
 }
@@ -793,4 +804,34 @@ func (d *Deployer) defaultCommand(ctx context.Context, id string) ([]string, err
 		return nil, refuse("container %s has no default command: pass command", id)
 	}
 	return cmd, nil
+}
+
+// checkBinds refuses a container whose bind sources do not resolve, in the sandbox now,
+// to themselves inside the workspace: a source swapped for a link since the container
+// was made, or one outside the workspace (a container the docker tools did not make).
+func (d *Deployer) checkBinds(ctx context.Context, id string) error {
+	o, err := d.dockerOK(ctx, ShortTimeout, "docker inspect", "inspect", "--type=container", "--format", "{{json .Mounts}}", id)
+	if err != nil {
+		return err
+	}
+	var ms []struct{ Type, Source string }
+	if err := json.Unmarshal([]byte(strings.TrimSpace(o.stdout)), &ms); err != nil {
+		return fmt.Errorf("docker inspect %s: %w", id, err)
+	}
+	var what, srcs []string
+	for _, m := range ms {
+		if m.Type == "bind" {
+			what, srcs = append(what, "volume"), append(srcs, m.Source)
+		}
+	}
+	real, err := d.confineIn(ctx, what, srcs)
+	if err != nil {
+		return fmt.Errorf("not starting %s: %w", id, err)
+	}
+	for i, r := range real {
+		if r != srcs[i] {
+			return refuse("not starting %s: its volume %q now leads elsewhere (a link replaced it)", id, d.rel(srcs[i]))
+		}
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package deploy
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,4 +66,27 @@ func TestCancelStopsAForegroundRun(t *testing.T) {
 	out, code := w.sim("exec", sandbox, "--", "docker", "ps", "--all", "--quiet")
 	require.Zero(t, code, out)
 	assert.Empty(t, strings.TrimSpace(out), "the cancelled run's container is gone")
+}
+
+// TestStartChecksTheBindsAgain: a stopped container's volume directory replaced by a link
+// to the sandbox's /var/run is refused by docker_start (before, the daemon followed the
+// link and the container got the daemon's socket).
+func TestStartChecksTheBindsAgain(t *testing.T) {
+	w := newSimWorld(t)
+	const sandbox = "deploy-start"
+	w.create(sandbox)
+	d := w.deployer(sandbox, w.environ())
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, "d"), 0o755))
+	out, isErr := callText(t, d, "docker_run", map[string]any{"image": "busybox:latest", "name": "cc", "restart": "no", "volumes": []string{"d:/x"}, "command": "sleep 300"})
+	require.False(t, isErr, out)
+	out, isErr = callText(t, d, "docker_stop", map[string]any{"id": "cc"})
+	require.False(t, isErr, out)
+	require.NoError(t, os.Remove(filepath.Join(w.ws, "d")))
+	require.NoError(t, os.Symlink("/var/run", filepath.Join(w.ws, "d")))
+	out, isErr = callText(t, d, "docker_start", map[string]any{"id": "cc"})
+	assert.True(t, isErr, out)
+	assert.Contains(t, out, "not starting")
+	ls, _ := w.sim("exec", sandbox, "--", "sh", "-c", "docker exec cc ls /x 2>&1; docker inspect --format '{{.State.Running}}' cc")
+	assert.NotContains(t, ls, "docker.sock")
+	assert.Contains(t, ls, "false")
 }
