@@ -176,6 +176,12 @@ func (d *Doctor) found() Check {
 	if d.Sbx.Missing != nil {
 		return Check{n, Fail, d.Sbx.Missing.Error(), sbx.InstallHint()}
 	}
+	if strings.ContainsAny(d.Sbx.Bin, `/\`) {
+		// PI_SBX_BIN names a path: it is used as given, so say here if it is wrong.
+		if fi, err := os.Stat(d.Sbx.Bin); err != nil || fi.IsDir() {
+			return Check{n, Fail, fmt.Sprintf("PI_SBX_BIN=%s is not a program (%v)", d.Sbx.Bin, err), "unset PI_SBX_BIN"}
+		}
+	}
 	return Check{Name: n, Status: Pass, Evidence: d.Sbx.Bin}
 }
 

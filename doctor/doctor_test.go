@@ -136,6 +136,15 @@ func TestSbxMissing(t *testing.T) {
 	assert.True(t, strings.HasSuffix(r.Summary(), "— run "+sbx.InstallHint()), r.Summary())
 }
 
+// TestPIBinWrong: a PI_SBX_BIN that names no program fails the first check.
+func TestPIBinWrong(t *testing.T) {
+	c := sbx.NewClient([]string{"PI_SBX_BIN=/nonexistent/sbx"}, sbx.ExecRunner{})
+	r := (&Doctor{Sbx: c, Host: healthyLinux()}).Run(context.Background())
+	require.Len(t, r.Checks, 1)
+	assert.Equal(t, Fail, r.Checks[0].Status)
+	assert.Contains(t, r.Checks[0].Evidence, "PI_SBX_BIN=/nonexistent/sbx")
+}
+
 // TestPlatformChecks: without sbx diagnose's verdict, virtualization is probed per
 // platform, and each probe can fail.
 func TestPlatformChecks(t *testing.T) {

@@ -260,13 +260,17 @@ func TestConcurrentExecsAndSandboxes(t *testing.T) {
 	}
 }
 
+// sleeper is a command line no other test on the machine runs ("sleep 1000" matched
+// another package's "sleep 100000").
+var sleeper = "sleep 1000." + itoa(os.Getpid())
+
 func TestStopStartAndRemoveLeaveNothing(t *testing.T) {
 	s := newSim(t, false)
 	ws := t.TempDir()
 	name := s.create("life", ws)
 	st := s.stateOf(name)
-	s.must("exec", name, "sh", "-c", "sleep 1000 > /dev/null 2>&1 &")
-	if out := psLines(t, "sleep 1000"); out == "" {
+	s.must("exec", name, "sh", "-c", sleeper+" > /dev/null 2>&1 &")
+	if out := psLines(t, sleeper); out == "" {
 		t.Fatal("background process inside not visible from the host")
 	}
 
@@ -280,7 +284,7 @@ func TestStopStartAndRemoveLeaveNothing(t *testing.T) {
 		t.Errorf("exec after stop = %q", got)
 	}
 	st = s.stateOf(name)
-	s.must("exec", name, "sh", "-c", "sleep 1000 > /dev/null 2>&1 &")
+	s.must("exec", name, "sh", "-c", sleeper+" > /dev/null 2>&1 &")
 
 	s.must("rm", name)
 	assertGone(t, st)
@@ -308,7 +312,7 @@ func assertGone(t *testing.T, st sandboxState) {
 	if hits := namespaceUsers(t, st.namespaces); len(hits) > 0 {
 		t.Errorf("processes still in the sandbox's namespaces:\n%s", strings.Join(hits, "\n"))
 	}
-	if out := psLines(t, "sleep 1000"); out != "" {
+	if out := psLines(t, sleeper); out != "" {
 		t.Errorf("sandbox processes still running:\n%s", out)
 	}
 	if b, err := os.ReadFile("/proc/" + itoa(st.Init.Pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z") {
