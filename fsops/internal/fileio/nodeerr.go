@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -123,7 +124,9 @@ func FileTooLarge(size int64) error {
 
 // ReadFile reads a whole file as Node's fs.readFile does, with its errors: open
 // failures name the path, read failures (EISDIR for a directory) do not, and files over
-// 2 GiB are refused before anything is read.
+// 2 GiB are refused before anything is read. A file that is not a regular one (no size:
+// a device, FIFO or socket) is read up to StreamCap bytes and refused with a
+// *StreamTooLongError when it goes on, where Node would read until memory runs out.
 func ReadFile(abs string) ([]byte, error) {
 	f, err := os.Open(abs)
 	if err != nil {
@@ -131,16 +134,26 @@ func ReadFile(abs string) ([]byte, error) {
 	}
 	defer f.Close()
 	var size int64
+	var r io.Reader = f
+	capped := false
 	if st, err := f.Stat(); err == nil {
-		if st.Size() > MaxReadFileSize {
-			return nil, FileTooLarge(st.Size())
+		switch {
+		case st.Mode().IsRegular():
+			if st.Size() > MaxReadFileSize {
+				return nil, FileTooLarge(st.Size())
+			}
+			size = st.Size()
+		case !st.IsDir(): // a directory fails its first read with EISDIR, as in Node
+			r, capped = io.LimitReader(f, StreamCap+1), true
 		}
-		size = st.Size()
 	}
 	// Sized up front, so a large file is not copied through a doubling buffer.
 	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(f); err != nil {
+	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, NodeErr(err, "read", "")
+	}
+	if capped && buf.Len() > StreamCap {
+		return nil, &StreamTooLongError{Path: abs}
 	}
 	return buf.Bytes(), nil
 }

@@ -100,8 +100,13 @@ const MmapThreshold = 8 << 20
 // get its binary-file detection (a file named explicitly is searched whole, as ripgrep
 // does). The file is name in the open directory dir when dir is set, else path. It
 // returns the lines (copied out of the file's memory) and the read buffer for reuse.
+//
+// Of a file that is not a regular one (a device, FIFO or socket, which may never end)
+// at most fileio.StreamCap bytes are read: when it goes on past them, the lines found
+// there are the answer only if they hold maxMatches matches (all the caller wants);
+// otherwise the search fails with a *fileio.StreamTooLongError.
 func SearchFile(ctx context.Context, dir *fileio.Dir, name, path string, walked bool, p *Pattern, ctxLines, maxMatches int, buf []byte) (lines []Line, _ []byte, err error) {
-	data, unmap, buf, err := loadFile(dir, name, path, buf, walked)
+	data, unmap, cut, buf, err := loadFile(ctx, dir, name, path, buf, walked)
 	if err != nil {
 		return nil, buf, err
 	}
@@ -120,6 +125,9 @@ func SearchFile(ctx context.Context, dir *fileio.Dir, name, path string, walked 
 		text = text[:searchableEnd(text)]
 	}
 	lines = fileSearch(ctx, p, text, ctxLines, maxMatches)
+	if cut && countMatches(lines) < maxMatches {
+		return nil, buf, &fileio.StreamTooLongError{Path: path}
+	}
 	for i := range lines { // the buffer is reused and the mapping released: keep copies
 		t := lines[i].Text
 		if len(t) > keptLineBytes {
@@ -139,7 +147,9 @@ func SearchFile(ctx context.Context, dir *fileio.Dir, name, path string, walked 
 // sniff (ripgrep's binary detection applies) a file longer than one buffer fill is
 // read one fill first, and only that fill is returned when it makes the file binary:
 // ripgrep stops there too, and the Go tree alone has 14 MB of such files past it.
-func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data []byte, unmap func(), _ []byte, err error) {
+// A file without a size (not a regular file) is read up to fileio.StreamCap bytes;
+// cut tells that it went on past them.
+func loadFile(ctx context.Context, dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data []byte, unmap func(), cut bool, _ []byte, err error) {
 	var fd int
 	if dir != nil {
 		fd, err = fileio.OpenInDir(dir, name)
@@ -147,7 +157,7 @@ func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data 
 		fd, err = openRead(path)
 	}
 	if err != nil {
-		return nil, nil, buf, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, nil, false, buf, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
 	size := -1
@@ -157,8 +167,11 @@ func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data 
 	}
 	if size >= MmapThreshold {
 		if m, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
-			return m, func() { syscall.Munmap(m) }, buf, nil
+			return m, func() { syscall.Munmap(m) }, false, buf, nil
 		}
+	}
+	if size < 0 && cap(buf) > fileio.StreamCap+1 {
+		buf = buf[: 0 : fileio.StreamCap+1]
 	}
 	if cap(buf) < size+1 {
 		// Grown geometrically: a walk meets ever bigger files, and each new buffer is
@@ -171,6 +184,15 @@ func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data 
 			buf = append(buf, 0)[:len(buf)]
 		}
 		end := cap(buf)
+		if size < 0 {
+			if len(buf) > fileio.StreamCap {
+				return buf[:fileio.StreamCap], nil, true, buf, nil
+			}
+			if ctx.Err() != nil {
+				return nil, nil, false, buf, ctx.Err()
+			}
+			end = min(end, fileio.StreamCap+1)
+		}
 		sniffing := sniff && size > BufferSize && len(buf) < BufferSize
 		if sniffing {
 			end = BufferSize // cap(buf) > size
@@ -180,16 +202,16 @@ func loadFile(dir *fileio.Dir, name, path string, buf []byte, sniff bool) (data 
 			continue
 		}
 		if err != nil {
-			return nil, nil, buf, &os.PathError{Op: "read", Path: path, Err: err}
+			return nil, nil, false, buf, &os.PathError{Op: "read", Path: path, Err: err}
 		}
 		buf = buf[:len(buf)+n]
 		if n == 0 || len(buf) == size {
 			// Stopping at the size fstat reported saves a read per file; a file
 			// growing meanwhile is searched as it was.
-			return buf, nil, buf, nil
+			return buf, nil, false, buf, nil
 		}
 		if sniffing && len(buf) == BufferSize && binaryFirstFill(buf) {
-			return buf, nil, buf, nil
+			return buf, nil, false, buf, nil
 		}
 	}
 }
@@ -203,6 +225,16 @@ func binaryFirstFill(head []byte) bool {
 		return false
 	}
 	return bytes.IndexByte(head, 0) >= 0
+}
+
+func countMatches(lines []Line) int {
+	n := 0
+	for _, l := range lines {
+		if l.Match {
+			n++
+		}
+	}
+	return n
 }
 
 func openRead(path string) (int, error) {
