@@ -144,7 +144,8 @@ func ReadFile(abs string) ([]byte, error) {
 			}
 			size = st.Size()
 		case !st.IsDir(): // a directory fails its first read with EISDIR, as in Node
-			r, capped = io.LimitReader(f, StreamCap+1), true
+			// Room for all it may read at once; untouched memory costs nothing.
+			r, capped, size = io.LimitReader(f, StreamCap+1), true, StreamCap+1
 		}
 	}
 	// Sized up front, so a large file is not copied through a doubling buffer.

@@ -170,8 +170,10 @@ func loadFile(ctx context.Context, dir *fileio.Dir, name, path string, buf []byt
 			return m, func() { syscall.Munmap(m) }, false, buf, nil
 		}
 	}
-	if size < 0 && cap(buf) > fileio.StreamCap+1 {
-		buf = buf[: 0 : fileio.StreamCap+1]
+	if size < 0 && cap(buf) <= fileio.StreamCap {
+		// The most it may hold, at once: memory it never reads into stays untouched,
+		// where growing by append would leave several times the cap as garbage.
+		buf = make([]byte, 0, fileio.StreamCap+1)
 	}
 	if cap(buf) < size+1 {
 		// Grown geometrically: a walk meets ever bigger files, and each new buffer is
