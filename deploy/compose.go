@@ -48,8 +48,12 @@ func (d *Deployer) composeFile(file string) (string, error) {
 // project is a compose project as checked: its canonical model, which every compose
 // call of the tool gets on stdin, and its directory.
 type project struct {
+	name  string // compose's project name
 	dir   string
 	model []byte
+	// what and paths are the model's paths (real paths in the sandbox), checked again
+	// right before compose starts containers.
+	what, paths []string
 }
 
 // composeDo runs `docker compose ARGS` on the checked model: --file=- reads it from
@@ -102,17 +106,42 @@ func (d *Deployer) compose(ctx context.Context, raw json.RawMessage) (string, er
 		return string(p.model), nil
 	}
 	argv := []string{action}
+	extra := a.ExtraArgs
 	timeout := ShortTimeout
+	release := func() {}
+	defer func() { release() }()
 	switch action {
 	case "up":
-		argv = append(argv, "--detach", "--build")
+		// Build first, then create and start with the workspace's writers held (hold.go):
+		// the daemon resolves the bind sources when it starts the containers.
+		extra = nil
+		build := true
+		for _, x := range a.ExtraArgs {
+			switch x {
+			case "--no-build":
+				build = false
+			case "--build":
+			default:
+				extra = append(extra, x)
+			}
+		}
+		if build {
+			o, err := d.composeDo(ctx, LongTimeout, p, append([]string{"build"}, service...)...)
+			if err != nil {
+				return "", err
+			}
+			if o.code != 0 {
+				return o.text(), fmt.Errorf("docker compose build failed (exit status %d)", o.code)
+			}
+		}
+		argv = append(argv, "--detach", "--no-build")
 		timeout = LongTimeout
 	case "build", "pull":
 		timeout = LongTimeout
 	case "logs":
 		argv = append(argv, "--no-color")
 	}
-	argv = append(append(argv, a.ExtraArgs...), service...)
+	argv = append(append(argv, extra...), service...)
 
 	var prefix string
 	if action == "down" || action == "stop" {
@@ -134,10 +163,28 @@ func (d *Deployer) compose(ctx context.Context, raw json.RawMessage) (string, er
 			prefix = describeUnpublished(done)
 		}
 	}
+	if action == "up" || action == "start" || action == "restart" {
+		// The daemon resolves bind sources when it starts a container: from a second
+		// look at them until compose has started everything, the workspace's writers
+		// (but the project's own, which compose recreates) are held (hold.go).
+		if release, err = d.holdWritersBut(ctx, p.name); err != nil {
+			return "", err
+		}
+		again, err := d.confineIn(ctx, p.what, p.paths)
+		if err != nil {
+			return "", err
+		}
+		for i := range again {
+			if again[i] != p.paths[i] {
+				return "", refuse("%s %q changed while it was checked (a link replaced it)", p.what[i], d.rel(p.paths[i]))
+			}
+		}
+	}
 	o, err := d.composeDo(ctx, timeout, p, argv...)
 	if err != nil {
 		return "", err
 	}
+	release()
 	text := o.text()
 	if prefix != "" {
 		text += "\n" + prefix
@@ -295,5 +342,6 @@ func (d *Deployer) checkComposeProject(ctx context.Context, file string) (*proje
 	if err != nil {
 		return nil, fmt.Errorf("writing the checked compose model: %w", err)
 	}
-	return &project{dir: dir, model: model}, nil
+	name, _ := m["name"].(string)
+	return &project{name: name, dir: dir, model: model, what: what, paths: resolved}, nil
 }

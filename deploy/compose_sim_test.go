@@ -162,3 +162,37 @@ func TestComposeFileSwapCannotWin(t *testing.T) {
 	assert.Positive(t, refused, "the swap did happen during checks")
 	assert.Less(t, refused, calls, "some calls ran")
 }
+
+// TestComposeBindRaceCannotWin: as TestRunVolumeRaceCannotWin, for docker_compose up: a
+// container that can write the workspace flips a bind source to a link to /var/run while
+// compose recreates the service again and again. The sources are checked again with the
+// writers held until compose has started the containers, so none gets the daemon's socket.
+func TestComposeBindRaceCannotWin(t *testing.T) {
+	w := newComposeWorld(t)
+	const sandbox = "deploy-compose-race"
+	w.create(sandbox)
+	d := w.deployer(sandbox, w.environ())
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, "d"), 0o755))
+	writeFiles(t, w.ws, map[string]string{"compose.yaml": svc + "    volumes: [\"./d:/x\"]\n"})
+	out, isErr := callText(t, d, "docker_run", map[string]any{"image": "busybox:latest", "name": "flipper", "volumes": []string{".:/w"},
+		"command": []string{"sh", "-c", "cd /w; while :; do mv d d.real; ln -s /var/run d; usleep 20000; rm d; mv d.real d; usleep 20000; done"}})
+	require.False(t, isErr, out)
+
+	const calls = 20
+	won, ran := 0, 0
+	for i := 0; i < calls; i++ {
+		time.Sleep(time.Duration(5+i%4*11) * time.Millisecond)
+		_, isErr := callText(t, d, "docker_compose", map[string]any{"extraArgs": []string{"--force-recreate"}})
+		if isErr {
+			continue
+		}
+		ran++
+		ls, _ := w.sim("exec", sandbox, "--", "sh", "-c", "docker exec $(docker ps -q --filter label=com.docker.compose.service=s) ls /x")
+		if strings.Contains(ls, "docker.sock") {
+			won++
+		}
+	}
+	t.Logf("%d calls: %d ran, %d got the daemon's socket", calls, ran, won)
+	assert.Zero(t, won, "a compose container mounted /var/run")
+	assert.Positive(t, ran)
+}

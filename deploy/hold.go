@@ -21,6 +21,12 @@ import (
 // the workspace and returns the function that resumes them (safe to call twice). Holds
 // are serialized: two runs never pause and resume each other's writers.
 func (d *Deployer) holdWriters(ctx context.Context) (release func(), err error) {
+	return d.holdWritersBut(ctx, "")
+}
+
+// holdWritersBut is holdWriters leaving compose project's own containers running:
+// compose stops and recreates them itself.
+func (d *Deployer) holdWritersBut(ctx context.Context, project string) (release func(), err error) {
 	d.hold.Lock()
 	unlock := sync.OnceFunc(d.hold.Unlock)
 	defer func() {
@@ -28,7 +34,7 @@ func (d *Deployer) holdWriters(ctx context.Context) (release func(), err error) 
 			unlock()
 		}
 	}()
-	writers, err := d.workspaceWriters(ctx)
+	writers, err := d.workspaceWriters(ctx, project)
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +53,9 @@ func (d *Deployer) holdWriters(ctx context.Context) (release func(), err error) 
 	}), nil
 }
 
-// workspaceWriters lists the running, unpaused containers that can write the workspace.
-func (d *Deployer) workspaceWriters(ctx context.Context) ([]string, error) {
+// workspaceWriters lists the running, unpaused containers that can write the workspace
+// (but those of compose project, when given).
+func (d *Deployer) workspaceWriters(ctx context.Context, project string) ([]string, error) {
 	o, err := d.dockerOK(ctx, ShortTimeout, "docker ps", "ps", "--quiet", "--no-trunc", "--filter=status=running")
 	if err != nil {
 		return nil, err
@@ -57,16 +64,17 @@ func (d *Deployer) workspaceWriters(ctx context.Context) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	o, err = d.dockerOK(ctx, ShortTimeout, "docker inspect", append([]string{"inspect", "--type=container", "--format", "{{.Id}}\t{{json .Mounts}}"}, ids...)...)
+	o, err = d.dockerOK(ctx, ShortTimeout, "docker inspect", append([]string{"inspect", "--type=container", "--format", "{{.Id}}\t{{index .Config.Labels \"com.docker.compose.project\"}}\t{{json .Mounts}}"}, ids...)...)
 	if err != nil {
 		return nil, err
 	}
 	var writers []string
 	for _, line := range strings.Split(strings.TrimSpace(o.stdout), "\n") {
-		id, mounts, ok := strings.Cut(line, "\t")
-		if !ok {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) != 3 || (project != "" && f[1] == project) {
 			continue
 		}
+		id, mounts := f[0], f[2]
 		var ms []struct {
 			Type, Source string
 			RW           bool
