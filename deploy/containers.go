@@ -637,6 +637,13 @@ func (d *Deployer) exec(ctx context.Context, raw json.RawMessage) (string, error
 		}
 	}
 	o, err := d.docker(ctx, ShortTimeout, append([]string{"exec", a.ID}, cmd...)...)
+	if ctx.Err() != nil {
+		// Cancelled: ending the docker client does not end the command in the container.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShortTimeout)
+		defer cancel()
+		d.killExec(rctx, a.ID, strings.Join(cmd, " "))
+		return "", ctx.Err()
+	}
 	if err != nil {
 		return "", err
 	}
@@ -834,4 +841,24 @@ func (d *Deployer) checkBinds(ctx context.Context, id string) error {
 		}
 	}
 	return nil
+}
+
+// killScript kills, with what they started, the processes docker exec started in
+// container "$1" with the command line "$2": the container's processes whose parent is
+// its init's (the runtime's shim) other than the init, with that command line. (docker
+// exec returns no ID to kill by; an identical exec running beside it is killed too.)
+const killScript = `init=$(docker -H unix:///var/run/docker.sock inspect --type=container --format '{{.State.Pid}}' "$1") || exit 1
+docker -H unix:///var/run/docker.sock top "$1" -eo pid,ppid,args | awk -v init="$init" -v want="$2" '
+NR > 1 { pid = $1; ppid = $2; $1 = ""; $2 = ""; sub(/^  */, ""); parent[pid] = ppid; args[pid] = $0; if (pid == init) shim = ppid }
+END {
+	for (p in parent) if (parent[p] == shim && p != init && args[p] == want) kill[p] = 1
+	do { grew = 0; for (p in parent) if ((parent[p] in kill) && !(p in kill)) { kill[p] = 1; grew = 1 } } while (grew)
+	for (p in kill) print p
+}' | xargs -r sudo -n kill -KILL`
+
+// killExec runs killScript in the sandbox. The commands run as the container's user
+// (root, usually), not the sandbox's: the kill goes through sudo, which the sandbox user
+// has without a password. Best effort: the call is already over.
+func (d *Deployer) killExec(ctx context.Context, id, cmd string) {
+	d.inSandbox(ctx, ShortTimeout, nil, "sh", "-c", killScript, "pi-sbx-kill", id, strings.Join(strings.Fields(cmd), " "))
 }

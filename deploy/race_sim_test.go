@@ -90,3 +90,23 @@ func TestStartChecksTheBindsAgain(t *testing.T) {
 	assert.NotContains(t, ls, "docker.sock")
 	assert.Contains(t, ls, "false")
 }
+
+// TestCancelStopsADockerExec: cancelling docker_exec kills the command in the container
+// (before, it went on running there), and only it.
+func TestCancelStopsADockerExec(t *testing.T) {
+	w := newSimWorld(t)
+	const sandbox = "deploy-cancel-exec"
+	w.create(sandbox)
+	d := w.deployer(sandbox, w.environ())
+	out, isErr := callText(t, d, "docker_run", map[string]any{"image": "busybox:latest", "name": "box", "command": "sleep 301"})
+	require.False(t, isErr, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	res, err := d.CallTool(ctx, mcpserver.Call{Name: "docker_exec", Args: json.RawMessage(`{"id":"box","command":"sh -c 'sleep 302; echo done'"}`)})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	top, code := w.sim("exec", sandbox, "--", "docker", "top", "box", "-eo", "pid,args")
+	require.Zero(t, code, top)
+	assert.NotContains(t, top, "sleep 302", "the exec'd command and its child are gone")
+	assert.Contains(t, top, "sleep 301", "the container's own process runs on")
+}
