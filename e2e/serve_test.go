@@ -377,18 +377,19 @@ func TestPerCallCarriesLargeArguments(t *testing.T) {
 	assert.Equal(t, content, string(got))
 }
 
-// TestServeDockerInsideTheSandbox: the bash tool reaches the sandbox's own Docker daemon
-// at /var/run/docker.sock — not the host's (DOCKER_HOST points at the decoy, which the
+// TestServeDockerInsideTheSandbox: the bash tool, as agent, reaches the sandbox's own
+// Docker daemon at /var/run/docker.sock — not the host's (DOCKER_HOST points at the decoy, which the
 // world asserts is never connected to).
 func TestServeDockerInsideTheSandbox(t *testing.T) {
 	w := newWorld(t)
 	cs, _, _ := w.serve(nil, nil, "SBXSIM_DOCKER=1")
-	res := call(t, cs, "bash", `{"command":"docker -H unix:///var/run/docker.sock info --format '{{.ID}}' && docker -H unix:///var/run/docker.sock image ls --format '{{.Repository}}'"}`)
+	res := call(t, cs, "bash", `{"command":"docker -H unix:///var/run/docker.sock info --format '{{.ID}}' && docker -H unix:///var/run/docker.sock image ls --format '{{.Repository}}' && id -un"}`)
 	require.False(t, res.IsError, text(res))
 	lines := strings.Split(strings.TrimSpace(text(res)), "\n")
-	require.Len(t, lines, 2, text(res))
+	require.Len(t, lines, 3, text(res))
 	assert.NotEmpty(t, lines[0], "the daemon's ID")
 	assert.Equal(t, "busybox", lines[1], "the sandbox's own image store")
+	assert.Equal(t, "agent", lines[2], "docker works as agent, the user the tools run as (as in real sbx)")
 }
 
 // TestServeForwardsPiSessionVariables: pi's session variables (PI_SESSION_ID, PI_MODEL,
