@@ -253,3 +253,33 @@ func TestFindBin(t *testing.T) {
 	p := PlacesFor("darwin", "/Users/me", "")
 	assert.Equal(t, []string{"/opt/homebrew/bin", "/usr/local/bin", "/Users/me/.local/bin"}, p.Dirs)
 }
+
+// TestKeepAliveSession: a session with KeepAlive holds one exec session of its own in the
+// sandbox (stdin a pipe; no -e: nothing forwarded), and one without does not.
+func TestKeepAliveSession(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+			if c.Args[0] == "ls" {
+				return 0, `{"sandboxes":[{"name":"box","status":"running"}]}`, ""
+			}
+			return 0, "", ""
+		}}
+		s, err := NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX=box"}, 77, "/ws", nil)
+		require.NoError(t, err)
+		s.KeepAlive = keep
+		_, err = s.Ensure(context.Background())
+		require.NoError(t, err)
+		want := []string{"ls --json"}
+		if keep {
+			want = append(want, "exec -i box -- sh -c exec cat >/dev/null")
+		}
+		assert.Equal(t, want, f.argvs(), "keep-alive %v", keep)
+		if keep {
+			f.mu.Lock()
+			_, isPipe := f.calls[1].Stdin.(*os.File)
+			f.mu.Unlock()
+			assert.True(t, isPipe, "its stdin is a pipe only this process writes to")
+		}
+		require.NoError(t, s.Close(context.Background()))
+	}
+}
