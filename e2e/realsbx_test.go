@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
 
@@ -212,4 +213,27 @@ func TestOldSbxIsRefused(t *testing.T) {
 	assert.Contains(t, text(res), "found sbx v0.40.2")
 	assert.Contains(t, text(res), "needs v0.42.0")
 	assert.Empty(t, w.sandboxes())
+}
+
+// TestWarmReuseAfterAutoStop: a warm re-use sandbox stops by itself after its session
+// (sbx's auto-stop, here 1 s); the next session re-attaches the stopped sandbox, starts
+// it with its first call, and finds its agent still installed (/tmp survives a stop).
+func TestWarmReuseAfterAutoStop(t *testing.T) {
+	w := newWorld(t)
+	env := simEnv("DOCKER_SANDBOX_REUSE=1", "SBXSIM_AUTOSTOP=1s")
+	box := sbx.ProjectName(w.ws)
+	agent := `{"command":"stat -c '%n %Y' /tmp/pi-sbx-agent-*"}`
+	cs, cmd, _ := w.serve(nil, nil, env...)
+	first := call(t, cs, "bash", agent)
+	require.False(t, first.IsError, text(first))
+	require.NoError(t, cs.Close())
+	_ = cmd.Wait()
+	require.Eventually(t, func() bool { return w.status(box) == "stopped" }, 20*time.Second, 100*time.Millisecond,
+		"the warm sandbox stops by itself after its session")
+
+	cs, _, _ = w.serve(nil, nil, env...)
+	second := call(t, cs, "bash", agent)
+	require.False(t, second.IsError, text(second))
+	assert.Equal(t, text(first), text(second), "the same agent, not installed again")
+	assert.Equal(t, "running", w.status(box))
 }
