@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -19,7 +20,12 @@ func TestToolDefinitionsMatchPi(t *testing.T) {
 		Parameters  map[string]any `json:"parameters"`
 	}
 	var pi map[string]def
-	require.NoError(t, json.Unmarshal(runNode(t, "specs.mjs", nil), &pi))
+	specs := runNode(t, "specs.mjs", nil)
+	require.NoError(t, json.Unmarshal(specs, &pi))
+	var piRaw map[string]struct {
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	require.NoError(t, json.Unmarshal(specs, &piRaw))
 
 	list := tools.Pi()
 	require.Len(t, list, len(pi))
@@ -34,6 +40,42 @@ func TestToolDefinitionsMatchPi(t *testing.T) {
 			var schema map[string]any
 			require.NoError(t, json.Unmarshal(raw, &schema))
 			assert.Equal(t, want.Parameters, schema)
+			// Property order too: tools/list shows it, and validation errors follow it.
+			assert.Equal(t, propertyOrder(t, piRaw[name].Parameters), propertyOrder(t, raw))
 		})
 	}
+}
+
+// propertyOrder lists the names of a schema's properties, and of its items' properties
+// when it has an array of objects, in the order the JSON text has them.
+func propertyOrder(t *testing.T, schema []byte) []string {
+	t.Helper()
+	var s struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(schema, &s))
+	var names []string
+	if len(s.Properties) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(s.Properties))
+	_, err := dec.Token()
+	require.NoError(t, err)
+	for dec.More() {
+		key, err := dec.Token()
+		require.NoError(t, err)
+		var prop json.RawMessage
+		require.NoError(t, dec.Decode(&prop))
+		names = append(names, key.(string))
+		var sub struct {
+			Items json.RawMessage `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal(prop, &sub))
+		if len(sub.Items) > 0 {
+			for _, n := range propertyOrder(t, sub.Items) {
+				names = append(names, key.(string)+"[]."+n)
+			}
+		}
+	}
+	return names
 }

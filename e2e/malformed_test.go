@@ -63,7 +63,7 @@ func TestServeSurvivesMalformedInput(t *testing.T) {
 		{"not a request", `{"hello":"world"}`, -32600},
 		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"no/such"}`, -32601},
 		{"unknown tool", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}}`, -32602},
-		{"wrong argument type", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read","arguments":{"path":42}}}`, -32602},
+		{"wrong argument type", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read","arguments":{"path":[42]}}}`, -32602},
 		{"missing required argument", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{}}}`, -32602},
 		{"arguments not an object", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ls","arguments":"ls -la"}}`, -32602},
 	}
@@ -81,4 +81,17 @@ func TestServeSurvivesMalformedInput(t *testing.T) {
 	assert.Equal(t, float64(10), m["id"])
 	res, _ := json.Marshal(m["result"])
 	assert.Equal(t, w.local("read", `{"path":"README.md"}`), fromWire(t, res))
+
+	// Arguments are coerced as pi coerces them, and what stays invalid is named in
+	// schema order, every time (conformance/args_test.go holds both to pi).
+	send(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read","arguments":{"limit":"2","path":"README.md","offset":"1"}}}`)
+	res, _ = json.Marshal(next()["result"])
+	assert.Equal(t, w.local("read", `{"path":"README.md","offset":1,"limit":2}`), fromWire(t, res))
+	for i := 0; i < 5; i++ {
+		send(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"read","arguments":{"limit":{},"offset":"x","path":[1]}}}`)
+		e, _ := next()["error"].(map[string]any)
+		require.NotNil(t, e)
+		assert.Equal(t, float64(-32602), e["code"])
+		assert.Contains(t, e["message"], "Validation failed for tool \"read\":\n  - path: expected string, got array\n  - offset: expected number, got string\n  - limit: expected number, got object\n")
+	}
 }

@@ -159,7 +159,7 @@ func TestServerLocal(t *testing.T) {
 		})
 	}
 
-	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": 5}})
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": []any{5}}})
 	var rpcErr *jsonrpc.Error
 	require.ErrorAs(t, err, &rpcErr)
 	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErr.Code)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -97,7 +98,8 @@ func (t *Tool) Validate(raw []byte) (json.RawMessage, error) {
 	return t.validateSlowly(raw)
 }
 
-// validateObject is Validate for arguments decoded into obj.
+// validateObject is Validate for arguments decoded into obj: Prepare, then pi's
+// coercion, then the check, whose failure is worded as pi words it (see invalid).
 func (t *Tool) validateObject(raw []byte, obj map[string]any) (json.RawMessage, error) {
 	out := json.RawMessage(raw)
 	if t.Prepare != nil {
@@ -109,11 +111,104 @@ func (t *Tool) validateObject(raw []byte, obj map[string]any) (json.RawMessage, 
 			return nil, fmt.Errorf("%w: %s arguments: %v", ErrUsage, t.Name, err)
 		}
 	}
-	if err := t.resolved.Validate(obj); err != nil {
+	coerced, changed := coerceArgs(t.Schema, obj)
+	if errs := checkArgs(t.Schema, coerced, "", nil); len(errs) > 0 {
+		return nil, t.invalid(errs, received(raw, obj))
+	}
+	if changed {
+		var err error
+		if out, err = marshalPlain(coerced); err != nil {
+			return nil, fmt.Errorf("%w: %s arguments: %v", ErrUsage, t.Name, err)
+		}
+	}
+	// The schema validator stays as a guard for keywords checkArgs does not know.
+	if err := t.resolved.Validate(coerced); err != nil {
 		// The validator's "validating root: " says nothing; the rest names the field.
 		return nil, fmt.Errorf("%w: %s arguments: %s", ErrUsage, t.Name, strings.TrimPrefix(err.Error(), "validating root: "))
 	}
 	return out, nil
+}
+
+// invalid is pi's validation failure (pi-ai's validateToolArguments): every violation
+// in schema order, then the arguments received (after Prepare, as pi's are) indented as
+// JSON.stringify(args, null, 2) does, members in the order they came.
+func (t *Tool) invalid(errs []argError, received []byte) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Validation failed for tool %q:\n", t.Name)
+	for _, e := range errs {
+		fmt.Fprintf(&b, "  - %s: %s\n", e.path, e.msg)
+	}
+	var indented bytes.Buffer
+	if json.Indent(&indented, received, "", "  ") != nil {
+		indented.Reset()
+		indented.Write(received)
+	}
+	fmt.Fprintf(&b, "\nReceived arguments:\n%s", indented.Bytes())
+	return usageError(b.String())
+}
+
+// received is the prepared arguments obj as pi's message shows them: raw itself when
+// Prepare left them as they were, else obj's members in raw's order (then new ones).
+func received(raw []byte, obj map[string]any) []byte {
+	var orig map[string]any
+	if json.Unmarshal(raw, &orig) == nil && reflect.DeepEqual(orig, obj) {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var order []string
+	if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				break
+			}
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				break
+			}
+			order = append(order, key.(string))
+		}
+	}
+	var rest []string
+	for k := range obj {
+		if !contains(order, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	for _, k := range append(order, rest...) {
+		v, ok := obj[k]
+		if !ok {
+			continue
+		}
+		if n++; n > 1 {
+			b.WriteByte(',')
+		}
+		kj, _ := marshalPlain(k)
+		vj, err := marshalPlain(v)
+		if err != nil {
+			return raw
+		}
+		b.Write(kj)
+		b.WriteByte(':')
+		b.Write(vj)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// marshalPlain is json.Marshal without HTML escaping (JSON.stringify's spelling).
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // validateSlowly decodes with exact numbers, so that what the fast decode refused gets
@@ -130,7 +225,7 @@ func (t *Tool) validateSlowly(raw []byte) (json.RawMessage, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s arguments must be a JSON object", ErrUsage, t.Name)
+		return nil, t.invalid([]argError{{"root", "expected object, got " + typeName(jsonValue(v))}}, raw)
 	}
 	// The object itself decodes only with exact numbers; the validator's form (float64)
 	// says which number does not fit.
@@ -198,3 +293,12 @@ var (
 	num     = Number
 	boolean = Boolean
 )
+
+// jsonValue is v decoded with UseNumber as encoding/json decodes it by default.
+func jsonValue(v any) any {
+	if n, ok := v.(json.Number); ok {
+		f, _ := n.Float64()
+		return f
+	}
+	return v
+}

@@ -37,9 +37,12 @@ func TestValidate(t *testing.T) {
 		{name: "big numbers keep their digits", args: `{"text":"a","times":12345678901234567890}`, want: `{"text":"a","times":12345678901234567890}`},
 		{name: "malformed", args: `{"text":`, usage: "not valid JSON"},
 		{name: "trailing data", args: `{"text":"a"} {}`, usage: "trailing data"},
-		{name: "not an object", args: `"text"`, usage: "must be a JSON object"},
+		{name: "not an object", args: `"text"`, usage: "  - root: expected object, got string\n"},
 		{name: "missing required", args: `{}`, usage: "text"},
-		{name: "wrong type", args: `{"text":"a","times":"3"}`, usage: "times"},
+		{name: "wrong type", args: `{"text":"a","times":"x"}`, usage: "Validation failed for tool \"echo\":\n  - times: expected number, got string\n\nReceived arguments:\n{\n  \"text\": \"a\",\n  \"times\": \"x\"\n}"},
+		{name: "every violation, in schema order", args: `{"times":{},"text":[]}`, usage: "  - text: expected string, got array\n  - times: expected number, got object\n"},
+		{name: "coerced as pi does", args: `{"text":5,"times":" 0x10 "}`, want: `{"text":"5","times":16}`},
+		{name: "optional null dropped, required null a string", args: `{"text":null,"times":null}`, want: `{"text":"null"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,6 +123,9 @@ func TestDockerToolsResolve(t *testing.T) {
 	require.NoError(t, err)
 	_, err = run.Validate([]byte(`{"image":"busybox","network":"macvlan"}`))
 	assert.ErrorIs(t, err, ErrUsage)
-	_, err = run.Validate([]byte(`{"image":"busybox","command":3}`))
+	_, err = run.Validate([]byte(`{"image":"busybox","command":{}}`))
 	assert.ErrorIs(t, err, ErrUsage)
+	got, err := run.Validate([]byte(`{"image":"busybox","command":3}`))
+	require.NoError(t, err) // pi's coercion: the union's first branch takes "3"
+	assert.JSONEq(t, `{"image":"busybox","command":"3"}`, string(got))
 }
