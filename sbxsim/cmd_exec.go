@@ -164,13 +164,13 @@ const keptCaps = "chown,dac_override,fowner,fsetid,kill,setgid,setuid,setpcap,ne
 // capability bounding set cut to keptCaps — so that neither root, sudo nor a
 // file-capability program can regain the others. agent is in its groups sudo and
 // docker (the daemon's socket); any other user has no other groups.
-func dropPrivileges(setpriv string, uid, gid int) []string {
+func dropPrivileges(setpriv string, uid, gid int, agent bool) []string {
 	bounding := "-all"
 	for _, c := range strings.Split(keptCaps, ",") {
 		bounding += ",+" + c
 	}
 	groups := "--clear-groups"
-	if uid == AgentUID {
+	if agent {
 		groups = fmt.Sprintf("--groups=%d,%d,%d", AgentGID, sudoGID, dockerGID)
 	}
 	return []string{setpriv, "--bounding-set=" + bounding, "--inh-caps=-all",
@@ -205,6 +205,10 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	agent := uid == AgentUID
+	if agent && sb.RunAs != nil {
+		uid, gid = sb.RunAs.UID, sb.RunAs.GID // no idmapped workspace here
+	}
 	// Only what the caller passed with -e/--env-file reaches the command, on top of the
 	// sandbox's own defaults: never the caller's environment.
 	env := []string{"PATH=" + defaultPath, "HOME=" + home}
@@ -237,7 +241,7 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	}
 	argv := []string{"nsenter", "--target", strconv.Itoa(sb.Init.Pid),
 		"--mount", "--uts", "--ipc", "--net", "--pid", "--wdns=" + wd, "--"}
-	argv = append(append(argv, dropPrivileges(setpriv, uid, gid)...), r.argv...)
+	argv = append(append(argv, dropPrivileges(setpriv, uid, gid, agent)...), r.argv...)
 	if r.tty {
 		return c.execPty(ctx, sb.Init.Pid, nsenter, argv, env, r.interactive)
 	}

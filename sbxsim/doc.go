@@ -34,7 +34,9 @@
 // only the capability bounding set above. Each workspace is an idmapped mount (idmap.go)
 // whose user namespace swaps agent's id with the workspace owner's: agent owns the
 // workspace inside, and what it creates is the owner's on the host (root inside, the
-// sandbox's dockerd included, writes as uid 1000 there when the owner is root). A
+// sandbox's dockerd included, writes as uid 1000 there when the owner is root). Where
+// the primary workspace's file system cannot be idmapped (checked on a detached copy
+// at each start), create warns and "agent" runs with the workspace owner's ids instead. A
 // sandbox stops by itself SBXSIM_AUTOSTOP (default 30 s; "off" only for unit tests)
 // after its last exec session ended, and after create, run -d and a publish that
 // started it (autostop.go: one detached stopper per sandbox, killed by rm); a stop ends

@@ -1,6 +1,7 @@
 package sbxsim
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,8 +83,28 @@ func (m *Manager) idmapFor(dir string) (*os.File, error) {
 		stdin.Close() // __userns exits at EOF
 		_ = cmd.Wait()
 	}()
-	return os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
+	if err != nil {
+		return nil, err
+	}
+	// Try it on a detached copy first: a file system (or kernel) without idmapped
+	// mounts is known here, before init needs it.
+	tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err == nil {
+		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(ns.Fd())})
+		unix.Close(tree)
+	}
+	if err != nil {
+		ns.Close()
+		return nil, fmt.Errorf("%w: %s: %v", errNoIdmap, dir, err)
+	}
+	return ns, nil
 }
+
+// errNoIdmap: the workspace's file system cannot be idmapped here. The sandbox then
+// runs "agent" with the workspace owner's ids instead (Sandbox.RunAs), so that it can
+// still write the workspace.
+var errNoIdmap = errors.New("idmapped mounts are not supported")
 
 // RunUserns is the hidden `__userns` mode: it holds its user namespace until stdin ends.
 func RunUserns() int {

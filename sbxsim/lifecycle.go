@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Manager starts, stops and removes sandboxes recorded in a Store.
@@ -139,6 +141,18 @@ func (m *Manager) initConfigFor(sb *Sandbox) (cfg initConfig, userns []*os.File,
 		}
 		cfg.Workspaces = append(cfg.Workspaces, Workspace{Path: real, ReadOnly: w.ReadOnly})
 		ns, err := m.idmapFor(real)
+		if errors.Is(err, errNoIdmap) && len(cfg.Userns) == 0 {
+			// The primary workspace: agent takes its owner's ids (RunAs) instead.
+			var st unix.Stat_t
+			if unix.Stat(real, &st) == nil {
+				sb.RunAs = &IDs{UID: int(st.Uid), GID: int(st.Gid)}
+				fmt.Fprintf(m.Stderr, "WARN: %v; commands run as uid %d (the workspace owner) instead of agent's %d\n", err, st.Uid, AgentUID)
+			}
+			err = nil
+		} else if errors.Is(err, errNoIdmap) {
+			fmt.Fprintf(m.Stderr, "WARN: %v; agent writes there only as the host's permissions allow\n", err)
+			err = nil
+		}
 		if err != nil {
 			return cfg, userns, err
 		}

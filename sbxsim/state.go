@@ -33,10 +33,19 @@ type Sandbox struct {
 	Pull string `json:"pull,omitempty"`
 	// SSHAgent is the host's SSH agent socket forwarded into the sandbox (the creator's
 	// SSH_AUTH_SOCK, while ssh.agentForwardingEnabled is true), "" for none.
-	SSHAgent string   `json:"sshAgent,omitempty"`
-	Init     *Proc    `json:"init,omitempty"`
-	Net      *NetSlot `json:"net,omitempty"`
-	Ports    []Port   `json:"ports,omitempty"`
+	SSHAgent string `json:"sshAgent,omitempty"`
+	// RunAs, when set, are the ids "agent" runs with: the workspace owner's, where the
+	// workspace could not be idmapped (see errNoIdmap).
+	RunAs *IDs     `json:"runAs,omitempty"`
+	Init  *Proc    `json:"init,omitempty"`
+	Net   *NetSlot `json:"net,omitempty"`
+	Ports []Port   `json:"ports,omitempty"`
+}
+
+// IDs are a user and group id.
+type IDs struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
 }
 
 // Primary is the primary workspace's path, or "" for a mountless sandbox.

@@ -172,3 +172,23 @@ func TestVersionsAndFlags(t *testing.T) {
 		t.Errorf("diagnose --json: %+v %v", diag, err)
 	}
 }
+
+// TestNoIdmapFallsBackToTheOwner: on a file system that cannot be idmapped (ramfs),
+// create says so and "agent" runs with the workspace owner's ids, so that it can still
+// write the workspace.
+func TestNoIdmapFallsBackToTheOwner(t *testing.T) {
+	s := newSim(t, false)
+	ws := t.TempDir()
+	if err := syscall.Mount("none", ws, "ramfs", 0, "mode=0700"); err != nil {
+		t.Fatalf("mounting a ramfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ws, syscall.MNT_DETACH) })
+	name := s.name("ramfs")
+	r := s.run("create", "-q", "--name", name, "shell", ws)
+	if r.code != 0 || !strings.Contains(r.stderr, "idmapped mounts are not supported") {
+		t.Fatalf("create on a ramfs: %s", r)
+	}
+	if got := s.must("exec", name, "sh", "-c", "id -u; touch f && echo wrote"); got != "0\nwrote\n" {
+		t.Errorf("inside: %q, want the owner's uid (root) and a write", got)
+	}
+}
