@@ -19,6 +19,10 @@ type PtyOptions struct {
 	Dir        string   // working directory; "" means the current one
 	Env        []string // added to the process's environment; a later KEY wins
 	Cols, Rows uint16   // initial window size; 0 means 80×24
+	// NoInput makes stdin /dev/null while stdout and stderr stay on the terminal, which
+	// remains the controlling one (so resizes still signal SIGWINCH): for a command that
+	// nobody will ever type into, a read ends at once instead of waiting forever.
+	NoInput bool
 }
 
 // Pty is a command running under a pseudo-terminal of its own: a new session whose
@@ -55,9 +59,13 @@ func StartPty(ctx context.Context, argv []string, o PtyOptions) (*Pty, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = o.Dir, append(os.Environ(), o.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	// A new session with the pty as controlling terminal (fd 0 in the child): job
-	// control, ^C and SIGWINCH then work as in a real terminal.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	ctty := 0 // the child's fd holding the terminal
+	if o.NoInput {
+		cmd.Stdin, ctty = nil, 1 // exec gives a nil Stdin /dev/null
+	}
+	// A new session with the pty as controlling terminal: job control, ^C and SIGWINCH
+	// then work as in a real terminal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: ctty}
 	err = cmd.Start()
 	tty.Close() // the child has its copy; EIO on the master then marks its end
 	if err != nil {

@@ -21,13 +21,18 @@ type PtyExecOptions struct {
 // not hold the call (pi's bash waits the same 100 ms for its pipes).
 const exitGrace = 100 * time.Millisecond
 
-// PtyExec runs command with the shell pi uses (`bash -c`, else `sh -c`) on a terminal of
-// its own, as a user's `!` command in a shell would: programs see a tty, colours and
-// progress bars behave as interactively. It returns the exit code (128 + n for a death by
-// signal n). Cancelling ctx kills the command's process group; what is left of the group
+// PtyExec runs command with the shell pi uses (`bash -c`, else `sh -c`) with its output
+// on a terminal of its own, as a user's `!` command in a shell would: programs see a tty,
+// colours and progress bars behave as interactively. Its input is at end-of-file, as in
+// pi (nobody types into a `!` command), and pagers are off. It returns the exit code
+// (128 + n for a death by signal n). Cancelling ctx kills the command's process group; what is left of the group
 // when PtyExec returns is killed too.
 func PtyExec(ctx context.Context, command string, o PtyExecOptions) (int, error) {
-	p, err := StartPty(ctx, []string{shellPath(), "-c", command}, PtyOptions{Dir: o.Dir, Env: o.Env, Cols: o.Cols, Rows: o.Rows})
+	// Pagers pass their text through, as they do under pi's own `!`, whose output is a
+	// pipe: here stdout is a terminal, and a pager on it would wait for keys nobody sends.
+	// These come after the call's own variables, so they win.
+	env := append(append([]string(nil), o.Env...), "PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "SYSTEMD_PAGER=cat")
+	p, err := StartPty(ctx, []string{shellPath(), "-c", command}, PtyOptions{Dir: o.Dir, Env: env, Cols: o.Cols, Rows: o.Rows, NoInput: true})
 	if err != nil {
 		return -1, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -42,7 +43,11 @@ func TestPtyExec(t *testing.T) {
 		want    string // the output, with the terminal's \r\n as \n
 		code    int
 	}{
-		{"a terminal", `test -t 0 && test -t 1 && echo tty; tput cols`, []string{"TERM=xterm"}, "tty\n100\n", 0},
+		{"a terminal", `test -t 1 && test -t 2 && echo tty; tput cols; stty size </dev/tty`, []string{"TERM=xterm"}, "tty\n100\n30 100\n", 0},
+		// Nobody types into a `!` command: stdin is at end-of-file, as under pi.
+		{"no input", `test -t 0 || echo no-tty-in; read x; echo "got=$x rc=$?"`, nil, "no-tty-in\ngot= rc=1\n", 0},
+		// Pagers pass text through, whatever the caller's environment asks for.
+		{"no pager", `echo "$PAGER $GIT_PAGER $MANPAGER"`, []string{"PAGER=less", "GIT_PAGER=less"}, "cat cat cat\n", 0},
 		{"exit code", `echo out; exit 3`, nil, "out\n", 3},
 		{"signal", `kill -TERM $$`, nil, "", 128 + int(syscall.SIGTERM)},
 		{"working directory and env", `pwd; echo "$PI_X"`, []string{"PI_X=set"}, dir + "\nset\n", 0},
@@ -111,4 +116,27 @@ func TestPtyExecBackgroundDoesNotHold(t *testing.T) {
 	assert.Zero(t, code)
 	assert.Less(t, time.Since(start), 10*time.Second)
 	assert.Equal(t, "started\r\n", out.text())
+}
+
+// TestPtyExecGitLogDoesNotPage: `git log` longer than the window, on a terminal, would
+// start less and wait for keys; as a `!` command it prints the whole log and returns.
+func TestPtyExecGitLogDoesNotPage(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	git("init", "-q")
+	for i := 1; i <= 60; i++ {
+		git("commit", "-q", "--allow-empty", "-m", fmt.Sprintf("commit-%02d", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // bounds a hang only
+	defer cancel()
+	var out collect
+	code, err := PtyExec(ctx, `git log --oneline`, PtyExecOptions{Dir: dir, Env: []string{"TERM=xterm", "PAGER=less", "GIT_PAGER=less"}, Rows: 10, OnOutput: out.add})
+	require.NoError(t, err, "git log waited for a pager's keys")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, 60, strings.Count(out.text(), "commit-"), out.text())
 }
