@@ -32,6 +32,9 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 		return result.Result{}, errors.New("Edit tool input is invalid. edits must contain at least one replacement.")
 	}
 	abs := ResolveToCwd(a.Path, cwd)
+	if err := pathNullBytes(abs); err != nil {
+		return result.Result{}, err
+	}
 	var details EditDetails
 	err := q.orPrivate().Do(ctx, abs, func() error {
 		if ctx.Err() != nil {

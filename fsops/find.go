@@ -48,6 +48,11 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 	}
 	root := ResolveToCwd(p, cwd)
 	limit := effectiveLimit(a.Limit, findDefaultLimit)
+	if strings.IndexByte(a.Pattern+root, 0) >= 0 {
+		if err := spawnNullBytes(fdArgs(a.Pattern, root, limit)); err != nil {
+			return result.Result{}, err
+		}
+	}
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return result.Result{}, newError("[fd error]: Search path '" + root + "' is not a directory.\n[fd error]: No valid search paths given.")
 	}

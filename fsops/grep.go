@@ -67,6 +67,9 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 		ctxLines = int(math.Min(math.Floor(*a.Context), math.MaxInt32))
 	}
 	limit := effectiveLimit(a.Limit, grepDefaultLimit)
+	if err := spawnNullBytes(rgArgs(a, ctxLines, st.IsDir(), root)); err != nil {
+		return result.Result{}, err
+	}
 	pat, err := grepmatch.Compile(a.Pattern, a.Literal, a.IgnoreCase)
 	if err != nil {
 		return result.Result{}, err

@@ -39,6 +39,9 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 		return result.Result{}, fileio.ErrAborted
 	}
 	abs := resolveReadPath(a.Path, cwd)
+	if err := pathNullBytes(abs); err != nil {
+		return result.Result{}, err
+	}
 	if err := fileio.Access(abs, fileio.AccessRead); err != nil {
 		return result.Result{}, fileio.NodeErr(err, "access", abs)
 	}

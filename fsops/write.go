@@ -19,6 +19,9 @@ type WriteArgs struct {
 // (nil: the call takes turns only with itself).
 func Write(ctx context.Context, cwd string, a WriteArgs, q *MutationQueue) (result.Result, error) {
 	abs := ResolveToCwd(a.Path, cwd)
+	if err := pathNullBytes(abs); err != nil {
+		return result.Result{}, err
+	}
 	err := q.orPrivate().Do(ctx, abs, func() error {
 		if ctx.Err() != nil {
 			return fileio.ErrAborted

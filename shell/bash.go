@@ -81,6 +81,10 @@ func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Re
 	if unix.Access(cwd, unix.F_OK) != nil {
 		return result.Result{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", cwd)
 	}
+	if strings.IndexByte(a.Command, 0) >= 0 {
+		// Node's spawn refuses it before starting anything: pi runs [shell, "-c", command].
+		return result.Result{}, errors.New(js.InvalidArgValue("args[1]", a.Command, "must be a string without null bytes"))
+	}
 	dir := o.TempDir
 	if dir == "" {
 		dir = tmpDir()
