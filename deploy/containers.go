@@ -279,6 +279,10 @@ func (d *Deployer) run(ctx context.Context, raw json.RawMessage) (string, error)
 	timeout := ShortTimeout
 	if !detach {
 		timeout = LongTimeout
+	}
+	if !detach && len(srcs) > 0 {
+		// A foreground run returns when the container exits: the hold ends once it has
+		// started.
 		done := make(chan struct{})
 		defer close(done)
 		go d.whenStarted(ctx, name, done, release)
