@@ -31,12 +31,15 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 	if len(a.Edits) == 0 {
 		return result.Result{}, errors.New("Edit tool input is invalid. edits must contain at least one replacement.")
 	}
-	abs := ResolveToCwd(a.Path, cwd)
+	abs, err := ResolveToCwd(a.Path, cwd)
+	if err != nil {
+		return result.Result{}, err
+	}
 	if err := pathNullBytes(abs); err != nil {
 		return result.Result{}, err
 	}
 	var details EditDetails
-	err := q.orPrivate().Do(ctx, abs, func() error {
+	err = q.orPrivate().Do(ctx, abs, func() error {
 		if ctx.Err() != nil {
 			return fileio.ErrAborted
 		}

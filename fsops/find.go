@@ -46,7 +46,10 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 	if p == "" {
 		p = "."
 	}
-	root := ResolveToCwd(p, cwd)
+	root, err := ResolveToCwd(p, cwd)
+	if err != nil {
+		return result.Result{}, err
+	}
 	limit := effectiveLimit(a.Limit, findDefaultLimit)
 	if strings.IndexByte(a.Pattern+root, 0) >= 0 {
 		if err := spawnNullBytes(fdArgs(a.Pattern, root, limit)); err != nil {

@@ -57,7 +57,10 @@ func Grep(ctx context.Context, cwd string, a GrepArgs) (result.Result, error) {
 	if p == "" {
 		p = "."
 	}
-	root := ResolveToCwd(p, cwd)
+	root, err := ResolveToCwd(p, cwd)
+	if err != nil {
+		return result.Result{}, err
+	}
 	st, err := os.Stat(root)
 	if err != nil {
 		return result.Result{}, newError("Path not found: " + root)

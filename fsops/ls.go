@@ -45,7 +45,10 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 	if p == "" {
 		p = "."
 	}
-	dir := ResolveToCwd(p, cwd)
+	dir, err := ResolveToCwd(p, cwd)
+	if err != nil {
+		return result.Result{}, err
+	}
 	limit := effectiveLimit(a.Limit, lsDefaultLimit)
 	st, err := os.Stat(dir)
 	if err != nil {

@@ -1,7 +1,6 @@
 package fsops
 
 import (
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,31 +15,32 @@ var unicodeSpaces = strings.NewReplacer(
 
 // ExpandPath applies pi's expansion (path-utils.ts): Unicode spaces become spaces, one
 // leading "@" is dropped, "~" and "~/…" go to the home directory, and file:// URLs
-// become paths.
-func ExpandPath(p string) string {
+// become paths as Node's fileURLToPath makes them, with its errors.
+func ExpandPath(p string) (string, error) {
 	p = unicodeSpaces.Replace(p)
 	p = strings.TrimPrefix(p, "@")
 	switch {
 	case p == "~":
-		return homeDir()
+		return homeDir(), nil
 	case strings.HasPrefix(p, "~/"):
-		return filepath.Join(homeDir(), p[2:])
+		return filepath.Join(homeDir(), p[2:]), nil
 	case strings.HasPrefix(p, "file://"):
-		if u, err := url.Parse(p); err == nil && u.Path != "" {
-			return u.Path
-		}
+		return fileURLToPath(p)
 	}
-	return p
+	return p, nil
 }
 
 // ResolveToCwd is pi's resolveToCwd: the expanded path, made absolute against cwd and
 // cleaned (like Node's path.resolve).
-func ResolveToCwd(p, cwd string) string {
-	p = ExpandPath(p)
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
+func ResolveToCwd(p, cwd string) (string, error) {
+	p, err := ExpandPath(p)
+	if err != nil {
+		return "", err
 	}
-	return filepath.Join(cwd, p)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	return filepath.Join(cwd, p), nil
 }
 
 func homeDir() string {

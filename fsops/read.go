@@ -38,7 +38,10 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 	if ctx.Err() != nil {
 		return result.Result{}, fileio.ErrAborted
 	}
-	abs := resolveReadPath(a.Path, cwd)
+	abs, err := resolveReadPath(a.Path, cwd)
+	if err != nil {
+		return result.Result{}, err
+	}
 	if err := pathNullBytes(abs); err != nil {
 		return result.Result{}, err
 	}
@@ -184,10 +187,10 @@ var amPm = regexp.MustCompile(`(?i) (AM|PM)\.`)
 // resolveReadPath is pi's resolveReadPathAsync: the resolved path, or when it does not
 // exist the first existing macOS spelling of it (narrow no-break space before AM/PM in
 // screenshot names, NFD, curly apostrophe, NFD with curly apostrophe).
-func resolveReadPath(p, cwd string) string {
-	resolved := ResolveToCwd(p, cwd)
-	if pathExists(resolved) {
-		return resolved
+func resolveReadPath(p, cwd string) (string, error) {
+	resolved, err := ResolveToCwd(p, cwd)
+	if err != nil || pathExists(resolved) {
+		return resolved, err
 	}
 	nfd := norm.NFD.String(resolved)
 	curly := func(s string) string { return strings.ReplaceAll(s, "'", "\u2019") }
@@ -198,10 +201,10 @@ func resolveReadPath(p, cwd string) string {
 		curly(nfd),
 	} {
 		if v != resolved && pathExists(v) {
-			return v
+			return v, nil
 		}
 	}
-	return resolved
+	return resolved, nil
 }
 
 func pathExists(p string) bool {

@@ -18,11 +18,14 @@ type WriteArgs struct {
 // WriteFile), in turn with other mutations of the same file through q
 // (nil: the call takes turns only with itself).
 func Write(ctx context.Context, cwd string, a WriteArgs, q *MutationQueue) (result.Result, error) {
-	abs := ResolveToCwd(a.Path, cwd)
+	abs, err := ResolveToCwd(a.Path, cwd)
+	if err != nil {
+		return result.Result{}, err
+	}
 	if err := pathNullBytes(abs); err != nil {
 		return result.Result{}, err
 	}
-	err := q.orPrivate().Do(ctx, abs, func() error {
+	err = q.orPrivate().Do(ctx, abs, func() error {
 		if ctx.Err() != nil {
 			return fileio.ErrAborted
 		}
