@@ -128,6 +128,8 @@ func TestReadMatchesPi(t *testing.T) {
 		text("image without extension", p("img/noext")),
 		text("undecodable JPEG", p("img/broken.jpg")),
 		text("PNG at the limit", p("img/edge2000.png")),
+		text("1x10000 PNG: its width rounds to 0, the image is omitted", p("img/thin-tall.png")),
+		text("10000x1 PNG: its height rounds to 0, the image is omitted", p("img/thin-wide.png")),
 		imageCase("BMP converted to PNG", "img/small.bmp"),
 		imageCase("4-bit BMP", "img/bits4.bmp"),
 		imageCase("16-bit BMP (5-5-5)", "img/bits16.bmp"),
@@ -307,6 +309,8 @@ func buildReadTree(root string) {
 	w("img/noext", encodePNG(pattern(5, 7)))
 	w("img/broken.jpg", []byte("\xff\xd8\xff\xe0 truncated jpeg"))
 	w("img/edge2000.png", encodePNG(blocks(2000, 10)))
+	w("img/thin-tall.png", encodePNG(blocks(1, 10000)))
+	w("img/thin-wide.png", encodePNG(blocks(10000, 1)))
 	var bmpBuf bytes.Buffer
 	must(bmp.Encode(&bmpBuf, pattern(30, 20)))
 	w("img/small.bmp", bmpBuf.Bytes())

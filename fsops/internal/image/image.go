@@ -139,6 +139,11 @@ func resizeImage(ctx context.Context, data []byte, mime string, lim imageLimits)
 		tw = int(math.Round(float64(tw) * float64(lim.height) / float64(th)))
 		th = lim.height
 	}
+	if tw == 0 || th == 0 {
+		// A side rounded to nothing (a 1x10000 image): Photon refuses to resize to it,
+		// and pi omits the image.
+		return resizedImage{}, false, nil
+	}
 	for {
 		if ctx.Err() != nil {
 			return resizedImage{}, false, fileio.ErrAborted
