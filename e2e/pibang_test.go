@@ -69,7 +69,8 @@ func (p *piTUI) expect(want string, within time.Duration) {
 
 // TestPiBangNeverWaitsForInput: a `!` command in pi's TUI runs on a terminal nobody types
 // into, so nothing waits for keys: `git log` of 60 commits prints all of it (no pager) and
-// `read` gets end-of-file, as under pi's own `!`, while stdout is still a terminal. The
+// `read` gets end-of-file, as under pi's own `!`, while stdout is still a terminal; and a
+// resize of pi's window reaches the running command. The
 // 15 s bound is far beyond the command's own time and far below a hang (which is until
 // Esc); the test's timings never decide anything else.
 func TestPiBangNeverWaitsForInput(t *testing.T) {
@@ -90,6 +91,12 @@ func TestPiBangNeverWaitsForInput(t *testing.T) {
 	p.send(`!test -t 1 && echo out-tty; read x; echo "got=$x rc=$?"`)
 	p.expect("got= rc=1", 15*time.Second)
 	require.Contains(t, p.screen, "out-tty", "stdout is still a terminal")
+
+	// A resize of pi's window reaches the running command as SIGWINCH, with the new size.
+	p.send(`!trap 'echo "size=$(stty size </dev/tty)"; exit 0' WINCH; echo waiting-for-winch; while :; do sleep 0.05; done`)
+	p.expect("waiting-for-winch", 15*time.Second)
+	p.tmux("resize-window", "-t", "t", "-x", "120", "-y", "45")
+	p.expect("size=45 120", 15*time.Second)
 
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)

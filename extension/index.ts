@@ -6,9 +6,11 @@
 // pi's tools: only serve's docker_* tools, the sandbox as a deploy target) or both, and
 // everything serve reads (PI_SBX_BIN, DOCKER_SANDBOX*).
 
+import { randomUUID } from "node:crypto";
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { textOf } from "./src/result.ts";
-import { PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
+import { PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
 import { registerOverrides, registerServeTools } from "./src/tools.ts";
 
 export default function piSbx(pi: ExtensionAPI): void {
@@ -64,21 +66,36 @@ function show(ctx: ExtensionContext, text: string): void {
 /**
  * `!` and `!!` commands: run on a pty in the VM by serve's hidden pi_sbx_pty_exec tool,
  * raw terminal output streamed to pi as it comes. pi strips the terminal's escapes and
- * keeps the exit code; its abort signal cancels the call, which kills the command.
+ * keeps the exit code; its abort signal cancels the call, which kills the command; a resize
+ * of pi's terminal is passed on (pi_sbx_pty_resize, the call named by a fresh id).
  */
 export function ptyOperations(sandbox: Sandbox): BashOperations {
 	return {
 		async exec(command, cwd, { onData, signal }) {
 			// The terminal type of pi's own terminal, so programs draw as they would there.
-			const args: Record<string, unknown> = { command, cwd, env: { TERM: process.env.TERM || "xterm-256color" } };
-			if (process.stdout.isTTY && process.stdout.columns) {
+			const id = randomUUID();
+			const args: Record<string, unknown> = { command, cwd, id, env: { TERM: process.env.TERM || "xterm-256color" } };
+			const tty = process.stdout.isTTY && process.stdout.columns > 0;
+			if (tty) {
 				args.cols = process.stdout.columns;
 				args.rows = process.stdout.rows;
 			}
-			const res = await sandbox.call(PTY_TOOL, args, {
-				signal,
-				onProgress: (msg) => onData(Buffer.from(msg, "utf8")),
-			});
+			// A resize of pi's terminal reaches the running command as SIGWINCH. A resize
+			// that loses the race with the command's end changes nothing: ignored.
+			const onResize = () => {
+				const size = { id, cols: process.stdout.columns, rows: process.stdout.rows };
+				sandbox.call(PTY_RESIZE_TOOL, size, {}).catch(() => {});
+			};
+			if (tty) process.stdout.on("resize", onResize);
+			let res: CallToolResult;
+			try {
+				res = await sandbox.call(PTY_TOOL, args, {
+					signal,
+					onProgress: (msg) => onData(Buffer.from(msg, "utf8")),
+				});
+			} finally {
+				process.stdout.off("resize", onResize);
+			}
 			if (res.isError) throw new Error(textOf(res));
 			const code = (res.structuredContent as { exit_code?: number } | undefined)?.exit_code;
 			return { exitCode: typeof code === "number" ? code : null };

@@ -15,10 +15,12 @@ import (
 )
 
 // Methods are serve's unlisted routes (callable, absent from tools/list):
-// pi_sbx_pty_exec runs in the VM like the seven; pi_sbx_status is answered here.
+// pi_sbx_pty_exec and pi_sbx_pty_resize run in the VM like the seven; pi_sbx_status is
+// answered here.
 func Methods(s *Session, agent mcpserver.Caller) []mcpserver.Route {
 	return []mcpserver.Route{
 		{Tool: tools.PtyExec(), Caller: agent, Unlisted: true},
+		{Tool: tools.PtyResize(), Caller: agent, Unlisted: true},
 		{Tool: tools.Status(), Caller: &statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(s.Environ)}, Unlisted: true},
 	}
 }

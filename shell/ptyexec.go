@@ -14,6 +14,9 @@ type PtyExecOptions struct {
 	// JavaScript's streaming TextDecoder does: a character split across two reads waits
 	// for the second, invalid bytes become U+FFFD. May be nil.
 	OnOutput func(text string)
+	// OnStart, if set, receives a function that resizes the command's terminal while it
+	// runs (the command gets SIGWINCH); it must not be called after PtyExec returns.
+	OnStart func(resize func(cols, rows uint16) error)
 }
 
 // exitGrace is how long PtyExec keeps reading after the shell has exited: output already
@@ -37,6 +40,9 @@ func PtyExec(ctx context.Context, command string, o PtyExecOptions) (int, error)
 		return -1, err
 	}
 	defer p.Close()
+	if o.OnStart != nil {
+		o.OnStart(p.Resize)
+	}
 	chunks := make(chan []byte, 16)
 	go func() {
 		defer close(chunks)

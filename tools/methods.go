@@ -8,13 +8,15 @@ import (
 // tools/list, so no model ever sees them (pi's extension uses them for `!` commands and
 // its status line; an editor can run a task with them).
 const (
-	PtyExecName = "pi_sbx_pty_exec"
-	StatusName  = "pi_sbx_status"
+	PtyExecName   = "pi_sbx_pty_exec"
+	PtyResizeName = "pi_sbx_pty_resize"
+	StatusName    = "pi_sbx_status"
 )
 
 // PtyExecArgs are pi_sbx_pty_exec's arguments.
 type PtyExecArgs struct {
 	Command string            `json:"command"`
+	ID      string            `json:"id,omitempty"` // names the call for pi_sbx_pty_resize
 	Cwd     string            `json:"cwd,omitempty"`
 	Cols    uint16            `json:"cols,omitempty"`
 	Rows    uint16            `json:"rows,omitempty"`
@@ -24,12 +26,6 @@ type PtyExecArgs struct {
 // PtyExec describes pi_sbx_pty_exec: a shell command on a terminal in the sandbox, its raw
 // output streamed as progress notifications, its exit code in structuredContent.
 func PtyExec() *Tool {
-	size := func(desc string) *jsonschema.Schema {
-		s := Integer(desc)
-		lo, hi := 1.0, 10000.0
-		s.Minimum, s.Maximum = &lo, &hi
-		return s
-	}
 	return &Tool{
 		Name: PtyExecName,
 		Description: "Run a shell command on a pseudo-terminal in the sandbox, as a user would in an interactive shell " +
@@ -38,11 +34,42 @@ func PtyExec() *Tool {
 			"of output. Cancelling the request kills the command's process group. Not offered in tools/list.",
 		Schema: Object([]string{"command"}, map[string]*jsonschema.Schema{
 			"command": String("Shell command to run (bash -c, or sh -c where the sandbox has no bash)"),
+			"id":      String("A name for this call, unique among the running ones, that pi_sbx_pty_resize uses"),
 			"cwd":     String("Working directory (default: serve's working directory; relative to it)"),
-			"cols":    size("Terminal width in columns (default 80)"),
-			"rows":    size("Terminal height in rows (default 24)"),
+			"cols":    termSize("Terminal width in columns (default 80)"),
+			"rows":    termSize("Terminal height in rows (default 24)"),
 			"env": {Type: "object", Description: "Extra environment variables for the command",
 				AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+		}),
+	}
+}
+
+// termSize is the schema of a terminal's width or height.
+func termSize(desc string) *jsonschema.Schema {
+	s := Integer(desc)
+	lo, hi := 1.0, 10000.0
+	s.Minimum, s.Maximum = &lo, &hi
+	return s
+}
+
+// PtyResizeArgs are pi_sbx_pty_resize's arguments.
+type PtyResizeArgs struct {
+	ID   string `json:"id"`
+	Cols uint16 `json:"cols"`
+	Rows uint16 `json:"rows"`
+}
+
+// PtyResize describes pi_sbx_pty_resize: the new window size of a running
+// pi_sbx_pty_exec call, which its command gets as SIGWINCH, as in a terminal.
+func PtyResize() *Tool {
+	return &Tool{
+		Name: PtyResizeName,
+		Description: "Resize the terminal of a running pi_sbx_pty_exec call (named by its id): its command gets " +
+			"SIGWINCH, as in a terminal window that was resized. Not offered in tools/list.",
+		Schema: Object([]string{"id", "cols", "rows"}, map[string]*jsonschema.Schema{
+			"id":   String("The id the pi_sbx_pty_exec call was given"),
+			"cols": termSize("Terminal width in columns"),
+			"rows": termSize("Terminal height in rows"),
 		}),
 	}
 }

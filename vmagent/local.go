@@ -51,11 +51,12 @@ func New(impls ...Impl) (*Registry, error) {
 	return r, nil
 }
 
-// Default returns a registry of pi's seven tools and the unlisted pi_sbx_pty_exec. Its
+// Default returns a registry of pi's seven tools and the unlisted pi_sbx_pty_exec and
+// pi_sbx_pty_resize. Its
 // write and edit share one mutation queue (pi's withFileMutationQueue), so one registry
 // must serve every call of a session.
 func Default() *Registry {
-	r, err := New(append(Pi(fsops.NewMutationQueue()), PtyExec())...)
+	r, err := New(append(Pi(fsops.NewMutationQueue()), Pty()...)...)
 	if err != nil {
 		panic(err) // the built-in schemas are constants; failing here is a programming error
 	}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,12 +73,13 @@ func TestNewRejectsDuplicatesAndHoles(t *testing.T) {
 	assert.ErrorContains(t, err, "incomplete")
 }
 
-func TestDefaultImplementsPisSevenAndThePtyMethod(t *testing.T) {
-	want := append(tools.Names(tools.Pi()), tools.PtyExecName)
+func TestDefaultImplementsPisSevenAndThePtyMethods(t *testing.T) {
+	want := append(tools.Names(tools.Pi()), tools.PtyExecName, tools.PtyResizeName)
 	sort.Strings(want)
 	assert.Equal(t, want, tools.Names(Default().Tools()))
 	for _, im := range Default().Impls() {
-		assert.Equal(t, im.Tool.Name == tools.PtyExecName, im.Unlisted, "%s: only the serve method is unlisted", im.Tool.Name)
+		method := im.Tool.Name == tools.PtyExecName || im.Tool.Name == tools.PtyResizeName
+		assert.Equal(t, method, im.Unlisted, "%s: only the serve methods are unlisted", im.Tool.Name)
 	}
 }
 
@@ -122,4 +125,51 @@ func TestWriteAndEditRunThroughOneRegistry(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "f.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "b\n", string(got))
+}
+
+// TestPtyResize: pi_sbx_pty_resize gives a running pi_sbx_pty_exec call (named by its id)
+// a new window size, which its command sees as SIGWINCH; an id in use is refused, and an
+// id no call runs under is answered without an error (the resize raced the exit).
+func TestPtyResize(t *testing.T) {
+	reg := Default()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // bounds a hang only
+	defer cancel()
+	ready := make(chan struct{})
+	var once sync.Once
+	env := tools.Env{OnProgress: func(text string, _ int) {
+		if strings.Contains(text, "ready") {
+			once.Do(func() { close(ready) })
+		}
+	}}
+	type outcome struct {
+		res result.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := reg.Call(ctx, t.TempDir(), tools.PtyExecName, []byte(
+			`{"id":"t1","cols":80,"rows":24,"command":"trap 'stty size </dev/tty; exit 0' WINCH; echo ready; while :; do sleep 0.05; done"}`), env)
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-ready:
+	case o := <-done:
+		t.Fatalf("the command ended early: %+v %v", o.res, o.err)
+	}
+	res, err := reg.Call(ctx, "/", tools.PtyExecName, []byte(`{"id":"t1","command":"echo second"}`), tools.Env{})
+	require.NoError(t, err)
+	assert.True(t, res.IsError, "a second call with a running id is refused")
+
+	res, err = reg.Call(ctx, "/", tools.PtyResizeName, []byte(`{"id":"t1","cols":132,"rows":43}`), tools.Env{})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%+v", res)
+	o := <-done
+	require.NoError(t, o.err)
+	assert.Contains(t, o.res.Content[0].Text, "43 132", "the command saw the new size")
+	assert.Equal(t, ptyExecDetails{ExitCode: 0}, o.res.Details)
+
+	res, err = reg.Call(ctx, "/", tools.PtyResizeName, []byte(`{"id":"t1","cols":100,"rows":30}`), tools.Env{})
+	require.NoError(t, err)
+	assert.False(t, res.IsError)
+	assert.Equal(t, `no running command with id "t1"`, res.Content[0].Text)
 }

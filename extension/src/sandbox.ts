@@ -12,6 +12,7 @@ import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.
 /** Hidden serve tools (routed to the VM's agent, absent from tools/list). */
 export const STATUS_TOOL = "pi_sbx_status";
 export const PTY_TOOL = "pi_sbx_pty_exec";
+export const PTY_RESIZE_TOOL = "pi_sbx_pty_resize";
 
 /** How many times a session restarts a serve that died. */
 const MAX_RESTARTS = 3;
