@@ -284,7 +284,8 @@ func TestPerCall(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, local(t, dir, c.name, c.args), decode(t, res))
 	}
-	_, err := p.CallTool(context.Background(), mcpserver.Call{Name: "read", Args: json.RawMessage(`{"path":1}`)})
+	// path missing: invalid after pi's coercion too (a number would become a string).
+	_, err := p.CallTool(context.Background(), mcpserver.Call{Name: "read", Args: json.RawMessage(`{"offset":1}`)})
 	assert.ErrorIs(t, err, tools.ErrUsage)
 }
 

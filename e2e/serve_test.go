@@ -132,8 +132,9 @@ func TestToolSandboxMatchesLocal(t *testing.T) {
 		require.NoError(t, err, "%s %s: %s", c.name, c.args, stderrOf(err))
 		assert.Equal(t, w.local(c.name, c.args), normalise(t, out), "%s %s", c.name, c.args)
 	}
-	// A malformed call is refused on the host, exit 2, before reaching the sandbox.
-	cmd := command(backendBin, w.env(), "tool", "--sandbox", box, "--cwd", w.ws, "read", `{"path":1}`)
+	// A malformed call (path missing, which no coercion mends) is refused on the host,
+	// exit 2, before reaching the sandbox.
+	cmd := command(backendBin, w.env(), "tool", "--sandbox", box, "--cwd", w.ws, "read", `{"offset":1}`)
 	_, err := cmd.Output()
 	assert.Equal(t, 2, exitCode(err))
 }
