@@ -56,6 +56,9 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 			return result.Result{}, err
 		}
 	}
+	if err := fdMaxResultsError(a.Limit); err != nil {
+		return result.Result{}, err
+	}
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return result.Result{}, newError("[fd error]: Search path '" + root + "' is not a directory.\n[fd error]: No valid search paths given.")
 	}
@@ -76,21 +79,17 @@ func Find(ctx context.Context, cwd string, a FindArgs) (result.Result, error) {
 		if !match(e) {
 			return true
 		}
-		if len(found) == limit {
-			limitReached = true
-			return false
-		}
 		rel := e.Rel
 		if !utf8.ValidString(rel) {
 			rel = decodeLossy([]byte(rel)) // pi reads fd's output as UTF-8
 		}
-		if e.IsDir() {
-			rel += "/"
-		} else {
-			// pi trims each line fd prints, so a name's trailing blanks are lost.
-			rel = strings.TrimRightFunc(rel, isJSWhitespace)
+		for _, line := range fdLines(root, rel, e.IsDir()) {
+			if len(found) == limit {
+				limitReached = true
+				return false
+			}
+			found = append(found, line)
 		}
-		found = append(found, rel)
 		return true
 	})
 	if err != nil {
@@ -125,7 +124,7 @@ func findMatcher(pattern, root string) (func(walk.Entry) bool, error) {
 	if pattern == "" {
 		return func(walk.Entry) bool { return true }, nil
 	}
-	ignoreCase := pattern == jsLower(pattern)
+	ignoreCase := fdIgnoreCase(pattern, root)
 	re, err := walk.CompileGlob(pattern, ignoreCase)
 	if err != nil {
 		shown := pattern

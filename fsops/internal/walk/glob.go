@@ -3,6 +3,7 @@ package walk
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // CompileGlob translates a glob into an anchored regular expression with the semantics
@@ -16,14 +17,13 @@ import (
 //   - `\c` matches c literally.
 //
 // A leading "./" is not special: callers strip it the way pi does.
+//
+// ignoreCase folds ASCII letters only: globset (behind fd, ripgrep and the ignore crate)
+// matches bytes, where (?i) cannot fold é into É.
 func CompileGlob(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
 	var b strings.Builder
-	b.WriteString("(?s)")
-	if ignoreCase {
-		b.WriteString("(?i)")
-	}
-	b.WriteString("^")
-	if err := writeGlob(&b, pattern, false); err != nil {
+	b.WriteString("(?s)^")
+	if err := writeGlob(&b, pattern, false, ignoreCase); err != nil {
 		return nil, err
 	}
 	b.WriteString("$")
@@ -32,7 +32,7 @@ func CompileGlob(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
 
 // writeGlob appends the regexp for glob p; inAlt means p is one branch of {…}, where
 // ',' and '}' end the branch and are handled by the caller.
-func writeGlob(b *strings.Builder, p string, inAlt bool) error {
+func writeGlob(b *strings.Builder, p string, inAlt, fold bool) error {
 	for i := 0; i < len(p); {
 		c := p[i]
 		switch c {
@@ -41,7 +41,7 @@ func writeGlob(b *strings.Builder, p string, inAlt bool) error {
 				return globError(`dangling '\'`)
 			}
 			r, n := nextRune(p[i+1:])
-			b.WriteString(regexp.QuoteMeta(r))
+			writeLiteral(b, r, fold)
 			i += 1 + n
 		case '?':
 			b.WriteString("[^/]")
@@ -61,7 +61,7 @@ func writeGlob(b *strings.Builder, p string, inAlt bool) error {
 			}
 			i = j
 		case '[':
-			n, err := writeClass(b, p[i:])
+			n, err := writeClass(b, p[i:], fold)
 			if err != nil {
 				return err
 			}
@@ -76,14 +76,14 @@ func writeGlob(b *strings.Builder, p string, inAlt bool) error {
 			if inAlt {
 				return globError("nested alternate groups are not allowed")
 			}
-			n, err := writeAlternation(b, p[i:])
+			n, err := writeAlternation(b, p[i:], fold)
 			if err != nil {
 				return err
 			}
 			i += n
 		default:
 			r, n := nextRune(p[i:])
-			b.WriteString(regexp.QuoteMeta(r))
+			writeLiteral(b, r, fold)
 			i += n
 		}
 	}
@@ -109,7 +109,7 @@ func writeDoubleStar(b *strings.Builder, atStart, atEnd bool) {
 }
 
 // writeClass writes a [...] class starting at p[0]=='[' and returns the bytes consumed.
-func writeClass(b *strings.Builder, p string) (int, error) {
+func writeClass(b *strings.Builder, p string, fold bool) (int, error) {
 	i := 1
 	var cls strings.Builder
 	cls.WriteByte('[')
@@ -134,11 +134,16 @@ func writeClass(b *strings.Builder, p string) (int, error) {
 		}
 		cls.WriteString(classQuote(r))
 		i += n
+		lo, hi := r, r
 		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
-			hi, m := nextRune(p[i+1:])
+			var m int
+			hi, m = nextRune(p[i+1:])
 			cls.WriteByte('-')
 			cls.WriteString(classQuote(hi))
 			i += 1 + m
+		}
+		if fold {
+			writeFoldedRange(&cls, lo, hi)
 		}
 	}
 	cls.WriteByte(']')
@@ -147,7 +152,7 @@ func writeClass(b *strings.Builder, p string) (int, error) {
 }
 
 // writeAlternation writes {a,b,…} starting at p[0]=='{' and returns the bytes consumed.
-func writeAlternation(b *strings.Builder, p string) (int, error) {
+func writeAlternation(b *strings.Builder, p string, fold bool) (int, error) {
 	var branches []string
 	depthClass := false
 	start := 1
@@ -170,7 +175,7 @@ func writeAlternation(b *strings.Builder, p string) (int, error) {
 				if k > 0 {
 					b.WriteByte('|')
 				}
-				if err := writeGlob(b, br, true); err != nil {
+				if err := writeGlob(b, br, true, fold); err != nil {
 					return 0, err
 				}
 			}
@@ -179,6 +184,28 @@ func writeAlternation(b *strings.Builder, p string) (int, error) {
 		}
 	}
 	return 0, globError("unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)")
+}
+
+// writeLiteral writes the character r, as either ASCII case when fold is set.
+func writeLiteral(b *strings.Builder, r string, fold bool) {
+	if c := r[0]; fold && len(r) == 1 && (c|0x20 >= 'a' && c|0x20 <= 'z') {
+		b.WriteString("[" + string(c|0x20) + string(c&^0x20) + "]")
+		return
+	}
+	b.WriteString(regexp.QuoteMeta(r))
+}
+
+// writeFoldedRange adds to a class the other ASCII case of the letters in lo-hi.
+func writeFoldedRange(cls *strings.Builder, lo, hi string) {
+	l, _ := utf8.DecodeRuneInString(lo)
+	h, _ := utf8.DecodeRuneInString(hi)
+	for _, span := range [][2]rune{{'a', 'z'}, {'A', 'Z'}} {
+		a, z := max(l, span[0]), min(h, span[1])
+		if a > z {
+			continue
+		}
+		cls.WriteString(string(a^0x20) + "-" + string(z^0x20))
+	}
 }
 
 func nextRune(s string) (string, int) {

@@ -38,7 +38,13 @@ func TestCompileGlob(t *testing.T) {
 		{`\*.go`, "a.go", false, false},
 		{"*.TS", "a.ts", false, false},
 		{"*.ts", "a.TS", true, true},
-		{"naïve*", "NAÏVE café", true, true},
+		{"naïve*", "NAÏVE café", true, false}, // globset matches bytes: only ASCII folds (fd under pi)
+		{"naïve*", "NAïVE café", true, true},
+		{"[a-c]x", "BX", true, true},
+		{"[!a-c]x", "BX", true, false},
+		{"[!a-c]x", "dX", true, true},
+		{"[X-b]", "y", true, true}, // X-Z, [ \ ] ^ _ `, a-b: x-z folded in
+		{"[X-b]", "C", true, false},
 		{"a+b(c)", "a+b(c)", false, true}, // regexp syntax is literal
 	}
 	for _, c := range cases {
