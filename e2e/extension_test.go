@@ -201,7 +201,7 @@ func runTUI(t *testing.T, node, ext, load string, install func(home string), kil
 
 	tmux("send-keys", "-t", "t", "/sandbox", "Enter")
 	expect("shell: DOCKER_SANDBOX=" + box + " pi-sbx-backend shell")
-	assert.Contains(t, screen, "workspace: "+w.ws+" (rw)")
+	assert.Contains(t, screen, "workspace: "+w.ws+" (rw, the git repository's root)")
 	assert.Contains(t, screen, "teardown: remove")
 
 	if kill9 {

@@ -3,7 +3,9 @@
 //
 // Settings (environment): PI_SBX_BACKEND (the binary; default: see src/binary.ts),
 // PI_SBX_MODE=tools (the default: pi's seven, in the sandbox), deploy (do not override
-// pi's tools: only serve's docker_* tools, the sandbox as a deploy target) or both, and
+// pi's tools: only serve's docker_* tools, the sandbox as a deploy target) or both,
+// PI_SBX_WORKSPACE=repo (the default: the enclosing git repository's root is mounted, the
+// tools work in pi's cwd) or cwd (only pi's cwd is mounted), and
 // everything serve reads (PI_SBX_BIN, DOCKER_SANDBOX*).
 
 import { randomUUID } from "node:crypto";
@@ -12,6 +14,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { textOf } from "./src/result.ts";
 import { PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
 import { registerOverrides, registerServeTools } from "./src/tools.ts";
+import type { Workspace } from "./src/workspace.ts";
 
 export default function piSbx(pi: ExtensionAPI): void {
 	const deployOnly = (process.env.PI_SBX_MODE ?? "").toLowerCase() === "deploy";
@@ -37,7 +40,7 @@ export default function piSbx(pi: ExtensionAPI): void {
 		handler: async (_args, ctx) => {
 			let lines: string[];
 			try {
-				lines = describe(await sandbox.status(), deployOnly);
+				lines = describe(await sandbox.status(), deployOnly, sandbox.workspace);
 			} catch (err) {
 				lines = [`sandbox: unavailable — ${(err as Error).message}`];
 			}
@@ -47,11 +50,18 @@ export default function piSbx(pi: ExtensionAPI): void {
 }
 
 /** The /sandbox report. */
-export function describe(st: SandboxStatus, deployOnly: boolean): string[] {
+export function describe(st: SandboxStatus, deployOnly: boolean, ws?: Workspace): string[] {
+	const why = !ws
+		? ""
+		: ws.root !== ws.cwd
+			? `, the git repository's root; tools work in ${ws.cwd} (PI_SBX_WORKSPACE=cwd mounts that alone)`
+			: ws.kind === "repo"
+				? ", the git repository's root"
+				: ", pi's cwd";
 	return [
 		`sandbox: ${st.sandbox} (${st.status})`,
 		`mode: ${deployOnly ? "deploy target (pi's tools run on the host)" : "execution backend (pi's tools and ! run in the sandbox)"}`,
-		`workspace: ${st.workspace} (${st.workspace_mode})`,
+		`workspace: ${st.workspace} (${st.workspace_mode}${why})`,
 		`env: ${st.env_mode}`,
 		`teardown: ${st.reuse ? "kept for the next session (DOCKER_SANDBOX_REUSE)" : st.teardown}`,
 		`shell: ${st.shell}`,

@@ -7,7 +7,9 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { findBackend } from "./binary.ts";
 import { textOf } from "./result.ts";
+import { homedir } from "node:os";
 import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.ts";
+import { chooseWorkspace, type Workspace } from "./workspace.ts";
 
 /** Hidden serve tools (routed to the VM's agent, absent from tools/list). */
 export const STATUS_TOOL = "pi_sbx_status";
@@ -88,6 +90,8 @@ export class Sandbox {
 	private warming?: Promise<void>;
 	/** Tools serve lists, once connected. */
 	tools: Tool[] = [];
+	/** What the sandbox mounts for pi's cwd (see workspace.ts), once started. */
+	workspace?: Workspace;
 
 	/** Starts serve for the session (the handshake only; the sandbox is made in the background). */
 	async start(ctx: ExtensionContext): Promise<void> {
@@ -100,9 +104,17 @@ export class Sandbox {
 			this.fail(err as Error);
 			return;
 		}
+		let ws: Workspace;
+		try {
+			ws = chooseWorkspace(ctx.cwd, process.env.PI_SBX_WORKSPACE, homedir());
+		} catch (err) {
+			this.fail(err as Error);
+			return;
+		}
+		this.workspace = ws;
 		this.spec = {
 			bin,
-			args: ["serve", "--workspace", ctx.cwd],
+			args: ["serve", "--workspace", ws.root, "--cwd", ws.cwd],
 			cwd: ctx.cwd,
 			// pi's tool list stays pi's own unless PI_SBX_MODE asks for the docker_* tools.
 			env: { PI_SBX_MODE: "tools", ...serveEnv(process.env, sessionVars(ctx)) },
@@ -124,7 +136,8 @@ export class Sandbox {
 		this.report("info", "sandbox: creating…");
 		try {
 			const st = await this.status();
-			this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""})`);
+			const root = this.workspace && this.workspace.root !== this.workspace.cwd ? `, repo root ${this.workspace.root}` : "";
+			this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})`);
 		} catch (err) {
 			if (this.stopped || this.fatal) return;
 			const e = err as Error;
