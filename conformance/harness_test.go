@@ -98,6 +98,10 @@ func local(t testing.TB, c Call) result.Result {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(binPath, "tool", "--local", "--cwd", c.Cwd, c.Tool, string(args))
+	if len(args) > 64<<10 { // past what one argv string may hold (128 KB): by stdin
+		cmd = exec.Command(binPath, "tool", "--local", "--cwd", c.Cwd, c.Tool, "-")
+		cmd.Stdin = bytes.NewReader(args)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

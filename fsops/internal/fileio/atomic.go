@@ -84,11 +84,26 @@ const ReplaceMin = 1 << 20
 // does — following a symlink, keeping an existing file's inode, mode and owner: in
 // place (writeInPlace) below ReplaceMin bytes, and atomically (replaceFile) from it on.
 // write returns its Node-worded error.
+//
+// A full disk never leaves the file worse than pi's write would (pi truncates it to
+// zero, then fails): room for the content is reserved before anything in place is
+// overwritten, so a write that cannot fit fails with ENOSPC and leaves the old content;
+// and a replace that finds no room for its second copy is done in place instead, which
+// succeeds wherever pi's does.
 func WriteFile(abs string, size int, write func(io.Writer) error) error {
 	if size < ReplaceMin {
-		return writeInPlace(abs, write)
+		return writeInPlace(abs, size, write)
 	}
-	return replaceFile(abs, write)
+	err := replaceFile(abs, size, write)
+	if isNoSpace(err) {
+		return writeInPlace(abs, size, write)
+	}
+	return err
+}
+
+// isNoSpace reports whether err is the file system being full (or the quota reached).
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // WritePieces is WriteFile of the pieces' concatenation.
@@ -110,13 +125,13 @@ func WritePieces(abs string, pieces ...string) error {
 // the new content, a file we may write in a directory we may not, files with a setuid,
 // setgid or sticky bit, which the kernel keeps or clears on a write by rules of its own)
 // are written in place, as pi does.
-func replaceFile(abs string, write func(io.Writer) error) error {
+func replaceFile(abs string, size int, write func(io.Writer) error) error {
 	target := abs
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		target = real
 	} else if fi, lerr := os.Lstat(abs); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
 		// A dangling symlink: let open(2) create its target.
-		return writeInPlace(abs, write)
+		return writeInPlace(abs, size, write)
 	}
 	st, err := os.Stat(target)
 	exists := err == nil
@@ -124,7 +139,7 @@ func replaceFile(abs string, write func(io.Writer) error) error {
 	case exists && st.IsDir():
 		return &NodeError{Code: "EISDIR", Syscall: "open", Path: abs, Err: syscall.EISDIR}
 	case exists && (!st.Mode().IsRegular() || hardLinked(st) || st.Mode()&SpecialBits != 0):
-		return writeInPlace(abs, write)
+		return writeInPlace(abs, size, write)
 	case exists:
 		if err := Access(target, AccessWrite); err != nil {
 			return NodeErr(err, "open", abs)
@@ -162,7 +177,7 @@ func replaceFile(abs string, write func(io.Writer) error) error {
 	})
 	if err != nil {
 		if exists && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
-			return writeInPlace(abs, write)
+			return writeInPlace(abs, size, write)
 		}
 		return NodeErr(err, "open", abs)
 	}
@@ -250,10 +265,21 @@ func fillTemp(tmp *os.File, write func(io.Writer) error, old os.FileInfo, exists
 // frees and allocates the blocks again (and, mounted with discard, discards them), nor
 // flushes the file on close as it does after a truncation to zero (auto_da_alloc), and a
 // reader never finds the file empty. Those cost more than the rest of a small write.
-func writeInPlace(abs string, write func(io.Writer) error) error {
+//
+// Room for the size bytes to come is reserved first: without it, a full disk would stop
+// the write half-way through, the new content's start over the old content's end.
+// With it, the file is left as it was and the write fails as pi's does (ENOSPC), where
+// pi's leaves the file empty.
+func writeInPlace(abs string, size int, write func(io.Writer) error) error {
 	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return NodeErr(err, "open", abs)
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && int64(size) > st.Size() {
+		if err := reserve(f, int64(size)); isNoSpace(err) {
+			f.Close()
+			return NodeErr(err, "write", "")
+		}
 	}
 	w := countingWriter{f: f}
 	if err := write(&w); err != nil {
