@@ -30,6 +30,9 @@ type Target struct {
 	Sbx *sbx.Client
 	// Sandbox returns the sandbox to use (the session's Ensure, or a fixed name).
 	Sandbox func(ctx context.Context) (string, error)
+	// Lost, if set, is told that the sandbox Sandbox returned no longer exists; true
+	// means Sandbox will make it again, and the call that found it gone tries once more.
+	Lost func() bool
 	// Installer puts the agent binary in the VM.
 	Installer *Installer
 	// Env are KEY=VALUE pairs forwarded into the VM, each as an `-e` flag.
@@ -184,11 +187,16 @@ func (ch *Channel) get(ctx context.Context) (*conn, error) {
 		tries = 2
 	}
 	var err error
+	lost := false
 	for try := 0; try < tries; try++ {
 		var c *conn
 		if c, err = ch.start(ctx); err == nil {
 			ch.cur = c
 			return c, nil
+		}
+		if errors.Is(err, sbx.ErrMissing) && !lost && ch.Lost != nil && ch.Lost() {
+			lost, try = true, try-1 // removed from outside, made again: this try does not count
+			continue
 		}
 		if errors.Is(err, sbx.ErrMissing) || ctx.Err() != nil {
 			break
@@ -269,8 +277,8 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		cancel()
 		inW.Close()
 		ch.Installer.Forget(sandbox)
-		return nil, fmt.Errorf("starting the agent in sandbox %s (if this sbx does not forward stdin, try --transport per-call): %w",
-			sandbox, errors.Join(err, c.err))
+		err = errors.Join(err, c.err)
+		return nil, fmt.Errorf("starting the agent in sandbox %s%s: %w", sandbox, perCallHint(err), err)
 	}
 	c.client = client
 	ch.logger().Info("agent started", "sandbox", sandbox, "agent", agentPath)

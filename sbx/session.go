@@ -124,8 +124,9 @@ func NewSession(c *Client, environ []string, pid int, workspace string, progress
 }
 
 // Ensure returns the session's sandbox name, creating the sandbox on the first call if
-// it does not exist. Once ensured it is never re-created: if it disappears later, calls
-// fail (ErrMissing) rather than silently starting over in a fresh one.
+// it does not exist. Once ensured it is not looked up again: if it disappears later, the
+// agent's channel finds it gone (ErrMissing) and Lost makes the next Ensure create it
+// again.
 //
 // The creation runs on the session's own context, not ctx: concurrent callers share it,
 // and a caller whose ctx ends stops waiting while the creation goes on (the next call

@@ -77,6 +77,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	target := agentlink.Target{
 		Sbx:       sess.Client,
 		Sandbox:   sess.Ensure,
+		Lost:      sess.Lost,
 		Installer: &agentlink.Installer{Sbx: sess.Client, Version: version},
 		Env:       sess.VMEnv,
 		Cwd:       sess.Cwd,

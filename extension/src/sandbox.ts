@@ -226,8 +226,14 @@ export class Sandbox {
 			process.stderr.write(`${line}\n`);
 			return;
 		}
-		// sbx's progress while the sandbox is made: shown in the status line.
 		const msg = /msg="?([^"]*)"?/.exec(line)?.[1] ?? line;
+		// The sandbox removed from outside and made again by serve: one line, once.
+		const gone = /sandbox (\S+) was removed from outside; creating it again/.exec(msg);
+		if (gone) {
+			this.ctx.ui.notify(`sandbox: ${gone[1]} was removed from outside (sbx rm?); pi-sbx made it again`, "warning");
+			return;
+		}
+		// sbx's progress while the sandbox is made: shown in the status line.
 		if (!this.lastStatus) this.ctx.ui.setStatus("sbx", `sandbox: ${msg.slice(0, 80)}`);
 	}
 
