@@ -101,7 +101,14 @@ func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Re
 	r.emit()
 	snap := r.out.snapshot(true)
 	if err := r.out.close(); err != nil {
-		return result.Result{}, err
+		// The full-output file could not be written (a full disk): the command's output
+		// and exit status still stand, and the notice says what was not saved. The
+		// partial file goes, so that it neither passes for the full output nor keeps
+		// the room.
+		if snap.path != "" {
+			os.Remove(snap.path)
+		}
+		snap.path, snap.saveErr = "", err
 	}
 	return format(snap, r.out.lineBytes, end, a.Timeout)
 }

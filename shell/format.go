@@ -21,16 +21,20 @@ func format(snap snapshot, lastLineBytes int, end ending, timeout *float64) (res
 	var details any
 	if t.Truncated {
 		details = BashDetails{Truncation: &t, FullOutputPath: snap.path}
+		full := "Full output: " + snap.path
+		if snap.saveErr != nil {
+			full = fmt.Sprintf("Full output not saved: %v", snap.saveErr)
+		}
 		start, last := t.TotalLines-t.OutputLines+1, t.TotalLines
 		switch {
 		case t.LastLinePartial:
-			text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). Full output: %s]",
-				truncate.FormatSize(t.OutputBytes), last, truncate.FormatSize(lastLineBytes), snap.path)
+			text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). %s]",
+				truncate.FormatSize(t.OutputBytes), last, truncate.FormatSize(lastLineBytes), full)
 		case *t.TruncatedBy == "lines":
-			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Full output: %s]", start, last, t.TotalLines, snap.path)
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. %s]", start, last, t.TotalLines, full)
 		default:
-			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Full output: %s]",
-				start, last, t.TotalLines, truncate.FormatSize(truncate.DefaultMaxBytes), snap.path)
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). %s]",
+				start, last, t.TotalLines, truncate.FormatSize(truncate.DefaultMaxBytes), full)
 		}
 	}
 	// Abort and timeout keep an empty text empty; the others say "(no output)".

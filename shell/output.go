@@ -152,6 +152,7 @@ func (o *output) overLimits() bool {
 type snapshot struct {
 	truncation truncate.Result
 	path       string // full-output file, "" if none
+	saveErr    error  // why the full output could not be saved, if it could not
 }
 
 // snapshot tail-truncates what is kept, with the totals of everything seen. persist
