@@ -24,6 +24,12 @@ type piTUI struct {
 // for the status line to name the pre-warmed sandbox.
 func startPiTUI(t *testing.T, w *world, dir string, extraEnv ...string) *piTUI {
 	t.Helper()
+	return startPiTUIWith(t, w, dir, "sandbox: pi-sbx-", extraEnv...)
+}
+
+// startPiTUIWith is startPiTUI waiting for ready to show instead.
+func startPiTUIWith(t *testing.T, w *world, dir, ready string, extraEnv ...string) *piTUI {
+	t.Helper()
 	root, node := piEnv(t)
 	ext := filepath.Join(root, "extension")
 	p := &piTUI{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
@@ -37,7 +43,7 @@ func startPiTUI(t *testing.T, w *world, dir string, extraEnv ...string) *piTUI {
 		`; echo "PI-EXIT=$?"; sleep 60`
 	p.tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "40", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
-	p.expect("sandbox: pi-sbx-", time.Minute)
+	p.expect(ready, time.Minute)
 	return p
 }
 

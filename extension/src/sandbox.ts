@@ -78,6 +78,12 @@ export function sessionVars(ctx: ExtensionContext): Record<string, string> {
 	return vars;
 }
 
+/** PI_SBX_HANDSHAKE_TIMEOUT (seconds) as milliseconds; unset or not a positive number: the default. */
+export function handshakeTimeout(setting: string | undefined): number | undefined {
+	const secs = Number(setting);
+	return setting && Number.isFinite(secs) && secs > 0 ? secs * 1000 : undefined;
+}
+
 export class Sandbox {
 	private spec?: ServeSpec;
 	private ctx?: ExtensionContext;
@@ -90,6 +96,8 @@ export class Sandbox {
 	private warming?: Promise<void>;
 	/** Tools serve lists, once connected. */
 	tools: Tool[] = [];
+	/** Aborted by stop: a serve still starting is killed rather than waited for. */
+	private ending = new AbortController();
 	/** What the sandbox mounts for pi's cwd (see workspace.ts), once started. */
 	workspace?: Workspace;
 
@@ -118,6 +126,7 @@ export class Sandbox {
 			cwd: ctx.cwd,
 			// pi's tool list stays pi's own unless PI_SBX_MODE asks for the docker_* tools.
 			env: { PI_SBX_MODE: "tools", ...serveEnv(process.env, sessionVars(ctx)) },
+			handshakeTimeoutMs: handshakeTimeout(process.env.PI_SBX_HANDSHAKE_TIMEOUT),
 			onStderrLine: (line) => this.onServeLog(line),
 		};
 		try {
@@ -185,6 +194,7 @@ export class Sandbox {
 	/** Ends serve (it tears its sandbox down per DOCKER_SANDBOX_TEARDOWN) and waits for it. */
 	async stop(): Promise<void> {
 		this.stopped = true;
+		this.ending.abort();
 		const conn = this.conn;
 		this.conn = undefined;
 		if (!conn) return;
@@ -211,7 +221,7 @@ export class Sandbox {
 			this.report("info", "sandbox: serve exited; starting it again…");
 		}
 		const spec = this.spec;
-		this.conn = connect(spec);
+		this.conn = connect(spec, this.ending.signal);
 		return this.conn;
 	}
 

@@ -9,6 +9,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { CallToolResult, JSONRPCMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
 
+/**
+ * How long serve gets to answer the MCP handshake: it answers at once (the sandbox is made
+ * later, by pi_sbx_status), so a serve silent this long is hung, not busy.
+ */
+export const HANDSHAKE_TIMEOUT_MS = 30_000;
 /** How long serve gets to tear its sandbox down after its stdin closes. */
 const SHUTDOWN_GRACE_MS = 15_000;
 /** How many bytes of serve's stderr are kept for error messages. */
@@ -23,6 +28,8 @@ export interface ServeSpec {
 	args: string[];
 	cwd: string;
 	env: Record<string, string>;
+	/** The bound on the handshake (HANDSHAKE_TIMEOUT_MS when unset). */
+	handshakeTimeoutMs?: number;
 	/** Every complete line serve writes on stderr. */
 	onStderrLine?: (line: string) => void;
 }
@@ -141,6 +148,19 @@ class ChildTransport {
 		await new Promise<void>((resolve, reject) => {
 			this.child.stdin!.write(data, (err) => (err ? reject(err) : resolve()));
 		});
+	}
+
+	/**
+	 * Kills serve and its process group at once: for a serve that never finished the
+	 * handshake, which has made no sandbox yet (that waits for a call).
+	 */
+	kill(): void {
+		const pid = this.child.pid;
+		try {
+			if (pid !== undefined) process.kill(-pid, "SIGKILL");
+		} catch {
+			this.child.kill("SIGKILL");
+		}
 	}
 
 	/** Closes serve's stdin (an orderly shutdown: it answers, tears down, exits), then waits. */
@@ -283,12 +303,27 @@ export interface Connection {
 	transport: ChildTransport;
 }
 
-/** Starts serve and completes the MCP handshake. Throws a message fit for the user. */
-export async function connect(spec: ServeSpec): Promise<Connection> {
+/**
+ * Starts serve and completes the MCP handshake, within spec.handshakeTimeoutMs. Throws a
+ * message fit for the user. An abort (the session ending meanwhile) kills serve.
+ */
+export async function connect(spec: ServeSpec, signal?: AbortSignal): Promise<Connection> {
 	const transport = new ChildTransport(spec);
 	const client = new McpClient(transport);
+	const bound = spec.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+	let timer: NodeJS.Timeout | undefined;
+	let onAbort: (() => void) | undefined;
+	const cut = new Promise<"timeout" | "aborted">((resolve) => {
+		timer = setTimeout(() => resolve("timeout"), bound);
+		onAbort = () => resolve("aborted");
+		if (signal?.aborted) onAbort();
+		else signal?.addEventListener("abort", onAbort, { once: true });
+	});
+	const handshake = client.connect().then(() => "ok" as const);
+	handshake.catch(() => {}); // after a timeout or abort its failure is no news
+	let how: "ok" | "timeout" | "aborted";
 	try {
-		await client.connect();
+		how = await Promise.race([handshake, cut]);
 	} catch (err) {
 		const spawnErr = transport.startError as NodeJS.ErrnoException | undefined;
 		if (spawnErr?.code === "ENOENT") {
@@ -301,6 +336,19 @@ export async function connect(spec: ServeSpec): Promise<Connection> {
 		await transport.close();
 		const why = exit ? `exited with ${exit.signal ?? `code ${exit.code}`}` : `failed: ${(err as Error).message}`;
 		throw new Error(`pi-sbx-backend serve ${why} at start${stderrSuffix(transport.stderr)}`);
+	} finally {
+		clearTimeout(timer);
+		if (onAbort) signal?.removeEventListener("abort", onAbort);
+	}
+	if (how === "aborted") {
+		transport.kill();
+		throw new Error("the session ended while pi-sbx-backend serve was starting");
+	}
+	if (how === "timeout") {
+		transport.kill();
+		throw new Error(
+			`pi-sbx-backend serve did not answer the MCP handshake within ${bound / 1000} s, so it was stopped${stderrSuffix(transport.stderr)}`,
+		);
 	}
 	return { client, transport };
 }
