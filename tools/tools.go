@@ -1,6 +1,7 @@
 // Package tools describes tools: their names, descriptions and parameter schemas (pi
 // 1.6.0's, word for word, for pi's seven), and the argument rules a caller checks before
-// a call goes anywhere (decoding, pi's argument repair, schema validation). It is plain
+// a call goes anywhere (decoding, pi's argument repair, pi's coercion and schema check
+// with pi's messages). It is plain
 // data that the host links; the implementations of pi's seven live in vmagent, which
 // only the in-sandbox agent and `tool --local` link.
 package tools
