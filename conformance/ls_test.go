@@ -86,3 +86,26 @@ func TestLsMatchesPi(t *testing.T) {
 	}
 	runSearchCases(t, cases)
 }
+
+// TestLsLowercasesAsNode covers the lowercasing half of pi's sort: capitals Unicode 16
+// and 17 added (Go's tables are Unicode 15's), and final sigma, which makes "ΟΔΟΣ"
+// "οδος", not "οδοσ" — so it no longer ties with "οδοσ". Each directory holds one class:
+// where those scripts go among others is the collation tables' part (README).
+func TestLsLowercasesAsNode(t *testing.T) {
+	var calls []Call
+	for _, names := range [][]string{
+		{"\u1C89b", "\u1C8Aa"}, {"\uA7CCb", "\uA7CDa"}, {"\uA7DCb", "\u019Ba"},
+		{"\U00010D50b", "\U00010D70a"}, {"\U00016EA0b", "\U00016EBBa"},
+		{"ΟΔΟΣ", "οδοσ", "ΑΣ.txt", "ασ.txt2", "ΑΣ-x", "ας-x2", "ΑΣ'", "ασ'2"},
+	} {
+		dir := t.TempDir()
+		for _, name := range names {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+		}
+		calls = append(calls, Call{"ls", dir, map[string]any{}})
+	}
+	want := oracle(t, calls)
+	for i, c := range calls {
+		require.Equal(t, want[i], local(t, c), "ls of %v", c.Cwd)
+	}
+}

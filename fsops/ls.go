@@ -132,8 +132,3 @@ func sortLikeJS(names []string) {
 	})
 }
 
-// jsLower is JavaScript's String.prototype.toLowerCase for the cases where Go's
-// strings.ToLower differs: U+0130 becomes "i" + combining dot above.
-func jsLower(s string) string {
-	return strings.ToLower(strings.ReplaceAll(s, "\u0130", "i\u0307"))
-}
