@@ -131,4 +131,3 @@ func sortLikeJS(names []string) {
 		return names[i] < names[j]
 	})
 }
-
