@@ -17,7 +17,7 @@ import (
 
 // piEnv is what the pi e2e tests need: node 22, and the extension's packages (pi 1.6.0,
 // the MCP SDK) installed from its lockfile by scripts/setup.sh.
-func piEnv(t *testing.T) (root, node string) {
+func piEnv(t testing.TB) (root, node string) {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)

@@ -12,23 +12,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// piTUI is pi's interactive TUI with the extension and the scripted model, running in
-// tmux against serve on sbxsim.
+// piTUI is pi's interactive TUI with the scripted model (and, unless plain, the
+// extension), running in tmux against serve on sbxsim.
 type piTUI struct {
-	t      *testing.T
+	t      testing.TB
 	socket string
 	screen string // the last capture
 }
 
-// startPiTUI starts pi in dir (inside w's workspace) in a 100×40 tmux window and waits
-// for the status line to name the pre-warmed sandbox.
+// startPiTUI starts pi with the extension in dir (inside w's workspace) in a 100×40 tmux
+// window and waits for the status line to name the pre-warmed sandbox.
 func startPiTUI(t *testing.T, w *world, dir string, extraEnv ...string) *piTUI {
 	t.Helper()
 	return startPiTUIWith(t, w, dir, "sandbox: pi-sbx-", extraEnv...)
 }
 
 // startPiTUIWith is startPiTUI waiting for ready to show instead.
-func startPiTUIWith(t *testing.T, w *world, dir, ready string, extraEnv ...string) *piTUI {
+func startPiTUIWith(t testing.TB, w *world, dir, ready string, extraEnv ...string) *piTUI {
+	t.Helper()
+	return startTUI(t, w, dir, false, ready, extraEnv...)
+}
+
+// startTUI starts pi in tmux, with the extension unless plain, and waits for ready.
+func startTUI(t testing.TB, w *world, dir string, plain bool, ready string, extraEnv ...string) *piTUI {
 	t.Helper()
 	root, node := piEnv(t)
 	ext := filepath.Join(root, "extension")
@@ -38,8 +44,12 @@ func startPiTUIWith(t *testing.T, w *world, dir, ready string, extraEnv ...strin
 		"PATH=" + filepath.Dir(node) + ":" + os.Getenv("PATH"), "TERM=xterm-256color"}, extraEnv...)...) {
 		env = append(env, "'"+kv+"'")
 	}
+	load := " -e " + ext
+	if plain {
+		load = ""
+	}
 	script := "cd " + dir + " && env -i " + strings.Join(env, " ") + " " + filepath.Join(ext, "node_modules/.bin/pi") +
-		" --provider faux --model scripted -e " + ext + " -e " + filepath.Join(ext, "test/faux-provider.ts") +
+		" --provider faux --model scripted" + load + " -e " + filepath.Join(ext, "test/faux-provider.ts") +
 		`; echo "PI-EXIT=$?"; sleep 60`
 	p.tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "40", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() })

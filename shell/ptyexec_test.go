@@ -140,3 +140,21 @@ func TestPtyExecGitLogDoesNotPage(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Equal(t, 60, strings.Count(out.text(), "commit-"), out.text())
 }
+
+// TestPtyExecCoalesces: a flood of output reaches OnOutput in few large pieces, not in the
+// terminal's few-KB reads (about 145 for these 589 KB), and whole.
+func TestPtyExecCoalesces(t *testing.T) {
+	var out collect
+	_, err := PtyExec(context.Background(), `seq 1 100000`, PtyExecOptions{OnOutput: out.add})
+	require.NoError(t, err)
+	var want strings.Builder
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintf(&want, "%d\r\n", i)
+	}
+	assert.Equal(t, want.String(), out.text())
+	out.mu.Lock()
+	n := len(out.chunks)
+	out.mu.Unlock()
+	t.Logf("%d pieces for %d bytes", n, want.Len())
+	assert.Less(t, n, 60, "pieces of up to 64 KB")
+}
