@@ -33,6 +33,14 @@ var readOnlyCalls = []struct{ name, args string }{
 	{"find", `{"pattern":"**/*.go"}`},
 	{"find", `{"pattern":"*.md"}`},
 	{"bash", `{"command":"echo out; echo err >&2; pwd; exit 3"}`},
+	// Issue 24's classes, as conformance/ holds them to pi, through the sandbox too.
+	{"read", `{"path":"notes/todo.txt","offset":"2","limit":"1"}`},
+	{"read", `{"path":"READ\u0000ME.md"}`},
+	{"grep", `{"pattern":"he\u0000llo"}`},
+	{"bash", `{"command":"echo \u0000"}`},
+	{"read", `{"path":"file://host/README.md"}`},
+	{"read", `{"path":"file:///x%2fy"}`},
+	{"find", `{"pattern":"*.md","limit":1e21}`},
 }
 
 func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
