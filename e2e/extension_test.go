@@ -94,7 +94,7 @@ func TestPiExtension(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &report))
 	t.Logf("checks passed: %s", strings.Join(report.Checks, "; "))
 	t.Logf("warm re-use: a new session re-attached and ran its first call in %.0f ms", report.ReattachMs)
-	assert.Len(t, report.Checks, 21)
+	assert.Len(t, report.Checks, 22)
 	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
 	assert.Empty(t, servePids(), "no serve process is left after pi exits")
 }

@@ -144,9 +144,7 @@ export class Sandbox {
 	private async prewarm(): Promise<void> {
 		this.report("info", "sandbox: creating…");
 		try {
-			const st = await this.status();
-			const root = this.workspace && this.workspace.root !== this.workspace.cwd ? `, repo root ${this.workspace.root}` : "";
-			this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})`);
+			await this.announce();
 		} catch (err) {
 			if (this.stopped || this.fatal) return;
 			const e = err as Error;
@@ -158,6 +156,13 @@ export class Sandbox {
 			// fails with its own message.
 			this.report("error", `sandbox: ${e.message}`);
 		}
+	}
+
+	/** Asks serve for the sandbox (creating it if needed) and shows it in the status line. */
+	private async announce(): Promise<void> {
+		const st = await this.status();
+		const root = this.workspace && this.workspace.root !== this.workspace.cwd ? `, repo root ${this.workspace.root}` : "";
+		this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})`);
 	}
 
 	/** Asks serve for the sandbox's name and settings (creating it if needed). */
@@ -219,9 +224,18 @@ export class Sandbox {
 				throw this.fatal;
 			}
 			this.report("info", "sandbox: serve exited; starting it again…");
+			const conn = connect(this.spec, this.ending.signal);
+			this.conn = conn;
+			// The status line says how the restart ended, not that it is under way.
+			conn.then(
+				() => this.announce().catch(() => {}),
+				(err: Error) => {
+					if (!this.stopped) this.report("error", `sandbox: ${err.message}`);
+				},
+			);
+			return conn;
 		}
-		const spec = this.spec;
-		this.conn = connect(spec, this.ending.signal);
+		this.conn = connect(this.spec, this.ending.signal);
 		return this.conn;
 	}
 

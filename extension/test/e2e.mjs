@@ -325,8 +325,23 @@ check("bash streams at least two updates for a slow command", () => {
 	]);
 	await started;
 	await new Promise((r) => setTimeout(r, 500));
+	// The status lines (on stderr without a UI, with PI_SBX_VERBOSE), from the kill on.
+	const statusLines = [];
+	const write = process.stderr.write.bind(process.stderr);
+	process.env.PI_SBX_VERBOSE = "1";
+	process.stderr.write = (chunk, ...rest) => {
+		for (const l of String(chunk).split("\n")) if (l.startsWith("sandbox: ")) statusLines.push(l);
+		return write(chunk, ...rest);
+	};
 	process.kill(Number(pids[0]), "SIGKILL");
 	const died = await run;
+	const settled = await waitFor(() => /^sandbox: pi-sbx-\S+ \(rw/.test(statusLines.at(-1) ?? ""));
+	process.stderr.write = write;
+	delete process.env.PI_SBX_VERBOSE;
+	check("after serve restarted, the status line names the sandbox again, not the restart", () => {
+		assert.ok(statusLines.includes("sandbox: serve exited; starting it again…"), statusLines.join(" | "));
+		assert.ok(settled, `the last status line: ${statusLines.at(-1)}`);
+	});
 	check("serve killed: the call in flight fails with a clear error, the next one restarts it", () => {
 		assert.equal(died.events.ends.k1.isError, true);
 		assert.match(died.events.ends.k1.result.content[0].text, /^pi-sbx-backend serve exited unexpectedly \(SIGKILL\).*the next call starts it again$/s);
