@@ -9,6 +9,7 @@ import { findBackend } from "./binary.ts";
 import { textOf } from "./result.ts";
 import { homedir } from "node:os";
 import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.ts";
+import { serveLogText } from "./servelog.ts";
 import { chooseWorkspace, type Workspace } from "./workspace.ts";
 
 /** Hidden serve tools (routed to the VM's agent, absent from tools/list). */
@@ -250,7 +251,7 @@ export class Sandbox {
 			process.stderr.write(`${line}\n`);
 			return;
 		}
-		const msg = /msg="?([^"]*)"?/.exec(line)?.[1] ?? line;
+		const msg = serveLogText(line);
 		// The sandbox removed from outside and made again by serve: one line, once.
 		const gone = /sandbox (\S+) was removed from outside; creating it again/.exec(msg);
 		if (gone) {
