@@ -302,3 +302,34 @@ func TestChannelOversizedReplyBreaksOnlyThatCall(t *testing.T) {
 	assert.Equal(t, "ok\n", res.Content[0].(*mcp.TextContent).Text)
 	assert.Equal(t, 2, f.sbx.started, "a fresh agent serves the next call")
 }
+
+// TestChannelHungSbxFailsOnceThenFast: when the agent's exec never answers (a hung sbx
+// or VM), the first call fails after one handshake timeout — not one per start try —
+// with an error naming what did not answer, and calls in the cooldown fail at once
+// without starting another exec.
+func TestChannelHungSbxFailsOnceThenFast(t *testing.T) {
+	ch, f := newChannel(t, t.TempDir(), nil)
+	f.sbx.hang = true
+	ch.HandshakeTimeout = 300 * time.Millisecond
+	ch.HungCooldown = time.Minute
+	call := func() error {
+		_, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
+		return err
+	}
+	err := call()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, errNoAnswer)
+	assert.Contains(t, err.Error(), "did not answer within 300ms")
+	assert.NotContains(t, err.Error(), "context deadline exceeded;")
+	assert.Equal(t, 1, f.sbx.agentsStarted(), "one start, not one per try")
+
+	assert.ErrorIs(t, call(), errNoAnswer)
+	assert.Equal(t, 1, f.sbx.agentsStarted(), "in the cooldown: the same error, no exec started")
+
+	// After the cooldown a call tries again (and works once sbx answers).
+	f.sbx.hang = false
+	ch.mu.Lock()
+	ch.hungUntil = time.Time{}
+	ch.mu.Unlock()
+	require.NoError(t, call())
+}

@@ -1,6 +1,7 @@
 package agentlink
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,6 +66,10 @@ type Channel struct {
 	StartTries int
 	// HandshakeTimeout bounds starting sbx exec and the MCP initialize exchange.
 	HandshakeTimeout time.Duration
+	// HungCooldown is how long, after a start that timed out (sbx or the VM not
+	// answering), calls fail at once with that error instead of each waiting out a
+	// HandshakeTimeout of its own (30 s when zero).
+	HungCooldown time.Duration
 	// MaxReply caps one message from the agent (MaxReply when zero).
 	MaxReply int
 
@@ -72,6 +77,9 @@ type Channel struct {
 	cur      *conn
 	progress sync.Map // token string → mcpserver.Progress
 	nextTok  atomic.Uint64
+
+	hungUntil time.Time // see HungCooldown; under mu
+	hungErr   error
 }
 
 // conn is one agent process and its MCP client.
@@ -98,6 +106,9 @@ func (c *conn) alive() bool {
 
 // ErrAgentDied marks a call that was in flight when the agent's channel ended.
 var ErrAgentDied = errors.New("the sandbox agent stopped during the call")
+
+// errNoAnswer: starting the agent timed out, sbx (or the VM behind it) not answering.
+var errNoAnswer = errors.New("no answer from the sandbox")
 
 // TakesStandIns implements mcpserver.StandInTaker: the channel's client splices the large
 // strings back into the request as it writes it.
@@ -182,6 +193,9 @@ func (ch *Channel) get(ctx context.Context) (*conn, error) {
 	if ch.cur != nil && ch.cur.alive() {
 		return ch.cur, nil
 	}
+	if time.Now().Before(ch.hungUntil) {
+		return nil, ch.hungErr
+	}
 	tries := ch.StartTries
 	if tries <= 0 {
 		tries = 2
@@ -199,6 +213,12 @@ func (ch *Channel) get(ctx context.Context) (*conn, error) {
 			continue
 		}
 		if errors.Is(err, sbx.ErrMissing) || ctx.Err() != nil {
+			break
+		}
+		if errors.Is(err, errNoAnswer) {
+			// Another try would wait as long again: calls fail at once for a while.
+			ch.hungUntil = time.Now().Add(cmp.Or(ch.HungCooldown, 30*time.Second))
+			ch.hungErr = err
 			break
 		}
 	}
@@ -219,9 +239,16 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	}
 	hctx, cancelHandshake := context.WithTimeout(ctx, timeout)
 	defer cancelHandshake()
+	// What timed out is named, not left as "context deadline exceeded".
+	noAnswer := func(err error, who string) error {
+		if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sbx.ErrTimeout)) {
+			return fmt.Errorf("%w: %s did not answer within %s (%v); check sbx with `sbx ls` or `pi-sbx-backend doctor`", errNoAnswer, who, timeout, err)
+		}
+		return err
+	}
 	sandbox, agentPath, err := ch.prepare(hctx)
 	if err != nil {
-		return nil, err
+		return nil, noAnswer(err, "sbx")
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -277,7 +304,7 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		cancel()
 		inW.Close()
 		ch.Installer.Forget(sandbox)
-		err = errors.Join(err, c.err)
+		err = noAnswer(errors.Join(err, c.err), "the agent, through sbx exec,")
 		return nil, fmt.Errorf("starting the agent in sandbox %s%s: %w", sandbox, perCallHint(err), err)
 	}
 	c.client = client

@@ -26,6 +26,7 @@ import (
 type localSbx struct {
 	name      string
 	dropStdin bool
+	hang      bool // the agent's exec starts and never answers (a hung sbx)
 
 	mu      sync.Mutex
 	missing bool
@@ -84,6 +85,21 @@ func (l *localSbx) Start(ctx context.Context, _ string, c sbx.Cmd) (sbx.Process,
 		return exited(1), nil
 	}
 	if len(argv) > 1 && argv[1] == "agent" {
+		if l.hang {
+			l.mu.Lock()
+			l.started++
+			l.mu.Unlock()
+			// It holds its pipes, as a live process would, and never reads or writes.
+			in, err := dup(c.Stdin)
+			if err != nil {
+				return nil, err
+			}
+			out, err := dup(c.Stdout)
+			if err != nil {
+				return nil, err
+			}
+			return hung{ctx, []io.Closer{in, out}}, nil
+		}
 		return l.agent(ctx, c, argv, env)
 	}
 	if len(argv) > 1 && argv[1] == "tool" {
@@ -196,4 +212,24 @@ func joined(argvs [][]string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// hung is an exec that never ends until its context does.
+type hung struct {
+	ctx   context.Context
+	pipes []io.Closer
+}
+
+func (h hung) Wait() (int, error) {
+	<-h.ctx.Done()
+	for _, p := range h.pipes {
+		p.Close()
+	}
+	return -1, errors.New("signal: killed")
+}
+
+func (l *localSbx) agentsStarted() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started
 }
