@@ -71,6 +71,9 @@ type Config struct {
 	Owners  *sbx.Owners // owner records for GC; nil: GC keeps everything
 	// Home is the host user's home (the audit checks it is not visible in the sandbox).
 	Home string
+	// Removed, if set, is told that docker_sandbox_rm removed the sandbox on purpose,
+	// so that the session does not make it again (sbx.Session.Removed).
+	Removed func()
 }
 
 // Deployer runs the docker_* tools. It is a mcpserver.Caller.

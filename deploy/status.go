@@ -165,6 +165,9 @@ func (d *Deployer) sandboxRm(ctx context.Context, _ json.RawMessage) (string, er
 	d.published = map[string][]sbx.Published{}
 	d.removed = true
 	d.mu.Unlock()
+	if d.Removed != nil {
+		d.Removed()
+	}
 	if errors.Is(err, sbx.ErrMissing) {
 		return fmt.Sprintf("Sandbox %s did not exist.", d.Name), nil
 	}

@@ -7,7 +7,7 @@ package sbx
 // (not for a closed session, nor one that has not made its sandbox yet).
 func (s *Session) Lost() bool {
 	s.mu.Lock()
-	if !s.ensured || s.closed {
+	if !s.ensured || s.closed || s.removed {
 		s.mu.Unlock()
 		return false
 	}
@@ -16,4 +16,12 @@ func (s *Session) Lost() bool {
 	s.mu.Unlock()
 	s.logf("pi-sbx-backend: sandbox %s was removed from outside; creating it again\n", s.Name)
 	return true
+}
+
+// Removed tells the session that its sandbox was removed on purpose (docker_sandbox_rm):
+// Lost no longer makes it again, so every later call fails closed until a new session.
+func (s *Session) Removed() {
+	s.mu.Lock()
+	s.removed = true
+	s.mu.Unlock()
 }

@@ -100,3 +100,13 @@ func HostFiles(c *sbx.Client, exe string) ([]sbx.HostFile, error) {
 
 // prog is the program's name, as its agents beside it are named.
 const prog = "pi-sbx-backend"
+
+// Lost reports a sandbox gone from outside (sbx.Session.Lost) and whether the next call
+// makes it again: not one the user pinned with DOCKER_SANDBOX (warm re-use aside), which
+// was theirs to remove; calls then fail closed.
+func (s *Session) Lost() bool {
+	if s.Pinned && !s.Reuse {
+		return false
+	}
+	return s.Session.Lost()
+}
