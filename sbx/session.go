@@ -54,7 +54,7 @@ type Session struct {
 	ensured  bool
 	created  bool // this session ran (or began) sbx create: teardown applies
 	closed   bool
-	removed  bool // removed on purpose (Removed): never made again
+	removed  bool        // removed on purpose (Removed): never made again
 	inflight *ensureCall // the one creation under way, shared by every waiting caller
 	watchdog *Watchdog
 	keep     *keepAlive
