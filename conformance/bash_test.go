@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -41,6 +42,10 @@ func TestBashMatchesPi(t *testing.T) {
 		cwd  string
 		// norm rewrites texts whose exact form depends on timing, on both sides.
 		norm func(string) string
+		// scheduled: what both sides give depends on a background writer being
+		// scheduled within a grace period, which a loaded machine (the whole suite on
+		// two cores) can miss on either side; a mismatch is retried against pi afresh.
+		scheduled bool
 	}{
 		{name: "output", args: cmd("echo hello; echo world")},
 		{name: "empty command", args: cmd("")},
@@ -74,11 +79,11 @@ func TestBashMatchesPi(t *testing.T) {
 			norm: func(s string) string { // how many x lines and the shell's exit time vary
 				s = regexp.MustCompile(`^(x\n)+`).ReplaceAllString(s, "x…\n")
 				return regexp.MustCompile(`after [0-9.]+ seconds, but`).ReplaceAllString(s, "after S seconds, but")
-			}},
+			}, scheduled: true},
 		{name: "background child holding the pipe", args: cmd("sleep 3 & echo started")},
 		// The background job writes only after the shell exited, for longer than the
 		// grace: re-armed by every chunk, it must collect all of it.
-		{name: "background child writing after exit", args: cmd(afterExit)},
+		{name: "background child writing after exit", args: cmd(afterExit), scheduled: true},
 		{name: "zero timeout", args: cmdT("echo x", 0)},
 		{name: "negative timeout", args: cmdT("echo x", -1)},
 		{name: "too large timeout", args: cmdT("echo x", 2147484)},
@@ -100,6 +105,10 @@ func TestBashMatchesPi(t *testing.T) {
 			norm := tt.norm
 			if norm == nil {
 				norm = func(s string) string { return s }
+			}
+			for try := 1; tt.scheduled && try <= 3 && !reflect.DeepEqual(normalized(t, want[i], norm), normalized(t, got, norm)); try++ {
+				t.Logf("try %d differed (a background writer scheduled late on one side?): both run again", try)
+				want[i], got = oracle(t, calls[i:i+1])[0], local(t, calls[i])
 			}
 			assert.Equal(t, normalized(t, want[i], norm), normalized(t, got, norm))
 			wantFile, gotFile := fullOutputPath(t, want[i]), fullOutputPath(t, got)
