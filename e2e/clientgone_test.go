@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
 )
 
@@ -24,16 +22,8 @@ import (
 // answer (TestServeScriptAnswersEveryRequest and the like).
 func TestServeEndsWhenItsClientIsGoneMidCall(t *testing.T) {
 	w := newWorld(t)
-	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws)
-	cmd.Dir, cmd.Env = w.ws, w.env()
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &testbin.SyncBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := w.startServe(t, w.ws, nil)
+	stdin, stdout, stderr := p.stdin, p.stdout, p.stderr
 	c, err := mcpserver.Dial(context.Background(), stdout, stdin, stdin, mcpserver.ClientOptions{Name: "e2e"})
 	require.NoError(t, err)
 	_, err = c.CallTool(context.Background(), "write", json.RawMessage(`{"path":"ready","content":"x"}`), nil, "")
@@ -49,8 +39,7 @@ func TestServeEndsWhenItsClientIsGoneMidCall(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, stdin.Close())
 	require.NoError(t, stdout.Close())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := p.exited
 	select {
 	case <-exited:
 		t.Logf("serve ended %.2f s after its client, sandbox removed", time.Since(start).Seconds())
@@ -66,16 +55,8 @@ func TestServeEndsWhenItsClientIsGoneMidCall(t *testing.T) {
 // watchdog.
 func TestServeSurvivesAClosedStdoutToTearDown(t *testing.T) {
 	w := newWorld(t)
-	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws)
-	cmd.Dir, cmd.Env = w.ws, w.env("DOCKER_SANDBOX_GC_HOURS=0")
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &testbin.SyncBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := w.startServe(t, w.ws, nil, "DOCKER_SANDBOX_GC_HOURS=0")
+	stdin, stdout, stderr := p.stdin, p.stdout, p.stderr
 	c, err := mcpserver.Dial(context.Background(), stdout, stdin, nil, mcpserver.ClientOptions{Name: "e2e"})
 	require.NoError(t, err)
 	_, err = c.CallTool(context.Background(), "write", json.RawMessage(`{"path":"ready","content":"x"}`), nil, "")
@@ -90,14 +71,13 @@ func TestServeSurvivesAClosedStdoutToTearDown(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := p.exited
 	select {
 	case <-exited:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("serve still runs 20 s after its stdout closed\n%s", stderr.String())
 	}
-	status := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	status := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	assert.False(t, status.Signaled(), "serve was killed by %v\n%s", status.Signal(), stderr.String())
 	assert.Empty(t, w.sandboxes(), "serve tore its sandbox down itself")
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -222,4 +223,43 @@ func call(t *testing.T, cs *mcp.ClientSession, name, args string) *mcp.CallToolR
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
 	require.NoError(t, err, "%s %s", name, args)
 	return res
+}
+
+// servePipes is a serve process started on pipes the test holds, for tests that close
+// or break them (or speak to serve without an SDK).
+type servePipes struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *testbin.SyncBuffer
+	exited chan struct{} // closed once serve has exited (cmd.ProcessState is then set)
+}
+
+// startServe starts `pi-sbx-backend serve --workspace w.ws` with args in dir, on pipes.
+// When the test ends its stdin is closed, so that it ends as a client would end it
+// (teardown included); one still running 30 s later is killed.
+func (w *world) startServe(t testing.TB, dir string, args []string, extraEnv ...string) *servePipes {
+	t.Helper()
+	cmd := exec.Command(backendBin, append([]string{"serve", "--workspace", w.ws}, args...)...)
+	cmd.Dir, cmd.Env = dir, w.env(extraEnv...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p := &servePipes{cmd: cmd, stdin: stdin, stdout: stdout, stderr: &testbin.SyncBuffer{}}
+	cmd.Stderr = p.stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	p.exited = exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	return p
 }

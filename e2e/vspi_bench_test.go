@@ -178,25 +178,12 @@ func copyGoTree(b *testing.B, dir string) string {
 // and the sandbox, not a client's decoding (the Go SDK's client spent more CPU per call
 // than serve did).
 func rawServe(b testing.TB, w *world, dir string) *mcpserver.Client {
-	cmd := exec.Command(backendBin, "serve", "--workspace", w.ws, "--cwd", dir)
-	cmd.Dir, cmd.Env = dir, w.env()
-	stdin, err := cmd.StdinPipe()
+	p := w.startServe(b, dir, []string{"--cwd", dir})
+	c, err := mcpserver.Dial(context.Background(), p.stdout, p.stdin, p.stdin, mcpserver.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	c, err := mcpserver.Dial(context.Background(), stdout, stdin, stdin, mcpserver.ClientOptions{Name: "bench", MaxLine: 64 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close(); cmd.Wait() })
+	b.Cleanup(func() { c.Close() })
 	return c
 }
 

@@ -3,18 +3,15 @@ package fsops
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestToolsAbortOnCancelledContext(t *testing.T) {
-	root := makeTree(t, "a/1", "b/2")
+	root := testbin.Tree(t, "a/1", "b/2")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Grep(ctx, root, GrepArgs{Pattern: "x"})
@@ -39,7 +36,7 @@ func TestGrepCancelledMidWalk(t *testing.T) {
 	for i := 0; i < 400; i++ {
 		files = append(files, fmt.Sprintf("d%03d/f.txt", i))
 	}
-	root := makeTree(t, files...)
+	root := testbin.Tree(t, files...)
 	for i := 0; i < 200; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -58,20 +55,4 @@ func TestGrepCancelledMidWalk(t *testing.T) {
 			t.Fatal("grep did not return after its context was cancelled")
 		}
 	}
-}
-
-// makeTree creates files (and directories, for names ending in "/") under a new
-// temporary directory and returns it.
-func makeTree(t *testing.T, files ...string) string {
-	t.Helper()
-	root := t.TempDir()
-	for _, f := range files {
-		p := filepath.Join(root, f)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		if strings.HasSuffix(f, "/") {
-			continue
-		}
-		require.NoError(t, os.WriteFile(p, nil, 0o644))
-	}
-	return root
 }

@@ -21,11 +21,11 @@ import (
 // object, isError as pi set it, and the outcome in _meta.
 func ToMCP(r result.Result) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{Content: make([]mcp.Content, 0, len(r.Content)), IsError: r.IsError}
-	if r.Outcome.Thrown {
+	switch o := r.Outcome; {
+	case o.Thrown:
 		out.Meta = mcp.Meta{result.ThrownMeta: true}
-	}
-	if r.Outcome.ExitCode != nil {
-		out.Meta = mcp.Meta{result.ExitCodeMeta: *r.Outcome.ExitCode}
+	case o.ExitCode != nil:
+		out.Meta = mcp.Meta{result.ExitCodeMeta: *o.ExitCode}
 	}
 	for _, c := range r.Content {
 		switch c.Type {

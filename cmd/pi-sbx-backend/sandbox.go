@@ -26,7 +26,7 @@ var sandboxEnv = []envDoc{
 	{"DOCKER_SANDBOX_WORKSPACE_RO=1", "mount the workspace read-only (scratch primary ~/.sbx-prime-NAME)"},
 	{"DOCKER_SANDBOX_ENV_ALLOWLIST=A,B", "host variables kept for sbx and forwarded into the VM"},
 	{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1", "keep every variable but DOCKER_*/COMPOSE_* (host-describing ones stay out of the VM)"},
-	{"PI_SBX_BIN", "the sbx program (default: sbx on PATH)"},
+	{"PI_SBX_BIN", "the sbx program (default: sbx on PATH, then the usual install places)"},
 	{"PI_*", "forwarded into the VM (pi's session variables)"},
 }
 

@@ -33,7 +33,7 @@ result exists (a tool's own failure is isError: true); exit 2 means the call its
 malformed and nothing was run.`,
 		env: []envDoc{
 			{"PI_*", "pi's session variables, given to bash (with --sandbox: forwarded into the VM)"},
-			{"PI_SBX_BIN", "with --sandbox: the sbx program (default: sbx on PATH)"},
+			{"PI_SBX_BIN", "with --sandbox: the sbx program (default: sbx on PATH, then the usual install places)"},
 			{"DOCKER_SANDBOX_ENV_ALLOWLIST", "with --sandbox: as for serve"},
 			{"DOCKER_SANDBOX_ENV_PASSTHROUGH", "with --sandbox: as for serve"},
 		},

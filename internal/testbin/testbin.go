@@ -1,6 +1,6 @@
-// Package testbin is what the tests that run the project's programs as processes share:
-// building them once per test binary (serve, sbxsim) and a buffer their concurrent
-// output can go to.
+// Package testbin is what the project's tests share: building the programs once per
+// test binary (serve, sbxsim), a buffer concurrent output can go to, load checks and
+// file trees.
 package testbin
 
 import (
@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -99,4 +100,24 @@ func Lost(n int, want string, call func() string) []string {
 	}
 	wg.Wait()
 	return lost
+}
+
+// Tree creates files (empty) and directories (names ending in "/") under a new
+// temporary directory and returns it.
+func Tree(t testing.TB, files ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, f := range files {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, "/") {
+			continue
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }

@@ -11,23 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func makeWalkTree(t *testing.T, files ...string) string {
-	t.Helper()
-	root := t.TempDir()
-	for _, f := range files {
-		p := filepath.Join(root, f)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		if strings.HasSuffix(f, "/") {
-			continue
-		}
-		require.NoError(t, os.WriteFile(p, nil, 0o644))
-	}
-	return root
-}
 
 func walkAll(t *testing.T, ctx context.Context, root string, opt Options) []string {
 	t.Helper()
@@ -55,7 +42,7 @@ func TestWalkOrder(t *testing.T) {
 		}
 	}
 	files = append(files, "a-b/x", "a/x", "a.b", "B")
-	root := makeWalkTree(t, files...)
+	root := testbin.Tree(t, files...)
 	first := walkAll(t, context.Background(), root, Options{})
 	for i := 0; i < 5; i++ {
 		require.Equal(t, first, walkAll(t, context.Background(), root, Options{}))
@@ -73,14 +60,14 @@ func TestWalkOrder(t *testing.T) {
 }
 
 func TestWalkSkipsGitAndHonoursIgnores(t *testing.T) {
-	root := makeWalkTree(t, ".git/HEAD", ".gitignore", "a.log", "b.txt", "sub/c.log", "sub/d.txt")
+	root := testbin.Tree(t, ".git/HEAD", ".gitignore", "a.log", "b.txt", "sub/c.log", "sub/d.txt")
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".gitignore"), []byte("*.log\n"), 0o644))
 	got := walkAll(t, context.Background(), root, Options{Names: IgnoreFileNames{Custom: ".fdignore"}, RequireGit: true, SkipGitDir: true})
 	assert.Equal(t, []string{".gitignore", "b.txt", "sub/", "sub/d.txt"}, got)
 }
 
 func TestWalkStopsEarly(t *testing.T) {
-	root := makeWalkTree(t, "a/1", "a/2", "b/1", "c/1")
+	root := testbin.Tree(t, "a/1", "a/2", "b/1", "c/1")
 	var seen []string
 	err := Tree(context.Background(), root, Options{}, func(e Entry) bool {
 		seen = append(seen, e.Rel)
