@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -154,6 +155,11 @@ func (d *Deployer) resources(ctx context.Context, _ json.RawMessage) (string, er
 }
 
 func (d *Deployer) sandboxRm(ctx context.Context, _ json.RawMessage) (string, error) {
+	// Shared (an editor's serve, a shell on the same warm or pinned sandbox): removing
+	// it would pull it from under them.
+	if held, _ := d.Owners.Leases().Others(d.Name, os.Getpid()); len(held) > 0 {
+		return "", fmt.Errorf("sandbox %s is in use by %s too: not removed (end those sessions first, or remove it by hand with sbx rm %s)", d.Name, sbx.Describe(held), d.Name)
+	}
 	err := d.Sbx.Rm(ctx, d.Name)
 	if err != nil && !errors.Is(err, sbx.ErrMissing) {
 		return "", fmt.Errorf("removing sandbox %s: %w", d.Name, err)

@@ -127,6 +127,9 @@ func (c *Client) gcReason(s Sandbox, owners *Owners, o GCOptions, now time.Time)
 	if rec.Pinned {
 		return "pinned by DOCKER_SANDBOX"
 	}
+	if held, _ := owners.Leases().Others(s.Name, 0); len(held) > 0 {
+		return "in use by " + Describe(held)
+	}
 	if gone, why := rec.Gone(); !gone {
 		return why
 	}

@@ -49,6 +49,9 @@ type Session struct {
 	// KeepAlive holds a session open in the sandbox while this one is (see
 	// keepalive.go), so that sbx's auto-stop does not end what runs there between calls.
 	KeepAlive bool
+	// Role names what holds the session's lease on the sandbox (serve, shell), so that a
+	// teardown left to another holder can say who keeps it.
+	Role string
 
 	mu       sync.Mutex
 	ensured  bool
@@ -194,6 +197,9 @@ func (s *Session) ensure(ctx context.Context) error {
 		// An sbx whose version answer we cannot read may still work: the calls say.
 		s.logf("pi-sbx-backend: %v\n", err)
 	}
+	// The lease before the lookup: a creator tearing the sandbox down either sees it or
+	// has finished, and then this session makes the sandbox again.
+	s.takeLease(ctx)
 	existing, err := s.Client.Lookup(ctx, s.Name)
 	switch {
 	case err == nil:
@@ -217,7 +223,7 @@ func (s *Session) ensure(ctx context.Context) error {
 	if arm {
 		// Armed before create: even a kill -9 of this process during the create must not
 		// leave the sandbox running.
-		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.Teardown, 0)
+		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.Teardown, 0, s.Owners.Leases())
 		if err != nil {
 			s.logf("pi-sbx-backend: %v (the sandbox is torn down on orderly shutdown only)\n", err)
 		}
@@ -263,7 +269,28 @@ func (s *Session) Close(ctx context.Context) error {
 	created, w := s.created, s.watchdog
 	s.mu.Unlock()
 	if !created || s.Teardown == TeardownNone {
+		s.dropLease()
 		return nil
+	}
+	if leases := s.Owners.Leases(); leases != nil {
+		// Decided and done under the lease lock: a process joining meanwhile waits, then
+		// finds the sandbox gone and makes it again (or fails closed).
+		unlock, err := leases.Lock(ctx, s.Name)
+		if err != nil {
+			s.logf("pi-sbx-backend: %v\n", err)
+		} else {
+			defer unlock()
+		}
+		others, err := leases.Others(s.Name, s.ownerPID())
+		if err != nil {
+			s.logf("pi-sbx-backend: %v\n", err)
+		}
+		s.dropLease()
+		if len(others) > 0 {
+			// Not ours alone: the watchdog tears it down once the last holder is gone.
+			s.logf("pi-sbx-backend: sandbox %s is still in use by %s: left running for them\n", s.Name, Describe(others))
+			return nil
+		}
 	}
 	var err error
 	for try := 0; try < 3; try++ {
@@ -299,6 +326,33 @@ func (s *Session) Close(ctx context.Context) error {
 	}
 	// The watchdog stays armed: it tries again once this process is gone.
 	return fmt.Errorf("tearing down sandbox %s: %w", s.Name, err)
+}
+
+// takeLease records that this session uses the sandbox (lease.go). Without a lease the
+// session still works; another holder's teardown just cannot see it.
+func (s *Session) takeLease(ctx context.Context) {
+	leases := s.Owners.Leases()
+	if leases == nil {
+		return
+	}
+	unlock, err := leases.Lock(ctx, s.Name)
+	if err != nil {
+		s.logf("pi-sbx-backend: %v\n", err)
+		return
+	}
+	defer unlock()
+	if err := leases.Take(s.Name, s.ownerPID(), s.Role, time.Now()); err != nil {
+		s.logf("pi-sbx-backend: %v (another session on this sandbox may remove it while this one uses it)\n", err)
+	}
+}
+
+// dropLease ends this session's lease, if it took one.
+func (s *Session) dropLease() {
+	if leases := s.Owners.Leases(); leases != nil {
+		if err := leases.Drop(s.Name, s.ownerPID()); err != nil {
+			s.logf("pi-sbx-backend: %v\n", err)
+		}
+	}
 }
 
 // workspaces returns the mounts of a new sandbox: the workspace as primary, or in

@@ -8,13 +8,25 @@ import (
 	"time"
 )
 
-// watchdogScript waits for the owner process to die, then tears the sandbox down with a
-// few tries. It is a shell loop rather than a Go process so it costs nothing while it
-// waits and survives its owner's `kill -9`.
+// watchdogScript waits for the owner process to die and for every other holder of a
+// lease on the sandbox (lease.go) to be gone too, then tears the sandbox down with a few
+// tries. It is a shell loop rather than a Go process so it costs nothing while it waits
+// and survives its owner's `kill -9`. A lease counts while its pid runs (a reused pid
+// only delays the teardown; the Go side also checks start times).
 //
-//	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox
-const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5
-while kill -0 "$pid" 2>/dev/null; do sleep "$poll"; done
+//	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox, $6 its lease directory ("" none)
+const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6
+held() {
+	kill -0 "$pid" 2>/dev/null && return 0
+	[ -n "$leases" ] || return 1
+	for f in "$leases"/*.lease; do
+		[ -e "$f" ] || continue
+		p=${f##*/}; p=${p%.lease}
+		[ "$p" != "$pid" ] && kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+while held; do sleep "$poll"; done
 for i in 1 2 3 4 5; do
 	if [ "$mode" = stop ]; then "$sbx" stop "$name"; else "$sbx" rm --force "$name"; fi && exit 0
 	sleep 2
@@ -35,8 +47,9 @@ const stopWait = 5 * time.Second
 
 // StartWatchdog starts a detached watchdog for sandbox name that runs `sbx rm --force`
 // (mode TeardownRemove) or `sbx stop` (TeardownStop) once process owner is gone, with the
-// same scrubbed environment as every sbx call. poll is how often it checks (2s when zero).
-func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration) (*Watchdog, error) {
+// same scrubbed environment as every sbx call, and no other process holds a lease on it
+// in leases (nil: none are kept). poll is how often it checks (2s when zero).
+func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration, leases *Leases) (*Watchdog, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -53,10 +66,18 @@ func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration)
 		poll = 2 * time.Second
 	}
 	secs := strconv.FormatFloat(poll.Seconds(), 'f', -1, 64)
+	args := []string{"-c", watchdogScript, "pi-sbx-watchdog", strconv.Itoa(owner), secs, c.Bin, verb, name}
+	if leases != nil {
+		dir, err := leases.sandboxDir(name)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, dir)
+	}
 	// Not bound to any caller's context: it must outlive this process. Stop ends it.
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := c.Runner.Start(ctx, WatchdogShell, Cmd{
-		Args: []string{"-c", watchdogScript, "pi-sbx-watchdog", strconv.Itoa(owner), secs, c.Bin, verb, name},
+		Args: args,
 		Env:  c.Env,
 	})
 	if err != nil {

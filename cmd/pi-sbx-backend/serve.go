@@ -72,6 +72,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	sess.Role = "serve"
 	sess.KeepAlive = true // sbx's auto-stop must not end the session's sandbox between calls
 	sess.Preflight = startPreflight(ctx, sess.Client)
 	target := agentlink.Target{

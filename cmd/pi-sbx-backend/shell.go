@@ -44,6 +44,7 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 	if err != nil {
 		return err
 	}
+	sess.Role = "shell"
 	defer func() {
 		if err := sess.End(ctx); err != nil {
 			fmt.Fprintf(std.err, "pi-sbx-backend shell: %v\n", err)
