@@ -18,7 +18,12 @@ const module = "github.com/pi-sbx/pi-sbx-backend"
 
 // hostPackages are the packages serve, shell, tool --sandbox, verify and gc run on the
 // host.
-var hostPackages = []string{"mcpserver", "agentlink", "jsonwire", "session", "sbx", "tools", "deploy"}
+var hostPackages = []string{"mcpserver", "agentlink", "jsonwire", "session", "sbx", "tools", "deploy", "review", "hostgit"}
+
+// gitDoor is the one package besides sbx/ that starts a process on the host: git, on the
+// object store the sandbox's work was fetched into, with hooks, fsmonitor, drivers and
+// the user's GIT_* variables kept out (security.md, section 13).
+const gitDoor = "hostgit"
 
 // hostFiles are the files of cmd/pi-sbx-backend that implement host subcommands. The
 // command is one binary (it is also the agent), so these files are held to the host rules
@@ -51,7 +56,7 @@ func TestHostPathLinksNoVMCode(t *testing.T) {
 }
 
 // TestOnlySbxStartsProcessesOnTheHostPath: of the project's packages the host links, only
-// sbx/ starts processes (os/exec, os.StartProcess, syscall exec); none but deploy's
+// sbx/ (and hostgit/, which runs git) starts processes (os/exec, os.StartProcess, syscall exec); none but deploy's
 // docker_curl opens network connections; nothing uses a Docker client. (The behaviour is
 // proven by the e2e tests; this keeps a refactor from quietly adding another door.)
 func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
@@ -71,7 +76,7 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 			imports := fileImports(t, path)
 			src, err := os.ReadFile(path)
 			require.NoError(t, err)
-			if rel != "sbx" {
+			if rel != "sbx" && rel != gitDoor {
 				assert.NotContains(t, imports, "os/exec", "%s starts processes", path)
 				for _, call := range []string{"StartProcess", "ForkExec", "syscall.Exec", "unix.Exec"} {
 					assert.NotContains(t, string(src), call, "%s starts processes", path)
@@ -114,6 +119,9 @@ func TestLayerRules(t *testing.T) {
 		"fsops":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "shell"},
 		"shell":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "fsops"},
 		"pi/result": {"tools", "mcpserver", "fsops", "shell"},
+		// review knows two commits in a host object store, not sandboxes or protocols.
+		"review":  append([]string{"sbx", "session", "agentlink", "mcpserver", "jsonwire", "deploy", "tools"}, impl...),
+		"hostgit": {"sbx", "session", "agentlink", "mcpserver", "jsonwire", "deploy", "tools", "review", "fsops", "shell", "vmagent"},
 	}
 	for pkg, banned := range rules {
 		deps := listDeps(t, "./"+pkg)
@@ -134,8 +142,8 @@ func TestLayerRules(t *testing.T) {
 }
 
 // TestOnlySbxAndShellStartProcesses: in the whole module outside the simulator (and the
-// tests' builder, internal/testbin), only sbx/ (the sbx CLI, on the host) and shell/
-// (commands, in the VM) start processes.
+// tests' builder, internal/testbin), only sbx/ (the sbx CLI, on the host), hostgit/ (git
+// on the host, for review and land) and shell/ (commands, in the VM) start processes.
 func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 	deps := listDeps(t, "./...")
 	checked := 0
@@ -143,7 +151,7 @@ func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 		rel, ours := strings.CutPrefix(pkg, module+"/")
 		assert.NotContains(t, d.imports, module+"/internal/testbin", "%s links the tests' builder", pkg)
 		// internal/testbin builds the programs for tests (go build); nothing else links it.
-		if !ours || rel == "sbx" || rel == "shell" || rel == "sbxsim" || strings.HasPrefix(rel, "sbxsim/") || rel == "cmd/sbxsim" || rel == "internal/testbin" {
+		if !ours || rel == "sbx" || rel == gitDoor || rel == "shell" || rel == "sbxsim" || strings.HasPrefix(rel, "sbxsim/") || rel == "cmd/sbxsim" || rel == "internal/testbin" {
 			continue
 		}
 		checked++

@@ -1,0 +1,530 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/hostgit"
+)
+
+// Selection says which changes to land: the named paths (a file, or a directory and all
+// beneath it), or All. All takes every change except the flagged ones, which land only
+// when named: nothing that would run on the host lands without the user spelling it out.
+type Selection struct {
+	All   bool
+	Paths []string // slash-separated, relative to the workspace root
+}
+
+// Refusal is a path land would not write, and why.
+type Refusal struct{ Path, Why string }
+
+// RefusedError is a land that wrote nothing because some of its paths changed on the
+// host since the sandbox started (or cannot be written safely).
+type RefusedError struct{ Refusals []Refusal }
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "nothing landed: %d path(s) refused", len(e.Refusals))
+	for _, r := range e.Refusals {
+		fmt.Fprintf(&b, "\n  %s: %s", Quote(r.Path), r.Why)
+	}
+	return b.String()
+}
+
+// Landed is what a land wrote.
+type Landed struct {
+	Files  []File // the changes written
+	Left   int    // changes still unlanded
+	Held   []File // flagged changes --all left alone (name them to land them)
+	Base   string // the commit recording them: Base with the landed paths at Head's state
+	Record bool   // whether Changes.BaseRef was moved to Base
+}
+
+// Land writes the selected changes into the host tree at c.Root, each file's content
+// from Head's blob, written by this process (no checkout, no filters, no hooks) to a
+// temporary file beside it and renamed over it. It first checks every path it would
+// touch against Base: a host file that changed since the sandbox started (or a path whose
+// directory is a symlink on the host) refuses the whole land, and nothing is written.
+// Each write is reported on out as it happens. Base then moves forward for the landed
+// paths (c.BaseRef, when set), so the next review shows only what is left.
+func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.Writer) (Landed, error) {
+	files, err := Files(ctx, g, c)
+	if err != nil {
+		return Landed{}, err
+	}
+	chosen, held, err := selectFiles(files, sel)
+	if err != nil {
+		return Landed{}, err
+	}
+	root, err := os.OpenRoot(c.Root)
+	if err != nil {
+		return Landed{}, fmt.Errorf("opening the workspace %s: %w", c.Root, err)
+	}
+	defer root.Close()
+	var refused []Refusal
+	for _, f := range chosen {
+		refused = append(refused, checkHost(ctx, g, root, f)...)
+	}
+	if len(refused) > 0 {
+		return Landed{}, &RefusedError{refused}
+	}
+	// Deletions first, so that a file that becomes a directory (or the other way) has
+	// room.
+	sort.SliceStable(chosen, func(i, j int) bool { return rank(chosen[i]) < rank(chosen[j]) })
+	var done []File
+	for _, f := range chosen {
+		if err := apply(ctx, g, root, f, out); err != nil {
+			if len(done) > 0 {
+				if _, rerr := record(ctx, g, c, done); rerr != nil {
+					err = errors.Join(err, rerr)
+				}
+			}
+			return Landed{Files: done}, fmt.Errorf("landing %s: %w", Quote(f.Path), err)
+		}
+		done = append(done, f)
+	}
+	landed := Landed{Files: done, Left: len(files) - len(done), Held: held}
+	if len(done) > 0 {
+		base, err := record(ctx, g, c, done)
+		if err != nil {
+			return landed, err
+		}
+		landed.Base, landed.Record = base, c.BaseRef != ""
+	}
+	return landed, nil
+}
+
+// rank orders the writes: deletions, then renames (their old path goes), then the rest.
+func rank(f File) int {
+	switch f.Status {
+	case Deleted:
+		return 0
+	case Renamed:
+		return 1
+	}
+	return 2
+}
+
+// selectFiles picks sel's files from files; a named path that matches no change is an
+// error, before anything is written.
+func selectFiles(files []File, sel Selection) (chosen, held []File, err error) {
+	named := func(f File, p string) bool {
+		for _, fp := range f.paths() {
+			if fp == p || strings.HasPrefix(fp, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	var unknown []string
+	for _, p := range sel.Paths {
+		p = strings.TrimSuffix(path.Clean(p), "/")
+		hit := false
+		for _, f := range files {
+			if p == "." || named(f, p) {
+				hit = true
+			}
+		}
+		if !hit {
+			unknown = append(unknown, Quote(p))
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, nil, fmt.Errorf("no change to land at %s (see pi-sbx-backend review)", strings.Join(unknown, ", "))
+	}
+	for _, f := range files {
+		take := false
+		for _, p := range sel.Paths {
+			p = path.Clean(p)
+			// "." is the whole workspace: the flagged files still need their own names.
+			if (p == "." && !f.Flagged()) || (p != "." && named(f, p)) {
+				take = true
+			}
+		}
+		if sel.All && !take {
+			if f.Flagged() {
+				held = append(held, f)
+			} else {
+				take = true
+			}
+		}
+		if take {
+			chosen = append(chosen, f)
+		}
+	}
+	return chosen, held, nil
+}
+
+// checkHost compares every host path f touches with Base's state of it.
+func checkHost(ctx context.Context, g *hostgit.Git, root *os.Root, f File) []Refusal {
+	var out []Refusal
+	if f.NewMode == ModeGitlink || f.OldMode == ModeGitlink {
+		return []Refusal{{f.Path, "a submodule: land it by hand"}}
+	}
+	type want struct{ p, mode, id string }
+	wants := []want{{f.Path, f.OldMode, f.OldID}}
+	if f.Status == Renamed {
+		wants = []want{{f.OldPath, f.OldMode, f.OldID}, {f.Path, "", ""}}
+	}
+	for _, w := range wants {
+		if why := unsafePath(w.p); why != "" {
+			out = append(out, Refusal{w.p, why})
+			continue
+		}
+		if why, err := hostState(ctx, g, root, w.p, w.mode, w.id); err != nil {
+			out = append(out, Refusal{w.p, err.Error()})
+		} else if why != "" {
+			out = append(out, Refusal{w.p, why})
+		}
+	}
+	return out
+}
+
+// unsafePath rejects a path no git checkout would write: absolute, with "." or ".."
+// parts, empty parts.
+func unsafePath(p string) string {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return "not a path inside the workspace"
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." {
+			return "not a path inside the workspace"
+		}
+	}
+	return ""
+}
+
+// hostState says why the host's p differs from Base's (mode, id; mode "" = absent),
+// "" when it does not.
+func hostState(ctx context.Context, g *hostgit.Git, root *os.Root, p, mode, id string) (string, error) {
+	// A directory on the way that is a symlink would send the write elsewhere.
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if fi, err := root.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return "the directory " + Quote(dir) + " is a symlink on the host", nil
+		}
+	}
+	fi, err := root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if mode == "" {
+			return "", nil
+		}
+		return "deleted on the host since the sandbox started", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if mode == "" {
+		return "exists on the host but did not when the sandbox started", nil
+	}
+	switch mode {
+	case ModeSymlink:
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return "no longer a symlink on the host", nil
+		}
+		target, err := root.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		want, err := blob(ctx, g, id, 4096)
+		if err != nil {
+			return "", err
+		}
+		if target != string(want) {
+			return "the symlink changed on the host since the sandbox started", nil
+		}
+		return "", nil
+	case ModeFile, ModeExec:
+		if !fi.Mode().IsRegular() {
+			return "no longer a regular file on the host", nil
+		}
+		if exec := fi.Mode().Perm()&0o100 != 0; exec != (mode == ModeExec) {
+			return "its executable bit changed on the host since the sandbox started", nil
+		}
+		sum, err := hashFile(root, p, len(id))
+		if err != nil {
+			return "", err
+		}
+		if sum != id {
+			return "changed on the host since the sandbox started", nil
+		}
+		return "", nil
+	}
+	return "an entry of mode " + mode + " cannot be compared", nil
+}
+
+// hashFile is git's blob id of the host file p (SHA-1, or SHA-256 for 64-digit ids).
+func hashFile(root *os.Root, p string, idLen int) (string, error) {
+	f, err := root.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	h := newHash(idLen)
+	fmt.Fprintf(h, "blob %d\x00", fi.Size())
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", err
+	}
+	if n != fi.Size() {
+		return "", fmt.Errorf("%s changed size while it was read", p)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func newHash(idLen int) hash.Hash {
+	if idLen == 64 {
+		return sha256.New()
+	}
+	return sha1.New()
+}
+
+// apply writes one change into the host tree and reports it on out.
+func apply(ctx context.Context, g *hostgit.Git, root *os.Root, f File, out io.Writer) error {
+	if f.Status == Renamed {
+		if err := remove(root, f.OldPath); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "deleted %s (renamed)\n", Quote(f.OldPath))
+	}
+	switch f.NewMode {
+	case "":
+		if err := remove(root, f.Path); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "deleted %s\n", Quote(f.Path))
+	case ModeSymlink:
+		target, err := blob(ctx, g, f.NewID, 4096)
+		if err != nil {
+			return err
+		}
+		if err := replace(root, f.Path, func(tmp string) error { return root.Symlink(string(target), tmp) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "linked %s -> %s\n", Quote(f.Path), Quote(string(target)))
+	case ModeFile, ModeExec:
+		n, err := writeBlob(ctx, g, root, f)
+		if err != nil {
+			return err
+		}
+		note := ""
+		if f.NewMode == ModeExec {
+			note = ", executable"
+		}
+		fmt.Fprintf(out, "wrote %s (%d bytes%s)\n", Quote(f.Path), n, note)
+	default:
+		return fmt.Errorf("mode %s cannot be landed", f.NewMode)
+	}
+	return nil
+}
+
+// writeBlob writes f's Head content to a temporary file beside it, checks it against the
+// blob id, and renames it over the path.
+func writeBlob(ctx context.Context, g *hostgit.Git, root *os.Root, f File) (int64, error) {
+	perm := fs.FileMode(0o644)
+	if fi, err := root.Lstat(f.Path); err == nil && fi.Mode().IsRegular() {
+		perm = fi.Mode().Perm() &^ 0o111
+	}
+	if f.NewMode == ModeExec {
+		perm |= (perm & 0o444) >> 2
+	}
+	var size int64
+	err := replace(root, f.Path, func(tmp string) error {
+		w, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			return err
+		}
+		h := newHash(len(f.NewID))
+		var content bytes.Buffer // the header needs the size: hash after
+		werr := g.Stream(ctx, nil, io.MultiWriter(w, &content), nil, "cat-file", "blob", f.NewID)
+		if werr == nil {
+			werr = w.Sync()
+		}
+		if cerr := w.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return werr
+		}
+		size = int64(content.Len())
+		fmt.Fprintf(h, "blob %d\x00", size)
+		h.Write(content.Bytes())
+		if got := hex.EncodeToString(h.Sum(nil)); got != f.NewID {
+			return fmt.Errorf("the object store gave content %s for blob %s", got, f.NewID)
+		}
+		return root.Chmod(tmp, perm) // the umask may have cut it
+	})
+	return size, err
+}
+
+// replace makes a new entry at a temporary name beside p with make and renames it over p,
+// so a reader sees the old entry or the new one, never half of one.
+func replace(root *os.Root, p string, make func(tmp string) error) error {
+	dir := path.Dir(p)
+	if dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, "."+path.Base(p)+".pi-sbx-land-"+hex.EncodeToString(rnd[:]))
+	if err := make(tmp); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	if err := root.Rename(tmp, p); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// remove deletes p and then the directories it leaves empty.
+func remove(root *os.Root, p string) error {
+	if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if root.Remove(dir) != nil {
+			break // not empty: it holds other files
+		}
+	}
+	return nil
+}
+
+// record makes the commit that says what was landed: Base's tree with the landed paths
+// at Head's state, Base its parent; and moves c.BaseRef to it (only if it still holds
+// c.Base, so two lands at once cannot lose one's record).
+func record(ctx context.Context, g *hostgit.Git, c Changes, landed []File) (string, error) {
+	edits := map[string]*entry{} // path -> Head's entry, nil for gone
+	for _, f := range landed {
+		if f.Status == Renamed {
+			edits[f.OldPath] = nil
+		}
+		if f.NewMode == "" {
+			edits[f.Path] = nil
+		} else {
+			edits[f.Path] = &entry{mode: f.NewMode, id: f.NewID}
+		}
+	}
+	baseTree, err := g.Run(ctx, nil, nil, "rev-parse", "--verify", c.Base+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("recording the land: %w", err)
+	}
+	tree, err := rebuild(ctx, g, strings.TrimSpace(string(baseTree)), "", edits)
+	if err != nil {
+		return "", fmt.Errorf("recording the land: %w", err)
+	}
+	msg := "pi-sbx: landed " + strconv.Itoa(len(landed)) + " change(s) from " + c.Sandbox
+	id, err := g.Run(ctx, nil, identity, "commit-tree", tree, "-p", c.Base, "-m", msg)
+	if err != nil {
+		return "", fmt.Errorf("recording the land: %w", err)
+	}
+	commit := strings.TrimSpace(string(id))
+	if c.BaseRef != "" {
+		if _, err := g.Run(ctx, nil, nil, "update-ref", "-m", msg, c.BaseRef, commit, c.Base); err != nil {
+			return "", fmt.Errorf("recording the land in %s: %w", c.BaseRef, err)
+		}
+	}
+	return commit, nil
+}
+
+// identity is who the record commits are by: fixed, so a user without a git identity
+// can land, and plainly not the user.
+var identity = []string{
+	"GIT_AUTHOR_NAME=pi-sbx-backend", "GIT_AUTHOR_EMAIL=pi-sbx-backend@localhost",
+	"GIT_COMMITTER_NAME=pi-sbx-backend", "GIT_COMMITTER_EMAIL=pi-sbx-backend@localhost",
+}
+
+type entry struct{ mode, id string }
+
+// rebuild returns the id of the tree at dir (tree id "": none) with edits applied
+// beneath it (paths relative to the root); "" when it ends empty. Only the directories on
+// the edited paths are read and written again (git mktree, which takes any name).
+func rebuild(ctx context.Context, g *hostgit.Git, tree, dir string, edits map[string]*entry) (string, error) {
+	entries := map[string]entry{}
+	if tree != "" {
+		out, err := g.Run(ctx, nil, nil, "ls-tree", "-z", tree)
+		if err != nil {
+			return "", err
+		}
+		for _, rec := range bytes.Split(out, []byte{0}) {
+			meta, name, ok := strings.Cut(string(rec), "\t")
+			f := strings.Fields(meta)
+			if !ok || len(f) != 3 {
+				continue
+			}
+			entries[name] = entry{mode: f[0], id: f[2]}
+		}
+	}
+	prefix := ""
+	if dir != "" {
+		prefix = dir + "/"
+	}
+	subdirs := map[string]bool{}
+	for p, e := range edits {
+		rest, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			continue
+		}
+		if name, _, deeper := strings.Cut(rest, "/"); deeper {
+			subdirs[name] = true
+		} else if e == nil {
+			delete(entries, name)
+		} else {
+			entries[name] = *e
+		}
+	}
+	for name := range subdirs {
+		sub := ""
+		if e, ok := entries[name]; ok && e.mode == "040000" {
+			sub = e.id
+		}
+		id, err := rebuild(ctx, g, sub, prefix+name, edits)
+		if err != nil {
+			return "", err
+		}
+		if id == "" {
+			delete(entries, name)
+		} else {
+			entries[name] = entry{mode: "040000", id: id}
+		}
+	}
+	if len(entries) == 0 && dir != "" {
+		return "", nil
+	}
+	var in bytes.Buffer
+	for name, e := range entries {
+		kind := "blob"
+		switch e.mode {
+		case "040000":
+			kind = "tree"
+		case ModeGitlink:
+			kind = "commit"
+		}
+		fmt.Fprintf(&in, "%s %s %s\t%s\x00", e.mode, kind, e.id, name)
+	}
+	out, err := g.Run(ctx, &in, nil, "mktree", "-z")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -1,0 +1,236 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/hostgit"
+)
+
+// byName are files that a tool on the host runs, or reads to decide what to run, by
+// their base name, with why.
+var byName = map[string]string{
+	".envrc":                  "direnv runs it when you enter the directory",
+	".env":                    "loaded into the environment (direnv, dotenv, compose)",
+	"Makefile":                "make runs it",
+	"makefile":                "make runs it",
+	"GNUmakefile":             "make runs it",
+	"justfile":                "just runs it",
+	"Justfile":                "just runs it",
+	".justfile":               "just runs it",
+	"Taskfile.yml":            "task runs it",
+	"Taskfile.yaml":           "task runs it",
+	"Rakefile":                "rake runs it",
+	"CMakeLists.txt":          "cmake runs it",
+	"build.gradle":            "gradle runs it",
+	"build.gradle.kts":        "gradle runs it",
+	"settings.gradle":         "gradle runs it",
+	"settings.gradle.kts":     "gradle runs it",
+	"gradlew":                 "the gradle wrapper: you run it",
+	"mvnw":                    "the maven wrapper: you run it",
+	"pom.xml":                 "maven runs its plugins",
+	"build.rs":                "cargo runs it on build",
+	"setup.py":                "pip runs it on install",
+	"conftest.py":             "pytest runs it",
+	"noxfile.py":              "nox runs it",
+	"tox.ini":                 "tox runs its commands",
+	".pre-commit-config.yaml": "pre-commit runs its hooks",
+	".gitattributes":          "names the filters and diff drivers git runs",
+	".gitmodules":             "submodule URLs and update commands git uses",
+	".lfsconfig":              "git-lfs reads it",
+	".npmrc":                  "npm's settings (scripts, registries)",
+	".yarnrc":                 "yarn's settings",
+	".yarnrc.yml":             "yarn's settings (plugins it runs)",
+	".pnpmfile.cjs":           "pnpm runs it",
+}
+
+// byDir are directories whose files something on the host runs.
+var byDir = []struct{ prefix, why string }{
+	{".husky/", "husky's git hooks"},
+	{"node_modules/.bin/", "on PATH in npm scripts"},
+	{".vscode/", "VS Code runs its tasks and reads its settings"},
+	{".idea/", "JetBrains IDEs run its run configurations"},
+	{".devcontainer/", "dev containers run its commands"},
+}
+
+// classify sets each file's Risks.
+func classify(ctx context.Context, g *hostgit.Git, c Changes, files []File) error {
+	var ignored map[string]bool
+	if c.gitMode() {
+		var err error
+		if ignored, err = ignoredPaths(ctx, g, c, files); err != nil {
+			return err
+		}
+	}
+	for i := range files {
+		f := &files[i]
+		if f.NewMode == "" {
+			continue // a deletion runs nothing
+		}
+		f.Risks = append(f.Risks, pathRisks(f.Path)...)
+		if f.NewMode == ModeExec && f.OldMode != ModeExec {
+			f.Risks = append(f.Risks, "gains +x")
+		}
+		if f.NewMode == ModeGitlink {
+			f.Risks = append(f.Risks, "a submodule: git checks out and may run what it names")
+		}
+		if f.NewMode == ModeSymlink {
+			why, err := linkRisk(ctx, g, *f)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				f.Risks = append(f.Risks, why)
+			}
+		}
+		if path.Base(f.Path) == "package.json" {
+			why, err := packageRisk(ctx, g, *f)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				f.Risks = append(f.Risks, why)
+			}
+		}
+		if ignored[f.Path] && f.Status != Modified {
+			f.Risks = append(f.Risks, "ignored by .gitignore: git status never shows it")
+		}
+	}
+	return nil
+}
+
+// pathRisks are the reasons a file at p would run by its name and place.
+func pathRisks(p string) []string {
+	var out []string
+	for _, part := range strings.Split(p, "/") {
+		if part == ".git" {
+			out = append(out, "inside .git: git runs its hooks and obeys its config")
+			break
+		}
+	}
+	base := path.Base(p)
+	if why, ok := byName[base]; ok {
+		out = append(out, why)
+	} else if strings.HasSuffix(base, ".mk") {
+		out = append(out, "make includes it")
+	} else if strings.HasPrefix(base, ".env.") {
+		out = append(out, "loaded into the environment (dotenv)")
+	}
+	for _, d := range byDir {
+		if strings.HasPrefix(p, d.prefix) || strings.Contains(p, "/"+d.prefix) {
+			out = append(out, d.why)
+		}
+	}
+	if strings.HasPrefix(p, ".github/workflows/") {
+		out = append(out, "CI runs it")
+	}
+	return out
+}
+
+// linkRisk flags a symlink whose target leaves the workspace or enters .git.
+func linkRisk(ctx context.Context, g *hostgit.Git, f File) (string, error) {
+	target, err := blob(ctx, g, f.NewID, 4096)
+	if err != nil {
+		return "", fmt.Errorf("reading the symlink %s: %w", f.Path, err)
+	}
+	t := string(target)
+	if path.IsAbs(t) {
+		return "symlink out of the workspace (to " + t + ")", nil
+	}
+	resolved := path.Join(path.Dir(f.Path), t)
+	if resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return "symlink out of the workspace (to " + t + ")", nil
+	}
+	if resolved == ".git" || strings.HasPrefix(resolved, ".git/") {
+		return "symlink into .git (to " + t + ")", nil
+	}
+	return "", nil
+}
+
+// packageJSON is what of a package.json npm, yarn or pnpm run.
+type packageJSON struct {
+	Scripts map[string]any `json:"scripts"`
+	Bin     any            `json:"bin"`
+	Config  any            `json:"config"`
+}
+
+// packageRisk flags a package.json whose scripts (or bin, or config) changed.
+func packageRisk(ctx context.Context, g *hostgit.Git, f File) (string, error) {
+	const limit = 8 << 20
+	load := func(id string) (packageJSON, bool, error) {
+		var p packageJSON
+		if id == "" || f.OldMode == ModeSymlink {
+			return p, true, nil
+		}
+		b, err := blob(ctx, g, id, limit)
+		if err != nil {
+			return p, false, fmt.Errorf("reading %s: %w", f.Path, err)
+		}
+		return p, json.Unmarshal(b, &p) == nil, nil
+	}
+	old, _, err := load(f.OldID)
+	if err != nil {
+		return "", err
+	}
+	cur, ok, err := load(f.NewID)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case !ok:
+		return "package.json that is not valid JSON (npm may read it otherwise)", nil
+	case !reflect.DeepEqual(old.Scripts, cur.Scripts):
+		return "package.json scripts changed: npm runs them", nil
+	case !reflect.DeepEqual(old.Bin, cur.Bin) || !reflect.DeepEqual(old.Config, cur.Config):
+		return "package.json bin or config changed", nil
+	}
+	return "", nil
+}
+
+// ignoredPaths asks git which of the added paths the workspace's ignore rules hide (its
+// .gitignore files, .git/info/exclude, the user's excludes), read from the host's tree.
+func ignoredPaths(ctx context.Context, g *hostgit.Git, c Changes, files []File) (map[string]bool, error) {
+	var in bytes.Buffer
+	for _, f := range files {
+		if f.NewMode != "" {
+			in.WriteString(f.Path)
+			in.WriteByte(0)
+		}
+	}
+	if in.Len() == 0 {
+		return nil, nil
+	}
+	wt := *g
+	wt.WorkTree = c.Root // check-ignore takes no pathspec magic, and reads the host's rules
+	out, err := wt.Run(ctx, &in, []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--no-index", "-z", "--stdin")
+	var ee *hostgit.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.Code == 1) { // 1: none is ignored
+		return nil, fmt.Errorf("checking the ignore rules: %w", err)
+	}
+	set := map[string]bool{}
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			set[string(p)] = true
+		}
+	}
+	return set, nil
+}
+
+// blob reads one object's content, at most limit bytes.
+func blob(ctx context.Context, g *hostgit.Git, id string, limit int64) ([]byte, error) {
+	capped := *g
+	capped.MaxOutput = limit
+	return capped.Run(ctx, nil, nil, "cat-file", "blob", id)
+}
+
+// sortFlaggedFirst puts the flagged files first; each group stays in path order.
+func sortFlaggedFirst(files []File) {
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Flagged() && !files[j].Flagged() })
+}
