@@ -187,7 +187,9 @@ func TestLandRefuses(t *testing.T) {
 			func(t *testing.T, root string) { require.NoError(t, os.Chmod(filepath.Join(root, "edit.txt"), 0o755)) },
 			map[string]string{"edit.txt": "its executable bit changed on the host since the sandbox started"}},
 		{"a directory that became a symlink", Selection{Paths: []string{"nested"}},
-			func(t *testing.T, root string) { require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(root, "nested"))) },
+			func(t *testing.T, root string) {
+				require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(root, "nested")))
+			},
 			map[string]string{"nested/a/b.txt": "the directory nested is a symlink on the host"}},
 	}
 	for _, tc := range cases {
