@@ -28,7 +28,7 @@ const gitDoor = "hostgit"
 // hostFiles are the files of cmd/pi-sbx-backend that implement host subcommands. The
 // command is one binary (it is also the agent), so these files are held to the host rules
 // by their own imports and those imports' dependencies.
-var hostFiles = []string{"serve.go", "sandbox.go", "shell.go", "tool_sandbox.go", "deploy.go", "verify.go", "gc.go"}
+var hostFiles = []string{"serve.go", "sandbox.go", "shell.go", "tool_sandbox.go", "deploy.go", "verify.go", "gc.go", "review.go"}
 
 // vmOnly are the packages that only the in-sandbox agent (and tool --local) may link.
 var vmOnly = []string{module + "/fsops", module + "/shell", module + "/vmagent", module + "/cmd/sbxsim", module + "/sbxsim"}

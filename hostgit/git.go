@@ -1,8 +1,9 @@
 // Package hostgit runs git on the host, on an object store the sandbox's work was
 // fetched into, so that nothing in that store or in the workspace runs while it does: no
 // hooks, no fsmonitor, no diff or textconv drivers, no attributes from a work tree, no
-// replace refs, a pager never, and an environment of the basics alone (no DOCKER_*,
-// COMPOSE_* or the user's GIT_* variables, which could point it at another repository).
+// replace refs, no system or user configuration, a pager never, and an environment of
+// the basics alone (no DOCKER_*, COMPOSE_* or the user's GIT_* variables, which could
+// point it at another repository).
 // It is, with sbx/, the only package of the host path that starts a process.
 package hostgit
 
@@ -16,9 +17,8 @@ import (
 	"strings"
 )
 
-// basics are the host variables git keeps: where it finds itself and the user's own
-// configuration (identity), and how it speaks.
-var basics = []string{"HOME", "PATH", "USER", "LOGNAME", "TMPDIR", "XDG_CONFIG_HOME"}
+// basics are the host variables git keeps: where it finds itself and its helpers.
+var basics = []string{"HOME", "PATH", "USER", "LOGNAME", "TMPDIR"}
 
 // safety are the -c settings every git command gets: they override whatever the
 // repository's or the user's configuration says.
@@ -71,6 +71,9 @@ func (g *Git) Env(extra ...string) []string {
 		"GIT_ATTR_NOSYSTEM=1",
 		"GIT_LITERAL_PATHSPECS=1",
 		"GIT_CONFIG_NOSYSTEM=1",
+		// Nor the user's own configuration: no filter, textconv or diff driver is then
+		// defined anywhere git looks, whatever an attributes file names.
+		"GIT_CONFIG_GLOBAL=/dev/null",
 	)
 	return append(env, extra...)
 }

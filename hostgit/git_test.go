@@ -19,7 +19,7 @@ func TestEnv(t *testing.T) {
 	env := g.Env("GIT_INDEX_FILE=/tmp/i", "GIT_LITERAL_PATHSPECS=0")
 	assert.Equal(t, []string{"HOME=/h", "PATH=/bin", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0",
 		"GIT_NO_REPLACE_OBJECTS=1", "GIT_ATTR_NOSYSTEM=1", "GIT_LITERAL_PATHSPECS=1", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_INDEX_FILE=/tmp/i", "GIT_LITERAL_PATHSPECS=0"}, env)
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_INDEX_FILE=/tmp/i", "GIT_LITERAL_PATHSPECS=0"}, env)
 }
 
 func TestArgs(t *testing.T) {

@@ -21,30 +21,25 @@ import (
 
 // Changes are a sandbox's work as two commits in a host-side object store.
 type Changes struct {
-	// GitDir is the object store holding both commits: the host repository's .git in
-	// git mode, a private bare repository under the user's state directory otherwise.
-	GitDir string
+	// GitDir is the object store holding both commits (a private bare repository under
+	// the user's state directory, borrowing a git workspace's objects, or the
+	// workspace's own .git).
+	GitDir string `json:"git_dir"`
 	// Base is the host workspace as it was when the sandbox started, moved forward for
 	// every path landed since.
-	Base string
+	Base string `json:"base"`
 	// Head is the sandbox's current work.
-	Head string
+	Head string `json:"head"`
 	// Root is the host workspace the paths are relative to.
-	Root string
+	Root string `json:"root"`
 	// Sandbox names the sandbox, for messages.
-	Sandbox string
+	Sandbox string `json:"sandbox"`
 	// BaseRef, when set, is the ref holding Base: land moves it to the commit that
 	// records what it wrote, so the next review shows only what is left.
-	BaseRef string
+	BaseRef string `json:"base_ref,omitempty"`
 	// Refs are the refs that keep this work (Base's, Head's, the fetched ones); discard
 	// of an ended session's work deletes them.
-	Refs []string
-}
-
-// gitMode reports whether GitDir is the workspace's own repository (and not a private
-// store for a workspace without git).
-func (c Changes) gitMode() bool {
-	return strings.TrimSuffix(c.GitDir, "/") == strings.TrimSuffix(c.Root, "/")+"/.git"
+	Refs []string `json:"refs,omitempty"`
 }
 
 // Status is what happened to a file.

@@ -36,13 +36,13 @@ type Refusal struct{ Path, Why string }
 // host since the sandbox started (or cannot be written safely).
 type RefusedError struct{ Refusals []Refusal }
 
+// Error names every refused path and why, on one line.
 func (e *RefusedError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "nothing landed: %d path(s) refused", len(e.Refusals))
-	for _, r := range e.Refusals {
-		fmt.Fprintf(&b, "\n  %s: %s", Quote(r.Path), r.Why)
+	parts := make([]string, len(e.Refusals))
+	for i, r := range e.Refusals {
+		parts[i] = Quote(r.Path) + ": " + r.Why
 	}
-	return b.String()
+	return "nothing landed: " + strings.Join(parts, "; ")
 }
 
 // Landed is what a land wrote.

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -62,12 +64,9 @@ var byDir = []struct{ prefix, why string }{
 
 // classify sets each file's Risks.
 func classify(ctx context.Context, g *hostgit.Git, c Changes, files []File) error {
-	var ignored map[string]bool
-	if c.gitMode() {
-		var err error
-		if ignored, err = ignoredPaths(ctx, g, c, files); err != nil {
-			return err
-		}
+	ignored, err := ignoredPaths(ctx, g, c, files)
+	if err != nil {
+		return err
 	}
 	for i := range files {
 		f := &files[i]
@@ -194,9 +193,13 @@ func packageRisk(ctx context.Context, g *hostgit.Git, f File) (string, error) {
 	return "", nil
 }
 
-// ignoredPaths asks git which of the added paths the workspace's ignore rules hide (its
-// .gitignore files, .git/info/exclude, the user's excludes), read from the host's tree.
+// ignoredPaths asks git which of the added paths a git workspace's ignore rules hide (its
+// .gitignore files and .git/info/exclude), read from the host's tree and repository.
 func ignoredPaths(ctx context.Context, g *hostgit.Git, c Changes, files []File) (map[string]bool, error) {
+	hostRepo := filepath.Join(c.Root, ".git")
+	if fi, err := os.Stat(hostRepo); err != nil || !fi.IsDir() {
+		return nil, nil // not a git workspace: nothing is "untracked"
+	}
 	var in bytes.Buffer
 	for _, f := range files {
 		if f.NewMode != "" {
@@ -208,7 +211,7 @@ func ignoredPaths(ctx context.Context, g *hostgit.Git, c Changes, files []File) 
 		return nil, nil
 	}
 	wt := *g
-	wt.WorkTree = c.Root // check-ignore takes no pathspec magic, and reads the host's rules
+	wt.Dir, wt.WorkTree = hostRepo, c.Root // the host's rules; check-ignore takes no pathspec magic
 	out, err := wt.Run(ctx, &in, []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--no-index", "-z", "--stdin")
 	var ee *hostgit.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.Code == 1) { // 1: none is ignored

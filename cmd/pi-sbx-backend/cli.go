@@ -36,9 +36,9 @@ type envDoc struct{ name, meaning string }
 
 const prog = "pi-sbx-backend"
 
-// lookup finds a command by name.
-func lookup(name string) (command, bool) {
-	for _, c := range commands() {
+// lookup finds a command of cmds by name.
+func lookup(cmds []command, name string) (command, bool) {
+	for _, c := range cmds {
 		if c.name == name {
 			return c, true
 		}
@@ -47,6 +47,12 @@ func lookup(name string) (command, bool) {
 }
 
 func run(ctx context.Context, std stdio, args []string) int {
+	return runWith(ctx, std, args, commands())
+}
+
+// runWith runs the command of cmds that args name (tests give their own cmds).
+func runWith(ctx context.Context, std stdio, args []string, cmds []command) int {
+	usage := func(w io.Writer) { usageOf(w, cmds) }
 	if len(args) == 0 {
 		usage(std.err)
 		return 2
@@ -60,7 +66,7 @@ func run(ctx context.Context, std stdio, args []string) int {
 			usage(std.out)
 			return 0
 		}
-		c, ok := lookup(args[1])
+		c, ok := lookup(cmds, args[1])
 		if !ok || len(args) > 2 {
 			fmt.Fprintf(std.err, "%s help: unknown command %q\nRun '%s help' for the list of commands.\n", prog, strings.Join(args[1:], " "), prog)
 			return 2
@@ -68,7 +74,7 @@ func run(ctx context.Context, std stdio, args []string) int {
 		c.printHelp(std.out)
 		return 0
 	}
-	c, ok := lookup(args[0])
+	c, ok := lookup(cmds, args[0])
 	if !ok {
 		fmt.Fprintf(std.err, "%s: unknown command %q\nRun '%s help' for the list of commands.\n", prog, args[0], prog)
 		return 2
@@ -182,8 +188,8 @@ func table(w io.Writer, rows [][2]string) {
 	}
 }
 
-// usage writes the top-level help.
-func usage(w io.Writer) {
+// usageOf writes the top-level help listing cmds.
+func usageOf(w io.Writer, cmds []command) {
 	fmt.Fprintf(w, "Usage: %s COMMAND [flags]\n\n", prog)
 	fmt.Fprintln(w, "Runs pi's tools (bash read write edit grep find ls) inside a Docker Sandboxes (sbx) microVM.")
 	for _, internal := range []bool{false, true} {
@@ -193,7 +199,7 @@ func usage(w io.Writer) {
 			fmt.Fprintln(w, "\nCommands:")
 		}
 		var rows [][2]string
-		for _, c := range commands() {
+		for _, c := range cmds {
 			if c.internal == internal {
 				rows = append(rows, [2]string{c.name, c.summary})
 			}

@@ -53,7 +53,7 @@ func commands() []command {
 		gcCommand(),
 		doctorCommand(),
 		versionCommand(),
-	}, localCommands()...)
+	}, append(reviewCommands(noKeptWork), localCommands()...)...)
 }
 
 func main() {

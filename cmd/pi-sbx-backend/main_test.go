@@ -11,6 +11,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"pi-sbx-backend": main,
+		// the review commands over work a script leaves in refs (review_fixture_test.go)
+		"pi-sbx-review-fixture": fixtureMain,
 	})
 }
 

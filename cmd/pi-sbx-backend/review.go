@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/review"
+)
+
+// workSource finds a workspace's review-mode work: the sandbox's current work (fetched
+// from it, as shell finds it: DOCKER_SANDBOX, warm re-use) or the kept work of a session
+// that has ended.
+type workSource interface {
+	// Collect returns the work for workspace (absolute).
+	Collect(ctx context.Context, workspace string) (review.Changes, error)
+	// Discard drops that work: the sandbox's own copy and what the host keeps of it.
+	Discard(ctx context.Context, c review.Changes) error
+}
+
+// openWork makes the work source from the process's environment.
+type openWork func(environ []string) (workSource, error)
+
+// reviewEnv documents the variables the review commands read.
+var reviewEnv = []envDoc{
+	{"DOCKER_SANDBOX=NAME", "the sandbox whose work to review (default: the workspace's, running or kept)"},
+	{"DOCKER_SANDBOX_REUSE=1", "without DOCKER_SANDBOX: the project's sandbox pi-sbx-<basename>-<hash>"},
+	{"PI_SBX_BIN", "the sbx program (default: sbx on PATH, then the usual install places)"},
+	{"XDG_STATE_HOME", "where the kept work lives (default ~/.local/state/pi-sbx-backend)"},
+}
+
+// reviewCommands are review, land and discard over the work open finds.
+func reviewCommands(open openWork) []command {
+	return []command{reviewCommand(open), landCommand(open), discardCommand(open)}
+}
+
+// workFlags are the flags every review command has.
+type workFlags struct{ workspace string }
+
+func (w *workFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&w.workspace, "workspace", "", "the host workspace: an existing `DIR` (default: the current directory)")
+}
+
+// collect opens the source and collects the work of w's workspace.
+func (w workFlags) collect(ctx context.Context, open openWork) (workSource, review.Changes, error) {
+	ws, err := absDir(w.workspace)
+	if err != nil {
+		return nil, review.Changes{}, err
+	}
+	if fi, err := os.Stat(ws); err != nil {
+		return nil, review.Changes{}, usagef("--workspace %s: %v", ws, errors.Unwrap(err))
+	} else if !fi.IsDir() {
+		return nil, review.Changes{}, usagef("--workspace %s: not a directory", ws)
+	}
+	src, err := open(os.Environ())
+	if err != nil {
+		return nil, review.Changes{}, err
+	}
+	c, err := src.Collect(ctx, ws)
+	return src, c, err
+}
+
+func reviewCommand(open openWork) command {
+	var w workFlags
+	var stat bool
+	return command{
+		name:     "review",
+		synopsis: "[--workspace DIR] [--stat] [PATH...]",
+		summary:  "what a review-mode sandbox changed, the files that would run on the host first",
+		help: `Shows what the review-mode sandbox of the workspace changed against the workspace as
+it was when the sandbox started: each file added (A), modified (M), deleted (D), renamed
+(R) or changed type (T), +x/-x for the executable bit, line counts or "binary", and a
+unified diff of each. Files that would run on the host (anything in .git, .envrc,
+Makefiles, package.json scripts, a file gaining +x, a symlink out of the workspace, a
+file .gitignore hides, …) are listed first in a section of their own, each with why.
+PATH limits it to those files or directories (relative to the current directory). Nothing
+is written; the host workspace is not touched.`,
+		env: reviewEnv,
+		flags: func(fs *flag.FlagSet) {
+			w.define(fs)
+			fs.BoolVar(&stat, "stat", false, "the list of files only, without the diffs")
+		},
+		run: func(ctx context.Context, std stdio, args []string) error {
+			_, c, err := w.collect(ctx, open)
+			if err != nil {
+				return err
+			}
+			g := c.Git(os.Environ())
+			files, err := review.Files(ctx, g, c)
+			if err != nil {
+				return err
+			}
+			paths, err := rootPaths(c.Root, args)
+			if err != nil {
+				return err
+			}
+			files = review.Filter(files, paths)
+			if stat {
+				review.WriteStat(std.out, c, files)
+				return nil
+			}
+			return review.Write(ctx, std.out, g, c, files)
+		},
+	}
+}
+
+func landCommand(open openWork) command {
+	var w workFlags
+	var all bool
+	return command{
+		name:     "land",
+		synopsis: "[--workspace DIR] (--all | PATH...)",
+		summary:  "write chosen changes of a review-mode sandbox into the host workspace",
+		help: `Writes the named files (or directories: every change beneath them), or with --all every
+change except the files that would run on the host, into the host workspace. Those
+flagged files land only when named (with --all too: land --all Makefile). Each file is
+written by pi-sbx-backend itself from the sandbox's content (no git checkout, no hook,
+filter or driver runs), to a temporary file renamed over it, and printed as it is
+written. If any path changed on the host since the sandbox started, nothing is written
+and each such path is named (exit 1). What landed is recorded, so the next review shows
+only what is left.`,
+		env: reviewEnv,
+		flags: func(fs *flag.FlagSet) {
+			w.define(fs)
+			fs.BoolVar(&all, "all", false, "every change except the flagged ones (which must be named)")
+		},
+		run: func(ctx context.Context, std stdio, args []string) error {
+			if !all && len(args) == 0 {
+				return usagef("name the paths to land, or --all")
+			}
+			_, c, err := w.collect(ctx, open)
+			if err != nil {
+				return err
+			}
+			paths, err := rootPaths(c.Root, args)
+			if err != nil {
+				return err
+			}
+			landed, err := review.Land(ctx, c.Git(os.Environ()), c, review.Selection{All: all, Paths: paths}, std.out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(std.out, "landed %d change(s) from %s; %d left\n", len(landed.Files), c.Sandbox, landed.Left)
+			if len(landed.Held) > 0 {
+				var names []string
+				for _, f := range landed.Held {
+					names = append(names, review.Quote(f.Path))
+				}
+				fmt.Fprintf(std.out, "not landed, they would run on the host (name each to land it): %s\n", strings.Join(names, ", "))
+			}
+			return nil
+		},
+	}
+}
+
+func discardCommand(open openWork) command {
+	var w workFlags
+	return command{
+		name:     "discard",
+		synopsis: "[--workspace DIR]",
+		summary:  "drop the work of a review-mode sandbox, landing nothing",
+		help: `Drops the review-mode sandbox's work that has not landed: what the host keeps of it,
+and the sandbox's own copy, reset to the workspace as it was at the start (or landed
+since). The host workspace is not touched.`,
+		env:   reviewEnv,
+		flags: func(fs *flag.FlagSet) { w.define(fs) },
+		run: func(ctx context.Context, std stdio, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			src, c, err := w.collect(ctx, open)
+			if err != nil {
+				return err
+			}
+			files, err := review.Files(ctx, c.Git(os.Environ()), c)
+			if err != nil {
+				return err
+			}
+			if err := src.Discard(ctx, c); err != nil {
+				return err
+			}
+			fmt.Fprintf(std.out, "discarded %d change(s) of %s\n", len(files), c.Sandbox)
+			return nil
+		},
+	}
+}
+
+// rootPaths turns PATH arguments (relative to the current directory, or absolute) into
+// slash paths relative to the workspace root; one outside it is a usage error.
+func rootPaths(root string, args []string) ([]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("finding the current directory: %w", err)
+	}
+	var out []string
+	for _, a := range args {
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wd, p)
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, usagef("%s is outside the workspace %s", a, root)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out, nil
+}
+
+// noKeptWork is the source until the sandbox side of review mode is wired in.
+func noKeptWork([]string) (workSource, error) {
+	return nil, errors.New("review mode is not available in this build")
+}

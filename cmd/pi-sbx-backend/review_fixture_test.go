@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/review"
+)
+
+// refWork is the tests' work source: the sandbox named by FIXTURE_SANDBOX left its work
+// at refs/pi-sbx/NAME/{base,head} of the workspace's own repository (what the script
+// builds with git). It stands where the sandbox side of review mode plugs in.
+type refWork struct{ name string }
+
+func openRefWork(environ []string) (workSource, error) {
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "FIXTURE_SANDBOX="); ok && v != "" {
+			return refWork{v}, nil
+		}
+	}
+	return nil, fmt.Errorf("no review-mode work for this workspace")
+}
+
+func (w refWork) Collect(ctx context.Context, ws string) (review.Changes, error) {
+	c := review.Changes{GitDir: filepath.Join(ws, ".git"), Root: ws, Sandbox: w.name,
+		BaseRef: "refs/pi-sbx/" + w.name + "/base"}
+	c.Refs = []string{c.BaseRef, "refs/pi-sbx/" + w.name + "/head"}
+	g := c.Git(os.Environ())
+	for i, p := range []*string{&c.Base, &c.Head} {
+		id, err := g.Run(ctx, nil, nil, "rev-parse", "--verify", c.Refs[i])
+		if err != nil {
+			return c, fmt.Errorf("no kept work of %s: %w", w.name, err)
+		}
+		*p = strings.TrimSpace(string(id))
+	}
+	return c, nil
+}
+
+func (w refWork) Discard(ctx context.Context, c review.Changes) error {
+	return review.Forget(ctx, c.Git(os.Environ()), c)
+}
+
+// fixtureMain is pi-sbx-backend with the review commands over refWork.
+func fixtureMain() {
+	std := stdio{os.Stdin, os.Stdout, os.Stderr}
+	os.Exit(runWith(context.Background(), std, os.Args[1:], reviewCommands(openRefWork)))
+}
