@@ -31,7 +31,7 @@ const gitDoor = "hostgit"
 var hostFiles = []string{"serve.go", "sandbox.go", "shell.go", "tool_sandbox.go", "deploy.go", "verify.go", "gc.go", "review.go"}
 
 // vmOnly are the packages that only the in-sandbox agent (and tool --local) may link.
-var vmOnly = []string{module + "/fsops", module + "/shell", module + "/vmagent", module + "/cmd/sbxsim", module + "/sbxsim"}
+var vmOnly = []string{module + "/fsops", module + "/shell", module + "/terminal", module + "/vmagent", module + "/cmd/sbxsim", module + "/sbxsim"}
 
 // TestHostPathLinksNoVMCode: everything the host side links, transitively (go list
 // -deps), is free of the tool implementations (fsops, shell, vmagent) and of the
@@ -118,6 +118,7 @@ func TestLayerRules(t *testing.T) {
 		"tools":     append([]string{"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy"}, impl...),
 		"fsops":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "shell"},
 		"shell":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "fsops"},
+		"terminal":  {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "fsops"},
 		"pi/result": {"tools", "mcpserver", "fsops", "shell"},
 		// review knows two commits in a host object store, not sandboxes or protocols.
 		"review":  append([]string{"sbx", "session", "agentlink", "mcpserver", "jsonwire", "deploy", "tools"}, impl...),

@@ -51,12 +51,13 @@ func New(impls ...Impl) (*Registry, error) {
 	return r, nil
 }
 
-// Default returns a registry of pi's seven tools and the unlisted pi_sbx_pty_exec and
-// pi_sbx_pty_resize. Its
+// Default returns a registry of pi's seven tools, the unlisted pi_sbx_pty_exec and
+// pi_sbx_pty_resize, and the terminal tools (unlisted: serve offers them). Its
 // write and edit share one mutation queue (pi's withFileMutationQueue), so one registry
 // must serve every call of a session.
 func Default() *Registry {
-	r, err := New(append(Pi(fsops.NewMutationQueue()), Pty()...)...)
+	impls := append(Pi(fsops.NewMutationQueue()), Pty()...)
+	r, err := New(append(impls, Terminal(DefaultTerminals())...)...)
 	if err != nil {
 		panic(err) // the built-in schemas are constants; failing here is a programming error
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -74,12 +75,15 @@ func TestNewRejectsDuplicatesAndHoles(t *testing.T) {
 }
 
 func TestDefaultImplementsPisSevenAndThePtyMethods(t *testing.T) {
-	want := append(tools.Names(tools.Pi()), tools.PtyExecName, tools.PtyResizeName)
+	terminal := append(tools.Names(tools.Terminal()), tools.TerminalResizeName)
+	want := append(append(tools.Names(tools.Pi()), tools.PtyExecName, tools.PtyResizeName), terminal...)
 	sort.Strings(want)
 	assert.Equal(t, want, tools.Names(Default().Tools()))
 	for _, im := range Default().Impls() {
-		method := im.Tool.Name == tools.PtyExecName || im.Tool.Name == tools.PtyResizeName
-		assert.Equal(t, method, im.Unlisted, "%s: only the serve methods are unlisted", im.Tool.Name)
+		// The terminal tools are unlisted in the agent too: serve offers them to clients
+		// that ask, so the agent's own list stays pi's seven.
+		method := im.Tool.Name == tools.PtyExecName || im.Tool.Name == tools.PtyResizeName || slices.Contains(terminal, im.Tool.Name)
+		assert.Equal(t, method, im.Unlisted, "%s: only the serve methods and the terminal tools are unlisted", im.Tool.Name)
 	}
 }
 

@@ -23,13 +23,14 @@ type serveOptions struct {
 	dirs      dirOptions
 	transport string
 	logLevel  string
+	tools     string
 }
 
 func serveCommand() command {
 	var o serveOptions
 	return command{
 		name:     "serve",
-		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--log-level LEVEL]",
+		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--tools +terminal] [--log-level LEVEL]",
 		summary:  "MCP server on stdio; every tool call runs in the session's sandbox",
 		help: `An MCP server on stdio (stdout carries the protocol only; logs and sandbox-creation
 progress go to stderr). Its tools are pi's seven (bash read write edit grep find ls), which
@@ -40,11 +41,13 @@ first call creates the session's sandbox pi-sbx-<pid>-<random> with the workspac
 at its host path, installs the agent in the VM and runs every call there. When serve ends
 (stdin closed, SIGTERM), a sandbox it created is removed; after kill -9, a watchdog
 removes it. Nothing ever runs on the host when the sandbox fails.`,
-		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
+		env: append(append(append([]envDoc{}, sandboxEnv...), deployEnv...),
+			envDoc{"PI_SBX_TOOLS", "+terminal: offer the terminal tools too (what --tools gives, which wins)"}),
 		flags: func(fs *flag.FlagSet) {
 			o.dirs.define(fs, "working `DIR` of tool calls")
 			fs.StringVar(&o.transport, "transport", "persistent", "`MODE` of reaching the sandbox: persistent (one agent channel) or per-call")
 			logLevelFlag(fs, &o.logLevel)
+			fs.StringVar(&o.tools, "tools", "", "`+SET`s of tools to offer besides pi's seven and docker_*: +terminal (exec_command, write_stdin, read_output, kill_session, list_sessions); default PI_SBX_TOOLS")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {
 			if err := noArgs(args); err != nil {
@@ -52,6 +55,9 @@ removes it. Nothing ever runs on the host when the sandbox fails.`,
 			}
 			if o.transport != "persistent" && o.transport != "per-call" {
 				return usagef("--transport %q: want persistent or per-call", o.transport)
+			}
+			if _, err := parseExtraTools(o.tools); err != nil {
+				return err
 			}
 			return runServe(ctx, std, o)
 		},
@@ -105,6 +111,15 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		routes = mcpserver.Routes(tools.Pi(), caller)
 	}
 	routes = append(routes, session.Methods(sess, caller)...) // unlisted: ! commands, status
+	extra := o.tools
+	if extra == "" {
+		extra = envValue(sess.Environ, "PI_SBX_TOOLS")
+	}
+	x, err := parseExtraTools(extra)
+	if err != nil {
+		return err
+	}
+	routes = append(routes, x.routes(caller)...)
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
 	dep, err := newDeployer(sess)
 	if err != nil {

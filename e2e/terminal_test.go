@@ -1,0 +1,337 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/tools"
+)
+
+// termWorld is a serve offering the terminal tools, on a sandbox of the test's own.
+type termWorld struct {
+	*world
+	cs  *mcp.ClientSession
+	box string
+}
+
+// termDetails is the terminal tools' structuredContent.
+type termDetails struct {
+	SessionID  int    `json:"session_id"`
+	Running    bool   `json:"running"`
+	ExitCode   *int   `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out"`
+	Matched    *bool  `json:"matched"`
+	Offset     int64  `json:"offset"`
+	NextOffset int64  `json:"next_offset"`
+	TotalBytes int64  `json:"total_bytes"`
+	LogPath    string `json:"log_path"`
+}
+
+// newTermWorld starts `serve --tools +terminal` (with args) on a pinned sandbox h20t-….
+func newTermWorld(t *testing.T, args ...string) *termWorld {
+	w := newWorld(t)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	box := "h20t-" + hex.EncodeToString(b[:])
+	w.create(box)
+	cs, _, _ := w.serve(nil, append([]string{"--tools", "+terminal"}, args...), "DOCKER_SANDBOX="+box)
+	return &termWorld{world: w, cs: cs, box: box}
+}
+
+// call calls a terminal tool and returns its text and details; a tool error fails the test.
+func (tw *termWorld) call(t *testing.T, name string, args map[string]any) (string, termDetails) {
+	t.Helper()
+	res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err, "%s %v", name, args)
+	require.False(t, res.IsError, "%s %v: %s", name, args, text(res))
+	var d termDetails
+	b, _ := json.Marshal(res.StructuredContent)
+	require.NoError(t, json.Unmarshal(b, &d))
+	return text(res), d
+}
+
+// callErr calls a tool that must fail, and returns its message.
+func (tw *termWorld) callErr(t *testing.T, name string, args map[string]any) string {
+	t.Helper()
+	res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	require.True(t, res.IsError, "%s %v: %s", name, args, text(res))
+	return text(res)
+}
+
+// output is the part of a reply after "Output:\n".
+func output(text string) string {
+	_, out, _ := strings.Cut(text, "Output:\n")
+	return out
+}
+
+// alive says whether pid runs in the sandbox.
+func (tw *termWorld) alive(pid int) bool {
+	_, code := tw.sim("exec", tw.box, "kill", "-0", strconv.Itoa(pid))
+	return code == 0
+}
+
+// TestTerminalToolsListedOnlyOnRequest: the terminal tools are in tools/list with
+// --tools +terminal (their resize method is not), and only then; pi's seven stay.
+func TestTerminalToolsListedOnlyOnRequest(t *testing.T) {
+	names := func(cs *mcp.ClientSession) []string {
+		list, err := cs.ListTools(context.Background(), nil)
+		require.NoError(t, err)
+		var n []string
+		for _, tl := range list.Tools {
+			n = append(n, tl.Name)
+		}
+		return n
+	}
+	tw := newTermWorld(t)
+	with := names(tw.cs)
+	for _, tl := range tools.Terminal() {
+		assert.Contains(t, with, tl.Name)
+	}
+	assert.NotContains(t, with, tools.TerminalResizeName, "resize is a serve method, not a tool")
+	for _, tl := range tools.Pi() {
+		assert.Contains(t, with, tl.Name)
+	}
+	plain, _, _ := tw.serve(nil, nil)
+	without := names(plain)
+	for _, tl := range append(tools.Terminal(), tools.TerminalResize()) {
+		assert.NotContains(t, without, tl.Name, "not offered unless asked for")
+	}
+	env, _, _ := tw.serve(nil, nil, "PI_SBX_TOOLS=+terminal")
+	assert.Contains(t, names(env), tools.ExecCommandName, "PI_SBX_TOOLS=+terminal asks too")
+}
+
+// TestTerminalCases: the pitfalls other terminals' users report, each through serve
+// with real processes in the sandbox.
+func TestTerminalCases(t *testing.T) {
+	tw := newTermWorld(t)
+	cases := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"hung stdin: a command reading stdin gets end-of-file", func(t *testing.T) {
+			start := time.Now()
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "cat; read x; echo read-ended:$?", "yield_time_ms": 30000})
+			require.NotNil(t, d.ExitCode, txt)
+			assert.Equal(t, 0, *d.ExitCode)
+			assert.False(t, d.Running)
+			assert.Equal(t, "read-ended:1\n", output(txt))
+			assert.Less(t, time.Since(start), 20*time.Second, "returned at the exit, not at the yield")
+		}},
+		{"interactive prompt answered with write_stdin", func(t *testing.T) {
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": `read -p "Name? " n; echo "hello $n"`, "tty": true, "yield_time_ms": 1000})
+			require.True(t, d.Running, txt)
+			assert.Contains(t, output(txt), "Name? ")
+			assert.Contains(t, txt, fmt.Sprintf("Process running with session ID %d", d.SessionID))
+			txt, d2 := tw.call(t, tools.WriteStdinName, map[string]any{"session_id": d.SessionID, "chars": "bob\n", "yield_time_ms": 5000})
+			require.NotNil(t, d2.ExitCode, txt)
+			assert.Equal(t, 0, *d2.ExitCode)
+			assert.Contains(t, output(txt), "hello bob")
+			assert.NotContains(t, output(txt), "Name?", "only the output since the last read")
+		}},
+		{"orphaned grandchild holding the pipe does not block the exit", func(t *testing.T) {
+			start := time.Now()
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600 & echo $! > orphan.pid; echo parent-done", "yield_time_ms": 30000})
+			require.NotNil(t, d.ExitCode, txt)
+			assert.Equal(t, 0, *d.ExitCode)
+			assert.Equal(t, "parent-done\n", output(txt))
+			assert.Less(t, time.Since(start), 20*time.Second)
+			pid := waitPid(t, tw.ws+"/orphan.pid")
+			assert.True(t, tw.alive(pid), "the grandchild runs on")
+			tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID})
+			assert.Eventually(t, func() bool { return !tw.alive(pid) }, 10*time.Second, 50*time.Millisecond, "kill_session reaches the group")
+		}},
+		{"output of a process that finished between calls is not lost", func(t *testing.T) {
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 1; echo late-line; exit 3", "yield_time_ms": 250})
+			require.True(t, d.Running, txt)
+			time.Sleep(2 * time.Second) // it finishes while nobody is asking
+			txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID})
+			require.NotNil(t, d2.ExitCode, txt)
+			assert.Equal(t, 3, *d2.ExitCode)
+			assert.Equal(t, "late-line\n", output(txt))
+			txt, d3 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "since_offset": 0})
+			assert.Equal(t, "late-line\n", output(txt), "since_offset 0 reads it again")
+			assert.Equal(t, int64(len("late-line\n")), d3.NextOffset)
+		}},
+		{"a progress bar's carriage returns collapse to its last state", func(t *testing.T) {
+			cmd := `for i in $(seq 0 5 100); do printf '\r\033[32m[%-20s]\033[0m %3d%%' $(printf '#%.0s' $(seq 0 5 $i)) $i; done; printf '\ndone\n'`
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": cmd, "tty": true})
+			require.NotNil(t, d.ExitCode, txt)
+			assert.Equal(t, "[#####################] 100%\ndone\n", output(txt))
+			assert.Greater(t, d.TotalBytes, int64(400), "the raw log has every redraw")
+			raw, code := tw.sim("exec", tw.box, "cat", d.LogPath)
+			require.Zero(t, code, raw)
+			assert.Contains(t, raw, "\x1b[32m", "the log is raw")
+			assert.Equal(t, strings.Count(raw, "\r")-strings.Count(raw, "\r\n"), 21, "every redraw is in the log")
+		}},
+		{"until_regex returns on the match", func(t *testing.T) {
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 1; echo 'Server listening on :8080'; sleep 600", "yield_time_ms": 250})
+			require.True(t, d.Running, txt)
+			start := time.Now()
+			txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "until_regex": "listening on :\\d+", "wait_ms": 120000})
+			assert.Less(t, time.Since(start), 60*time.Second, "returned at the match, not at wait_ms")
+			require.NotNil(t, d2.Matched)
+			assert.True(t, *d2.Matched)
+			assert.True(t, d2.Running)
+			assert.Contains(t, output(txt), "Server listening on :8080")
+			tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID, "signal": "KILL"})
+		}},
+		{"until_regex not seen: the wait ends at wait_ms, unmatched", func(t *testing.T) {
+			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo nothing; sleep 600", "yield_time_ms": 250})
+			txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "until_regex": "never", "wait_ms": 300})
+			require.NotNil(t, d2.Matched)
+			assert.False(t, *d2.Matched)
+			assert.Contains(t, txt, `Pattern "never" not seen`)
+			tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID, "signal": "KILL"})
+		}},
+		{"kill_session kills the whole process group", func(t *testing.T) {
+			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "trap '' TERM; sleep 600 & echo $! > group.pid; wait", "yield_time_ms": 250})
+			pid := waitPid(t, tw.ws+"/group.pid")
+			require.True(t, tw.alive(pid))
+			txt, d2 := tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID})
+			require.NotNil(t, d2.ExitCode, txt)
+			assert.False(t, d2.Running)
+			assert.Eventually(t, func() bool { return !tw.alive(pid) }, 10*time.Second, 50*time.Millisecond, "the child in the group is gone")
+		}},
+		{"timeout_s kills it", func(t *testing.T) {
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600", "timeout_s": 0.5, "yield_time_ms": 20000})
+			require.NotNil(t, d.ExitCode, txt)
+			assert.True(t, d.TimedOut)
+			assert.Equal(t, 137, *d.ExitCode)
+		}},
+		{"write_stdin to a pipe session says how to get a terminal", func(t *testing.T) {
+			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600", "yield_time_ms": 250})
+			msg := tw.callErr(t, tools.WriteStdinName, map[string]any{"session_id": d.SessionID, "chars": "x"})
+			assert.Contains(t, msg, "tty:true")
+			_, d2 := tw.call(t, tools.WriteStdinName, map[string]any{"session_id": d.SessionID, "chars": ""})
+			assert.True(t, d2.Running, "empty chars polls")
+			tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID, "signal": "KILL"})
+		}},
+		{"ctrl-c through write_stdin", func(t *testing.T) {
+			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600", "tty": true, "yield_time_ms": 250})
+			txt, d2 := tw.call(t, tools.WriteStdinName, map[string]any{"session_id": d.SessionID, "chars": "\u0003", "yield_time_ms": 5000})
+			require.NotNil(t, d2.ExitCode, txt)
+			assert.Equal(t, 130, *d2.ExitCode)
+		}},
+		{"unknown session", func(t *testing.T) {
+			msg := tw.callErr(t, tools.ReadOutputName, map[string]any{"session_id": 12345, "wait_ms": 300000})
+			assert.Contains(t, msg, "unknown session 12345")
+		}},
+		{"list_sessions", func(t *testing.T) {
+			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600 # listed", "yield_time_ms": 250})
+			txt, _ := tw.call(t, tools.ListSessionsName, map[string]any{})
+			assert.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^%d\trunning\t.*sleep 600 # listed$`, d.SessionID)), txt)
+			tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID, "signal": "KILL"})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, c.run)
+	}
+}
+
+// TestTerminalCancelStopsTheWaitNotTheProcess: a cancelled read_output returns at once
+// and the command runs on; the next read sees its output.
+func TestTerminalCancelStopsTheWaitNotTheProcess(t *testing.T) {
+	tw := newTermWorld(t)
+	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > shell.pid; sleep 2; echo after", "yield_time_ms": 250})
+	pid := waitPid(t, tw.ws+"/shell.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := tw.cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.ReadOutputName, Arguments: map[string]any{
+			"session_id": d.SessionID, "until_regex": "never", "wait_ms": 300000}})
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled wait did not return")
+	}
+	assert.True(t, tw.alive(pid), "the command runs on")
+	txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "wait_ms": 20000})
+	require.NotNil(t, d2.ExitCode, txt)
+	assert.Equal(t, "after\n", output(txt))
+}
+
+// TestTerminalUnknownAfterRestart: after the sandbox restarts (sbx stop, then the next
+// call starts it), an old session id is unknown at once — no hang.
+func TestTerminalUnknownAfterRestart(t *testing.T) {
+	tw := newTermWorld(t)
+	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600", "yield_time_ms": 250})
+	out, code := tw.sim("stop", tw.box)
+	require.Zero(t, code, out)
+	start := time.Now()
+	var msg string
+	for i := 0; i < 2; i++ { // the first call may find the channel gone; the next restarts it
+		res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ReadOutputName, Arguments: map[string]any{
+			"session_id": d.SessionID, "wait_ms": 300000}})
+		require.NoError(t, err)
+		require.True(t, res.IsError, text(res))
+		if msg = text(res); strings.Contains(msg, "unknown session") {
+			break
+		}
+	}
+	assert.Contains(t, msg, fmt.Sprintf("unknown session %d", d.SessionID))
+	assert.Less(t, time.Since(start), 60*time.Second)
+}
+
+// TestTerminalManySessions: 120 sessions at once, each answered with its own output.
+func TestTerminalManySessions(t *testing.T) {
+	tw := newTermWorld(t)
+	const n = 120
+	ids := make([]int, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ExecCommandName, Arguments: map[string]any{
+				"cmd": fmt.Sprintf("echo start-%d; read line; echo got-$line-%d", i, i), "tty": true, "yield_time_ms": 250}})
+			if err != nil || res.IsError {
+				errs <- fmt.Errorf("exec %d: %v %s", i, err, text(res))
+				return
+			}
+			var d termDetails
+			b, _ := json.Marshal(res.StructuredContent)
+			_ = json.Unmarshal(b, &d)
+			ids[i] = d.SessionID
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	txt, _ := tw.call(t, tools.ListSessionsName, map[string]any{})
+	assert.GreaterOrEqual(t, strings.Count(txt, "\trunning\t"), n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.WriteStdinName, Arguments: map[string]any{
+				"session_id": ids[i], "chars": "x\n", "yield_time_ms": 20000}})
+			if assert.NoError(t, err) && assert.False(t, res.IsError, text(res)) {
+				assert.Contains(t, text(res), fmt.Sprintf("got-x-%d", i))
+				assert.Contains(t, text(res), "Process exited with code 0")
+			}
+		}()
+	}
+	wg.Wait()
+}

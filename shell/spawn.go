@@ -1,0 +1,114 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// SpawnOptions describe a command started by Spawn.
+type SpawnOptions struct {
+	Dir string   // working directory; "" means the current one
+	Env []string // added to the process's environment; a later KEY wins
+}
+
+// Process is a command started by Spawn: the leader of a session (and process group) of
+// its own, with stdin at /dev/null and stdout and stderr on one pipe.
+type Process struct {
+	cmd  *exec.Cmd
+	out  *os.File
+	done chan struct{}
+	code int
+	err  error
+}
+
+// Spawn starts argv in a new session with its input at end-of-file (/dev/null: a read
+// returns at once instead of waiting for a terminal nobody types into) and its output on
+// a pipe the caller reads with Output. Unlike exec.Cmd with an io.Writer, waiting for the
+// exit never waits for that pipe: a background process that keeps it open does not hold
+// back the exit status. The command is killed when the process that spawned it dies
+// (Linux's parent-death signal), so a session nobody can name any more does not live on.
+func Spawn(argv []string, o SpawnOptions) (*Process, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("spawn: no command")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("spawn: output pipe: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = o.Dir, append(os.Environ(), o.Env...)
+	cmd.Stdout, cmd.Stderr = w, w // *os.File: handed to the child, no copying goroutine
+	cmd.SysProcAttr = spawnAttr()
+	err = cmd.Start()
+	w.Close() // the child has its copy; EOF on r then marks the end of every writer
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("spawn %s: %w", argv[0], err)
+	}
+	p := &Process{cmd: cmd, out: r, done: make(chan struct{})}
+	go p.wait()
+	return p, nil
+}
+
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	if code, ok := exitCode(p.cmd.ProcessState); ok {
+		p.code, err = code, nil
+	}
+	p.err = err
+	close(p.done)
+}
+
+// Pid is the command's process id, which is also its process group's and session's.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Output is the read end of the command's stdout and stderr. It reads io.EOF once every
+// process holding the write end (the command and whatever it left running) has closed it.
+func (p *Process) Output() io.ReadCloser { return p.out }
+
+// Done is closed when the command has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the command and returns its exit code (128 + n for a death by signal n).
+func (p *Process) Wait() (int, error) {
+	<-p.done
+	return p.code, p.err
+}
+
+// Signal sends sig to the command's process group: the command and everything it started
+// that stayed in the group, even after the command itself has exited.
+func (p *Process) Signal(sig syscall.Signal) error {
+	return SignalGroup(p.Pid(), sig)
+}
+
+// SignalGroup sends sig to the process group pgid. A group with no process left is no
+// error: what was to be signalled is gone.
+func SignalGroup(pgid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %v to process group %d: %w", sig, pgid, err)
+	}
+	return nil
+}
+
+// Path is the shell commands run with, chosen as pi chooses it: /bin/bash if it exists,
+// else bash on PATH, else sh.
+func Path() string { return shellPath() }
+
+// Pgid is the process group of the command under the pseudo-terminal (the leader of
+// its session).
+func (p *Pty) Pgid() int { return p.cmd.Process.Pid }
+
+// UTF8Stream decodes a byte stream into UTF-8 text the way JavaScript's streaming
+// TextDecoder does: a character split across two chunks waits for the second, invalid
+// bytes become U+FFFD.
+type UTF8Stream struct{ d utf8Decoder }
+
+// Decode returns the text of the next chunk.
+func (s *UTF8Stream) Decode(p []byte) string { return string(s.d.decode(p)) }
+
+// Flush ends the stream: an unfinished character becomes U+FFFD.
+func (s *UTF8Stream) Flush() string { return string(s.d.flush()) }
