@@ -11,6 +11,7 @@ const (
 	PtyExecName   = "pi_sbx_pty_exec"
 	PtyResizeName = "pi_sbx_pty_resize"
 	StatusName    = "pi_sbx_status"
+	ReviewName    = "pi_sbx_review"
 )
 
 // PtyExecArgs are pi_sbx_pty_exec's arguments.
@@ -84,5 +85,34 @@ func Status() *Tool {
 			"{sandbox, status, workspace, workspace_mode, env_mode, teardown, reuse, shell} in structuredContent. " +
 			"Not offered in tools/list.",
 		Schema: Object(nil, map[string]*jsonschema.Schema{}),
+	}
+}
+
+// ReviewArgs are pi_sbx_review's arguments.
+type ReviewArgs struct {
+	Land  bool     `json:"land,omitempty"`
+	All   bool     `json:"all,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+	Stat  bool     `json:"stat,omitempty"`
+}
+
+// Review describes pi_sbx_review: the review of a review-mode sandbox's work, or with
+// land, writing chosen changes of it into the host workspace (pi-sbx-backend review and
+// land, through serve).
+func Review() *Tool {
+	return &Tool{
+		Name: ReviewName,
+		Description: "Review mode: what the session's sandbox changed against the workspace as it was when it started, " +
+			"the files that would run on the host first. The text is pi-sbx-backend review's (the list, then unified diffs " +
+			"unless stat); structuredContent is {sandbox, summary, files:[{path, old_path, status, old_mode, new_mode, " +
+			"binary, added, removed, risks}]}. With land: writes paths (or with all, every change but the flagged ones, " +
+			"which must be named) into the host workspace, refusing all of it when one changed on the host since the start; " +
+			"structuredContent then also has {landed, held, refused:[{path, why}]}. Not offered in tools/list.",
+		Schema: Object(nil, map[string]*jsonschema.Schema{
+			"land":  Boolean("Write the chosen changes into the host workspace instead of showing them"),
+			"all":   Boolean("With land: every change except the flagged ones"),
+			"paths": {Type: "array", Description: "Files or directories, relative to the workspace root", Items: String("a path")},
+			"stat":  Boolean("The list of files only, without the diffs"),
+		}),
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/review"
+	"github.com/pi-sbx/pi-sbx-backend/session"
 )
 
 // workSource finds a workspace's review-mode work: the sandbox's current work (fetched
@@ -209,6 +210,17 @@ func rootPaths(root string, args []string) ([]string, error) {
 		out = append(out, filepath.ToSlash(rel))
 	}
 	return out, nil
+}
+
+// sessionWork is the work of serve's workspace, for pi_sbx_review.
+func sessionWork(open openWork, environ []string, workspace string) session.Collector {
+	return func(ctx context.Context) (review.Changes, error) {
+		src, err := open(environ)
+		if err != nil {
+			return review.Changes{}, err
+		}
+		return src.Collect(ctx, workspace)
+	}
 }
 
 // noKeptWork is the source until the sandbox side of review mode is wired in.
