@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { textOf } from "./src/result.ts";
+import { landPlan, parseSandboxArgs, planLine, REVIEW_TOOL, reviewOf, showText } from "./src/review.ts";
 import { PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
 import { registerOverrides, registerServeTools } from "./src/tools.ts";
 import type { Workspace } from "./src/workspace.ts";
@@ -35,9 +36,27 @@ export default function piSbx(pi: ExtensionAPI): void {
 		pi.on("user_bash", () => ({ operations: ptyOperations(sandbox) }));
 	}
 
+	// Review mode: after each prompt the status line says how much is waiting to land.
+	pi.on("agent_end", async (_event, ctx) => {
+		if (sandbox.workspaceMode === "review") await refreshReview(sandbox, ctx);
+	});
+
 	pi.registerCommand("sandbox", {
-		description: "Show the sandbox: name, status, workspace and env modes, teardown, how to open a shell in it",
-		handler: async (_args, ctx) => {
+		description:
+			"Show the sandbox (name, status, modes, teardown, shell); /sandbox review [--stat] [PATH...] shows its work; /sandbox land (--all | PATH...) lands it",
+		handler: async (args, ctx) => {
+			const cmd = parseSandboxArgs(args);
+			switch (cmd.kind) {
+				case "usage":
+					show(ctx, cmd.message, "error");
+					return;
+				case "review":
+					await reviewCommand(sandbox, ctx, cmd);
+					return;
+				case "land":
+					await landCommand(sandbox, ctx, cmd);
+					return;
+			}
 			let lines: string[];
 			try {
 				lines = describe(await sandbox.status(), deployOnly, sandbox.workspace);
@@ -47,6 +66,64 @@ export default function piSbx(pi: ExtensionAPI): void {
 			show(ctx, lines.join("\n"));
 		},
 	});
+}
+
+/** Sets the status line's `review: N files changed` from serve. */
+async function refreshReview(sandbox: Sandbox, ctx: ExtensionContext): Promise<void> {
+	try {
+		const r = reviewOf(await sandbox.call(REVIEW_TOOL, { stat: true }));
+		if (ctx.hasUI) ctx.ui.setStatus("sbx-review", r.summary);
+	} catch (err) {
+		if (ctx.hasUI) ctx.ui.setStatus("sbx-review", `review: ${(err as Error).message.slice(0, 80)}`);
+	}
+}
+
+/** `/sandbox review`: the review in a scrollable view (stdout without a UI). */
+async function reviewCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { paths: string[]; stat: boolean }): Promise<void> {
+	let res: CallToolResult;
+	try {
+		res = await sandbox.call(REVIEW_TOOL, { paths: cmd.paths, stat: cmd.stat });
+	} catch (err) {
+		show(ctx, `review: ${(err as Error).message}`, "error");
+		return;
+	}
+	if (res.isError) {
+		show(ctx, `review: ${textOf(res)}`, "error");
+		return;
+	}
+	const r = reviewOf(res);
+	if (ctx.hasUI) ctx.ui.setStatus("sbx-review", r.summary);
+	await showText(ctx, `review of ${r.sandbox}`, textOf(res));
+}
+
+/** `/sandbox land`: shows what would be written and lands it once the user agrees. */
+async function landCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { paths: string[]; all: boolean }): Promise<void> {
+	try {
+		const plan = landPlan(reviewOf(await sandbox.call(REVIEW_TOOL, { stat: true })), cmd);
+		if (!plan.take.length) {
+			show(ctx, "land: nothing to land there (see /sandbox review)", "error");
+			return;
+		}
+		const held = plan.held.length
+			? `\n\nNot landed, they would run on the host (name each to land it):\n${plan.held.map(planLine).join("\n")}`
+			: "";
+		const question = `${plan.take.map(planLine).join("\n")}${held}`;
+		// Without a UI there is nobody to ask: land only from pi's TUI, or with pi-sbx-backend land.
+		if (!ctx.hasUI) {
+			show(ctx, "land: needs pi's interactive UI to confirm; run pi-sbx-backend land instead", "error");
+			return;
+		}
+		if (!(await ctx.ui.confirm(`Land ${plan.take.length} change(s) into ${sandbox.workspace?.root ?? "the workspace"}?`, question))) {
+			show(ctx, "land: nothing written");
+			return;
+		}
+		const res = await sandbox.call(REVIEW_TOOL, { land: true, all: cmd.all, paths: cmd.paths });
+		const r = reviewOf(res);
+		ctx.ui.setStatus("sbx-review", r.summary);
+		show(ctx, textOf(res), res.isError ? "error" : "info");
+	} catch (err) {
+		show(ctx, `land: ${(err as Error).message}`, "error");
+	}
 }
 
 /** The /sandbox report. */
@@ -68,8 +145,9 @@ export function describe(st: SandboxStatus, deployOnly: boolean, ws?: Workspace)
 	];
 }
 
-function show(ctx: ExtensionContext, text: string): void {
-	if (ctx.hasUI) ctx.ui.notify(text, "info");
+function show(ctx: ExtensionContext, text: string, kind: "info" | "error" = "info"): void {
+	if (ctx.hasUI) ctx.ui.notify(text, kind);
+	else if (kind === "error") process.stderr.write(`${text}\n`);
 	else process.stdout.write(`${text}\n`);
 }
 

@@ -25,7 +25,7 @@ export interface SandboxStatus {
 	sandbox: string;
 	status: string;
 	workspace: string;
-	workspace_mode: "rw" | "ro";
+	workspace_mode: "rw" | "ro" | "review";
 	env_mode: string;
 	teardown: string;
 	reuse: boolean;
@@ -164,6 +164,11 @@ export class Sandbox {
 		const st = await this.status();
 		const root = this.workspace && this.workspace.root !== this.workspace.cwd ? `, repo root ${this.workspace.root}` : "";
 		this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})`);
+	}
+
+	/** The workspace mode serve reported last (undefined before it answered). */
+	get workspaceMode(): SandboxStatus["workspace_mode"] | undefined {
+		return this.lastStatus?.workspace_mode;
 	}
 
 	/** Asks serve for the sandbox's name and settings (creating it if needed). */

@@ -1,0 +1,164 @@
+// Review mode in pi: `/sandbox review` (the review, scrollable), `/sandbox land` (asks,
+// then lands), and the status line's `review: N files changed`. Everything is serve's
+// pi_sbx_review, computed on the host by pi-sbx-backend; this file only shows it.
+
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type Component, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
+import { textOf } from "./result.ts";
+
+/** serve's review method (unlisted). */
+export const REVIEW_TOOL = "pi_sbx_review";
+
+/** One changed file, as pi_sbx_review reports it. */
+export interface ReviewFile {
+	path: string;
+	old_path?: string;
+	status: "A" | "M" | "D" | "R" | "T";
+	old_mode?: string;
+	new_mode?: string;
+	binary: boolean;
+	added: number;
+	removed: number;
+	/** Why it would run on the host; non-empty: flagged. */
+	risks: string[];
+}
+
+/** pi_sbx_review's structuredContent. */
+export interface ReviewResult {
+	sandbox: string;
+	summary: string;
+	files: ReviewFile[];
+	landed?: string[];
+	held?: string[];
+	refused?: { path: string; why: string }[];
+}
+
+/** What `/sandbox ARGS` asks for. */
+export type SandboxCommand =
+	| { kind: "describe" }
+	| { kind: "review"; paths: string[]; stat: boolean }
+	| { kind: "land"; paths: string[]; all: boolean }
+	| { kind: "usage"; message: string };
+
+export const SANDBOX_USAGE = "usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox land (--all | PATH...)";
+
+/** Parses the arguments of `/sandbox` (paths are split on white space). */
+export function parseSandboxArgs(args: string): SandboxCommand {
+	const words = args.trim().split(/\s+/).filter(Boolean);
+	const [verb, ...rest] = words;
+	if (verb === undefined) return { kind: "describe" };
+	const flags = rest.filter((w) => w.startsWith("--"));
+	const paths = rest.filter((w) => !w.startsWith("--"));
+	switch (verb) {
+		case "review": {
+			const bad = flags.filter((f) => f !== "--stat");
+			if (bad.length) return { kind: "usage", message: `unknown flag ${bad[0]}; ${SANDBOX_USAGE}` };
+			return { kind: "review", paths, stat: flags.includes("--stat") };
+		}
+		case "land": {
+			const bad = flags.filter((f) => f !== "--all");
+			if (bad.length) return { kind: "usage", message: `unknown flag ${bad[0]}; ${SANDBOX_USAGE}` };
+			const all = flags.includes("--all");
+			if (!all && !paths.length) return { kind: "usage", message: `name the paths to land, or --all; ${SANDBOX_USAGE}` };
+			return { kind: "land", paths, all };
+		}
+	}
+	return { kind: "usage", message: SANDBOX_USAGE };
+}
+
+/** The result's structuredContent, or a throw with its text when it is an error without one. */
+export function reviewOf(res: CallToolResult): ReviewResult {
+	const r = res.structuredContent as unknown as ReviewResult | undefined;
+	if (!r || !Array.isArray(r.files)) throw new Error(textOf(res) || "pi_sbx_review gave no result");
+	return r;
+}
+
+/** What land would write, for the confirmation: the chosen files, flagged ones marked. */
+export function landPlan(r: ReviewResult, cmd: { paths: string[]; all: boolean }): { take: ReviewFile[]; held: ReviewFile[] } {
+	const named = (f: ReviewFile) =>
+		cmd.paths.some((p) => [f.path, f.old_path].some((fp) => fp !== undefined && (fp === p || fp.startsWith(`${p.replace(/\/+$/, "")}/`))));
+	const take: ReviewFile[] = [];
+	const held: ReviewFile[] = [];
+	for (const f of r.files) {
+		if (named(f)) take.push(f);
+		else if (cmd.all && f.risks.length) held.push(f);
+		else if (cmd.all) take.push(f);
+	}
+	return { take, held };
+}
+
+/** One line of the confirmation list. */
+export function planLine(f: ReviewFile): string {
+	const name = f.old_path ? `${f.old_path} -> ${f.path}` : f.path;
+	return `${f.status} ${name}${f.risks.length ? `  (runs on the host: ${f.risks.join("; ")})` : ""}`;
+}
+
+/**
+ * A scrollable view of text (the review): ↑/↓ a line, PgUp/PgDn/space a page, Home/End,
+ * q or Esc closes it. Control characters are shown as `^X`, tabs as spaces, and every line
+ * is cut to the width.
+ */
+export class Pager implements Component {
+	private top = 0;
+	private readonly lines: string[];
+	private readonly title: string;
+	private readonly height: () => number;
+	private readonly redraw: () => void;
+	private readonly done: () => void;
+
+	/** height gives the rows it may use, redraw asks for a render, done closes it. */
+	constructor(text: string, title: string, height: () => number, redraw: () => void, done: () => void) {
+		this.lines = text.replace(/\n$/, "").split("\n").map(printable);
+		this.title = title;
+		this.height = height;
+		this.redraw = redraw;
+		this.done = done;
+	}
+
+	/** Rows of text shown at once (the title takes one). */
+	private page(): number {
+		return Math.max(1, this.height() - 1);
+	}
+
+	render(width: number): string[] {
+		const page = this.page();
+		this.top = Math.max(0, Math.min(this.top, this.lines.length - page));
+		const end = Math.min(this.lines.length, this.top + page);
+		const head = `${this.title} — lines ${this.lines.length ? this.top + 1 : 0}-${end} of ${this.lines.length} (↑↓ PgUp PgDn Home End; q closes)`;
+		return [head, ...this.lines.slice(this.top, end)].map((l) => truncateToWidth(l, width));
+	}
+
+	handleInput(data: string): void {
+		const page = this.page();
+		if (matchesKey(data, "escape") || data === "q") {
+			this.done();
+			return;
+		}
+		if (matchesKey(data, "up") || data === "k") this.top -= 1;
+		else if (matchesKey(data, "down") || data === "j" || matchesKey(data, "enter")) this.top += 1;
+		else if (matchesKey(data, "pageUp") || data === "b") this.top -= page;
+		else if (matchesKey(data, "pageDown") || data === " ") this.top += page;
+		else if (matchesKey(data, "home") || data === "g") this.top = 0;
+		else if (matchesKey(data, "end") || data === "G") this.top = this.lines.length;
+		else return;
+		this.top = Math.max(0, Math.min(this.top, this.lines.length - page));
+		this.redraw();
+	}
+
+	invalidate(): void {}
+}
+
+/** A line with its control characters made visible (a diff may hold any byte). */
+function printable(line: string): string {
+	return line.replace(/\t/g, "    ").replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => `^${String.fromCharCode(c.charCodeAt(0) ^ 0x40)}`);
+}
+
+/** Shows text in a pager with keyboard focus, or on stdout without a UI. */
+export async function showText(ctx: ExtensionContext, title: string, text: string): Promise<void> {
+	if (!ctx.hasUI) {
+		process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+		return;
+	}
+	await ctx.ui.custom<void>((tui, _theme, _keys, done) => new Pager(text, title, () => tui.terminal.rows - 2, () => tui.requestRender(), () => done()));
+}
