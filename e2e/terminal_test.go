@@ -114,10 +114,19 @@ func TestTerminalToolsListedOnlyOnRequest(t *testing.T) {
 	assert.Contains(t, names(env), tools.ExecCommandName, "PI_SBX_TOOLS=+terminal asks too")
 }
 
+// transports are serve's two ways to the agent: the session table lives in the agent on
+// the persistent channel, in the terminal server for per-call agents.
+var transports = []string{"persistent", "per-call"}
+
 // TestTerminalCases: the pitfalls other terminals' users report, each through serve
-// with real processes in the sandbox.
+// with real processes in the sandbox, over both transports.
 func TestTerminalCases(t *testing.T) {
-	tw := newTermWorld(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) { terminalCases(t, newTermWorld(t, "--transport", transport)) })
+	}
+}
+
+func terminalCases(t *testing.T, tw *termWorld) {
 	cases := []struct {
 		name string
 		run  func(t *testing.T)
@@ -226,6 +235,19 @@ func TestTerminalCases(t *testing.T) {
 			require.NotNil(t, d2.ExitCode, txt)
 			assert.Equal(t, 130, *d2.ExitCode)
 		}},
+		{"the command holds no descriptor of the agent's", func(t *testing.T) {
+			for _, tty := range []bool{false, true} {
+				txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "exec ls -1 /proc/self/fd", "tty": tty})
+				require.NotNil(t, d.ExitCode, txt)
+				assert.Equal(t, "0\n1\n2\n3\n", output(txt), "tty %v: its three and ls's own directory", tty)
+				txt, _ = tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "readlink /proc/self/fd/0", "tty": tty})
+				if tty {
+					assert.Regexp(t, `^/dev/pts/\d+\n$`, output(txt))
+				} else {
+					assert.Equal(t, "/dev/null\n", output(txt))
+				}
+			}
+		}},
 		{"unknown session", func(t *testing.T) {
 			msg := tw.callErr(t, tools.ReadOutputName, map[string]any{"session_id": 12345, "wait_ms": 300000})
 			assert.Contains(t, msg, "unknown session 12345")
@@ -245,7 +267,12 @@ func TestTerminalCases(t *testing.T) {
 // TestTerminalCancelStopsTheWaitNotTheProcess: a cancelled read_output returns at once
 // and the command runs on; the next read sees its output.
 func TestTerminalCancelStopsTheWaitNotTheProcess(t *testing.T) {
-	tw := newTermWorld(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) { cancelStopsTheWait(t, newTermWorld(t, "--transport", transport)) })
+	}
+}
+
+func cancelStopsTheWait(t *testing.T, tw *termWorld) {
 	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > shell.pid; sleep 2; echo after", "yield_time_ms": 250})
 	pid := waitPid(t, tw.ws+"/shell.pid")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -272,7 +299,12 @@ func TestTerminalCancelStopsTheWaitNotTheProcess(t *testing.T) {
 // TestTerminalUnknownAfterRestart: after the sandbox restarts (sbx stop, then the next
 // call starts it), an old session id is unknown at once — no hang.
 func TestTerminalUnknownAfterRestart(t *testing.T) {
-	tw := newTermWorld(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) { unknownAfterRestart(t, newTermWorld(t, "--transport", transport)) })
+	}
+}
+
+func unknownAfterRestart(t *testing.T, tw *termWorld) {
 	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600", "yield_time_ms": 250})
 	out, code := tw.sim("stop", tw.box)
 	require.Zero(t, code, out)
@@ -293,7 +325,12 @@ func TestTerminalUnknownAfterRestart(t *testing.T) {
 
 // TestTerminalManySessions: 120 sessions at once, each answered with its own output.
 func TestTerminalManySessions(t *testing.T) {
-	tw := newTermWorld(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) { manySessions(t, newTermWorld(t, "--transport", transport)) })
+	}
+}
+
+func manySessions(t *testing.T, tw *termWorld) {
 	const n = 120
 	ids := make([]int, n)
 	var wg sync.WaitGroup

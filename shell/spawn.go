@@ -112,3 +112,21 @@ func (s *UTF8Stream) Decode(p []byte) string { return string(s.d.decode(p)) }
 
 // Flush ends the stream: an unfinished character becomes U+FFFD.
 func (s *UTF8Stream) Flush() string { return string(s.d.flush()) }
+
+// SpawnDetached starts argv as a daemon: in a session of its own, with stdin, stdout and
+// stderr at /dev/null, not waited for and not killed with this process (a server that
+// later invocations of this program talk to).
+func SpawnDetached(argv []string, o SpawnOptions) error {
+	if len(argv) == 0 {
+		return errors.New("spawn: no command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = o.Dir, append(os.Environ(), o.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("spawn %s: %w", argv[0], err)
+	}
+	// Reaped by whoever inherits it once this process exits; until then, by us.
+	go func() { _ = cmd.Wait() }()
+	return nil
+}

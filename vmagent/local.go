@@ -55,9 +55,13 @@ func New(impls ...Impl) (*Registry, error) {
 // pi_sbx_pty_resize, and the terminal tools (unlisted: serve offers them). Its
 // write and edit share one mutation queue (pi's withFileMutationQueue), so one registry
 // must serve every call of a session.
-func Default() *Registry {
+func Default() *Registry { return WithTerminals(Terminal(DefaultTerminals())) }
+
+// WithTerminals is Default with the given implementations of the terminal tools (the
+// terminal server's client, for a process that does not outlive its call).
+func WithTerminals(terminal []Impl) *Registry {
 	impls := append(Pi(fsops.NewMutationQueue()), Pty()...)
-	r, err := New(append(impls, Terminal(DefaultTerminals())...)...)
+	r, err := New(append(impls, terminal...)...)
 	if err != nil {
 		panic(err) // the built-in schemas are constants; failing here is a programming error
 	}

@@ -3,6 +3,7 @@ package vmagent
 import (
 	"fmt"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,6 +16,9 @@ import (
 // at 0, 1 and 2, which is what those paths then open: what pi's tools find when pi has
 // no terminal.
 func OwnStdio() (in, out, errw *os.File, err error) {
+	if err := SealInherited(); err != nil {
+		return nil, nil, nil, err
+	}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening %s for the standard streams: %w", os.DevNull, err)
@@ -34,4 +38,25 @@ func OwnStdio() (in, out, errw *os.File, err error) {
 		}
 	}
 	return files[0], files[1], files[2], nil
+}
+
+// SealInherited marks close-on-exec every descriptor above 2 that this process was
+// started with (whatever sbx exec or the parent left open without the flag), so that
+// the commands the tools run get exactly their own 0, 1 and 2.
+func SealInherited() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing the agent's descriptors: %w", err)
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The directory ReadDir read is closed by now: EBADF is no error.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+			return fmt.Errorf("sealing descriptor %d: %w", fd, err)
+		}
+	}
+	return nil
 }

@@ -6,4 +6,6 @@ package main
 // half (agent, which serve starts in the linux VM) and exec, the local debugging aid.
 // They link shell/ and fsops/, and exist in linux builds only; the host side (serve,
 // shell, tool --sandbox) builds everywhere sbx runs.
-func localCommands() []command { return []command{execCommand(), agentCommand()} }
+func localCommands() []command {
+	return []command{execCommand(), agentCommand(), terminalServerCommand()}
+}

@@ -10,9 +10,12 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/vmagent"
 )
 
-// runToolLocal runs one call on this machine, with pi's PI_* variables for bash.
+// runToolLocal runs one call on this machine, with pi's PI_* variables for bash. The
+// terminal tools go to this user's terminal server (started if none runs), since their
+// sessions must outlive this process.
 func runToolLocal(ctx context.Context, std stdio, dir, name string, raw []byte) error {
 	return printResult(std.out, func() (any, error) {
-		return vmagent.Default().Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
+		reg := vmagent.WithTerminals(vmagent.TerminalClient(terminalDialer()))
+		return reg.Call(ctx, dir, name, raw, tools.Env{Vars: piVars(os.Environ())})
 	})
 }
