@@ -10,8 +10,15 @@ import (
 // maxDepth bounds nesting, as the SDK's own decoder does.
 const maxDepth = 1000
 
+// ErrSyntax is what every validation error wraps.
 var ErrSyntax = errors.New("not valid JSON")
 
+// ErrTooDeep wraps ErrSyntax for a value nested deeper than the validator goes: the
+// text may well be JSON, so a caller can still look for what it needs outside the deep
+// value (a request's id).
+var ErrTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrSyntax, maxDepth)
+
+// ErrNotObject is a valid JSON value that is not the object wanted.
 var ErrNotObject = errors.New("not a JSON object")
 
 // skipValue validates the JSON value starting at b[i] and returns the index after it.
@@ -24,7 +31,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		return skipString(b, i)
 	case c == '{' || c == '[':
 		if depth >= maxDepth {
-			return i, fmt.Errorf("%w: nested deeper than %d", ErrSyntax, maxDepth)
+			return i, fmt.Errorf("%w at byte %d", ErrTooDeep, i)
 		}
 		closer := byte('}')
 		if c == '[' {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -403,6 +404,14 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason
 		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line (batches are not supported)"
 	case errors.Is(err, jsonwire.ErrNotObject):
 		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line"
+	case errors.Is(err, jsonwire.ErrTooDeep):
+		// JSON nested deeper than we validate is refused, but the request is still
+		// answered with its id when the envelope around the deep value gives one.
+		id := deepRequestID(line)
+		if id == nil {
+			return nil, nil, jsonrpc.CodeParseError, "Parse error: " + err.Error()
+		}
+		return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + strings.TrimPrefix(err.Error(), jsonwire.ErrSyntax.Error()+": ")
 	case err != nil:
 		return nil, nil, jsonrpc.CodeParseError, "Parse error: " + err.Error()
 	}
@@ -426,6 +435,25 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason
 		}
 	}
 	return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+}
+
+// deepRequestID is the raw id of a request line whose validation stopped at a value
+// nested too deep, found by walking its top-level members without validating them; nil
+// (a parse error, answered with null) when the line is not one balanced object, is not a
+// request, or its id is not one the SDK carries exactly.
+func deepRequestID(line []byte) []byte {
+	line = jsonwire.TrimSpace(line)
+	if jsonwire.ValueEnd(line, 0) != len(line) {
+		return nil
+	}
+	env, ok := walkEnvelope(line)
+	if !ok || env.id == nil || env.method == nil {
+		return nil
+	}
+	if _, err := parseID(env.id); err != nil || string(env.id) == "null" {
+		return nil
+	}
+	return env.id
 }
 
 func clip(b []byte) string {

@@ -155,6 +155,42 @@ func TestServeRequestIDs(t *testing.T) {
 	assert.Len(t, lines, 1)
 }
 
+// TestTooDeepRequestsAreAnsweredWithTheirID: a request nested deeper than serve
+// validates is refused as an Invalid Request carrying its id, wherever the id stands in
+// the line; a line that gives no usable id is a parse error answered with null.
+func TestTooDeepRequestsAreAnsweredWithTheirID(t *testing.T) {
+	deep := strings.Repeat("[", 1100) + strings.Repeat("]", 1100)
+	tests := []struct {
+		name, line, reply string // reply: the raw id of the answer
+	}{
+		{"id before the deep value", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ls","arguments":{"x":` + deep + `}}}`, `5`},
+		{"id after the deep value", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"ls","arguments":{"x":` + deep + `}},"id":"late"}`, `"late"`},
+		{"string id with escapes", `{"id":"a\"b","jsonrpc":"2.0","method":"tools/list","params":{"x":` + deep + `}}`, `"a\"b"`},
+		{"deep value in a string-looking member", `{"jsonrpc":"2.0","id":6,"method":"ping","params":{"s":"]]]","x":` + deep + `}}`, `6`},
+		{"an id the SDK would round", `{"jsonrpc":"2.0","id":1.5,"method":"ping","params":` + deep + `}`, `null`},
+		{"no method: not a request", `{"jsonrpc":"2.0","id":8,"result":` + deep + `}`, `null`},
+		{"unbalanced after the deep value", `{"jsonrpc":"2.0","method":"ping","params":` + deep + `,"id":9`, `null`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := serveAfterInit(t, newServer(t, &Local{Registry: vmagent.Default(), Cwd: t.TempDir()}, Options{}),
+				tc.line+"\n"+`{"jsonrpc":"2.0","id":"after","method":"ping"}`+"\n")
+			m, found := replyTo(t, lines, tc.reply)
+			require.True(t, found, "an answer with id %s in:\n%s", tc.reply, strings.Join(lines, "\n"))
+			var e jsonrpc.Error
+			require.NoError(t, json.Unmarshal(m["error"], &e), "an error answer: %v", m)
+			want := int64(jsonrpc.CodeInvalidRequest)
+			if tc.reply == `null` {
+				want = jsonrpc.CodeParseError
+			}
+			assert.Equal(t, want, e.Code, e.Message)
+			assert.Contains(t, e.Message, "nested deeper than 1000")
+			_, found = replyTo(t, lines, `"after"`)
+			assert.True(t, found, "serving goes on")
+		})
+	}
+}
+
 // TestServeDoesNotAnswerCancelledCalls: after notifications/cancelled the call's answer
 // is not sent (MCP: a receiver should not respond to a cancelled request); the other
 // calls are answered and serve ends.
