@@ -43,13 +43,15 @@ type Target struct {
 	Cwd string
 }
 
-func (t *Target) prepare(ctx context.Context) (sandbox, agentPath string, err error) {
+// prepare finds the sandbox and returns the argv that runs the agent there with args
+// (Installer.Command).
+func (t *Target) prepare(ctx context.Context, args ...string) (sandbox string, argv []string, err error) {
 	sandbox, err = t.Sandbox(ctx)
 	if err != nil {
-		return "", "", err
+		return "", nil, err
 	}
-	agentPath, err = t.Installer.Install(ctx, sandbox)
-	return sandbox, agentPath, err
+	argv, err = t.Installer.Command(ctx, sandbox, args...)
+	return sandbox, argv, err
 }
 
 // Channel is one persistent `sbx exec -i SANDBOX -- AGENT agent` speaking MCP, shared by
@@ -246,7 +248,7 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		}
 		return err
 	}
-	sandbox, agentPath, err := ch.prepare(hctx)
+	sandbox, argv, err := ch.prepare(hctx, "agent", "--cwd", ch.Cwd)
 	if err != nil {
 		return nil, noAnswer(err, "sbx")
 	}
@@ -264,7 +266,7 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	mcpserver.GrowPipe(outW)
 	// The channel outlives the call that started it: its own context, ended by Close.
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	started, err := ch.Sbx.StartExec(life, sandbox, []string{agentPath, "agent", "--cwd", ch.Cwd},
+	started, err := ch.Sbx.StartExec(life, sandbox, argv,
 		sbx.ExecOpts{Interactive: true, Env: ch.Env, Stdin: inR, Stdout: outW, Stderr: ch.Stderr})
 	inR.Close()
 	outW.Close()
@@ -308,7 +310,7 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("starting the agent in sandbox %s%s: %w", sandbox, perCallHint(err), err)
 	}
 	c.client = client
-	ch.logger().Info("agent started", "sandbox", sandbox, "agent", agentPath)
+	ch.logger().Info("agent started", "sandbox", sandbox, "agent", argv[5])
 	go func() {
 		// A connection that broke while the process lives (an oversized or undecodable
 		// reply) is as dead as the process: end it, so the next call starts afresh.

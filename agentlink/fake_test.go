@@ -4,6 +4,8 @@ package agentlink
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +29,7 @@ type localSbx struct {
 	name      string
 	dropStdin bool
 	hang      bool // the agent's exec starts and never answers (a hung sbx)
+	failChunk int  // the failChunk-th exec writing a base64 chunk fails (0: none)
 
 	mu      sync.Mutex
 	missing bool
@@ -83,6 +86,25 @@ func (l *localSbx) Start(ctx context.Context, _ string, c sbx.Cmd) (sbx.Process,
 	if missing {
 		fmt.Fprintf(c.Stderr, "ERROR: no sandbox named '%s'\n", l.name)
 		return exited(1), nil
+	}
+	if l.failChunk > 0 && len(argv) > 2 && strings.Contains(argv[2], "base64 -d") {
+		l.mu.Lock()
+		l.failChunk--
+		fail := l.failChunk == 0
+		l.mu.Unlock()
+		if fail {
+			fmt.Fprintln(c.Stderr, "base64: write error: No space left on device")
+			return exited(1), nil
+		}
+	}
+	if len(argv) > 5 && argv[0] == "sh" && argv[2] == verifiedRun {
+		// The hash check before the agent runs, as the VM's shell does it.
+		b, err := os.ReadFile(argv[5])
+		if sum := sha256.Sum256(b); err != nil || hex.EncodeToString(sum[:]) != argv[4] {
+			fmt.Fprintf(c.Stderr, "%s in the VM no longer has sha256 %s\n", argv[5], argv[4])
+			return exited(126), nil
+		}
+		argv = argv[5:]
 	}
 	if len(argv) > 1 && argv[1] == "agent" {
 		if l.hang {

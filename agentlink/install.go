@@ -8,7 +8,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/agentbin"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
@@ -35,8 +38,11 @@ type Installer struct {
 	ChunkSize int
 
 	mu        sync.Mutex
-	installed map[string]string // sandbox → agent path
+	installed map[string]installed // by sandbox
 }
+
+// installed is an agent put in a VM: its path there and its content's sha256.
+type installed struct{ path, sum string }
 
 // archNames maps `uname -m` to Go's GOARCH.
 var archNames = map[string]string{
@@ -51,18 +57,44 @@ var unsafeVersion = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 func (in *Installer) Install(ctx context.Context, sandbox string) (string, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if p, ok := in.installed[sandbox]; ok {
-		return p, nil
-	}
-	p, err := in.install(ctx, sandbox)
+	a, err := in.ensure(ctx, sandbox)
+	return a.path, err
+}
+
+// Command is Install's agent as the argv that runs it in the sandbox with args. The
+// binary's hash is checked again in the VM just before it runs, so an agent replaced or
+// damaged since it was installed is never run: the command exits 126 instead, as for a
+// binary that is gone, and the caller has it installed again (Forget).
+func (in *Installer) Command(ctx context.Context, sandbox string, args ...string) ([]string, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	a, err := in.ensure(ctx, sandbox)
 	if err != nil {
-		return "", fmt.Errorf("installing the agent in sandbox %s: %w", sandbox, err)
+		return nil, err
+	}
+	return append([]string{"sh", "-c", verifiedRun, "sh", a.sum, a.path}, args...), nil
+}
+
+// verifiedRun runs "$2" with the arguments after it if its sha256 is "$1". It reads the
+// binary once more per run (about 40 ms for 18 MB here): per start of the channel, and
+// per call of the per-call transport, whose own sbx exec costs more. (sha256sum's output
+// is "SUM  FILE" in coreutils and busybox alike.)
+const verifiedRun = `s=$(sha256sum "$2" 2>/dev/null) && [ "${s%% *}" = "$1" ] || { echo "pi-sbx-backend: $2 in the VM no longer has sha256 $1 (replaced or damaged since it was installed); installing it again" >&2; exit 126; }; a=$2; shift 2; exec "$a" "$@"`
+
+// ensure is Install under in.mu.
+func (in *Installer) ensure(ctx context.Context, sandbox string) (installed, error) {
+	if a, ok := in.installed[sandbox]; ok {
+		return a, nil
+	}
+	a, err := in.install(ctx, sandbox)
+	if err != nil {
+		return installed{}, fmt.Errorf("installing the agent in sandbox %s: %w", sandbox, err)
 	}
 	if in.installed == nil {
-		in.installed = map[string]string{}
+		in.installed = map[string]installed{}
 	}
-	in.installed[sandbox] = p
-	return p, nil
+	in.installed[sandbox] = a
+	return a, nil
 }
 
 // Forget makes the next Install check the sandbox again (after the agent failed to start).
@@ -79,27 +111,29 @@ func (in *Installer) dir() string {
 	return "/tmp"
 }
 
-func (in *Installer) install(ctx context.Context, sandbox string) (string, error) {
-	// One exec answers both questions: the VM's architecture and what is installed.
-	probe := `uname -m; for f in "$1"/pi-sbx-agent-*; do [ -f "$f" ] && sha256sum "$f"; done; true`
+func (in *Installer) install(ctx context.Context, sandbox string) (installed, error) {
+	// One exec answers both questions: the VM's architecture and what is installed. It
+	// also removes temporary files of installs that died mid-way (a killed serve or VM):
+	// one not written to for ten minutes is finished by no one.
+	probe := `uname -m; find "$1" -maxdepth 1 -name 'pi-sbx-agent-*.tmp.*' -mmin +10 -exec rm -f {} + 2>/dev/null; for f in "$1"/pi-sbx-agent-*; do [ -f "$f" ] && sha256sum "$f"; done; true`
 	res, err := in.Sbx.Exec(ctx, sandbox, []string{"sh", "-c", probe, "sh", in.dir()}, sbx.ExecOpts{MaxOutput: 1 << 20})
 	if err != nil {
-		return "", err
+		return installed{}, err
 	}
 	if res.ExitCode != 0 {
-		return "", fmt.Errorf("probing the VM: exit status %d: %s", res.ExitCode, res.Stderr)
+		return installed{}, fmt.Errorf("probing the VM: exit status %d: %s", res.ExitCode, res.Stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
 	arch, ok := archNames[strings.TrimSpace(lines[0])]
 	if !ok {
-		return "", fmt.Errorf("unsupported VM architecture %q", lines[0])
+		return installed{}, fmt.Errorf("unsupported VM architecture %q", lines[0])
 	}
 	if in.Agents == nil { // kept: the Finder hashes each agent once
 		in.Agents = agentbin.Default()
 	}
 	local, err := in.Agents.Find(arch)
 	if err != nil {
-		return "", err
+		return installed{}, err
 	}
 	sum := local.SHA256
 	target := fmt.Sprintf("%s/pi-sbx-agent-%s-%s", in.dir(), unsafeVersion.ReplaceAllString(in.Version, "_"), sum[:8])
@@ -112,36 +146,66 @@ func (in *Installer) install(ctx context.Context, sandbox string) (string, error
 			continue
 		}
 		if f[1] == target && f[0] == sum {
-			return target, nil
+			return installed{target, sum}, nil
 		}
 		if f[1] != target && !strings.Contains(filepath.Base(f[1]), ".tmp") { // not another install's file in flight
 			stale = append(stale, f[1])
 		}
 	}
-	streamErr := in.stream(ctx, sandbox, local, target, sum, stale)
+	tmp, err := tempName(target)
+	if err != nil {
+		return installed{}, err
+	}
+	streamErr := in.stream(ctx, sandbox, local, tmp, target, sum, stale)
 	if streamErr == nil {
-		return target, nil
+		return installed{target, sum}, nil
 	}
 	if errors.Is(streamErr, sbx.ErrMissing) || ctx.Err() != nil {
-		return "", streamErr
+		in.removeTemp(ctx, sandbox, tmp)
+		return installed{}, streamErr
 	}
 	// Some sbx versions do not forward stdin reliably: fall back to argv.
-	if err := in.chunks(ctx, sandbox, local, target, sum, stale); err != nil {
-		return "", fmt.Errorf("streaming failed (%v), and so did base64 in argv: %w", streamErr, err)
+	if err := in.chunks(ctx, sandbox, local, tmp, target, sum, stale); err != nil {
+		in.removeTemp(ctx, sandbox, tmp)
+		return installed{}, fmt.Errorf("streaming failed (%v), and so did base64 in argv: %w", streamErr, err)
 	}
-	return target, nil
+	return installed{target, sum}, nil
 }
 
-// stream sends the binary on stdin to a temporary file and renames it into place, then
-// removes the stale agents.
-func (in *Installer) stream(ctx context.Context, sandbox string, local agentbin.Agent, target, sum string, stale []string) error {
+// tempName is where an install writes before the rename: named by the host, so that a
+// failed install removes its own file and never another serve's in flight.
+func tempName(target string) (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("naming the agent's temporary file: %w", err)
+	}
+	return target + ".tmp." + hex.EncodeToString(b[:]), nil
+}
+
+// removeTemp removes a failed install's temporary file from the VM, best effort (the
+// next install's probe removes it later if this fails too): the call's context may be
+// what ended the install, so it gets a short one of its own.
+func (in *Installer) removeTemp(ctx context.Context, sandbox, tmp string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, _ = in.Sbx.Exec(ctx, sandbox, []string{"rm", "-f", tmp}, sbx.ExecOpts{MaxOutput: 4096})
+}
+
+// sumThenPlace is the shell that checks the temporary file "$1" has sha256 "$3" before
+// it becomes the agent "$2" (so a short or damaged copy is never in place), then prints
+// the placed file's sum and removes the stale agents after "$3".
+const sumThenPlace = `h=$(sha256sum "$1") && { [ "${h%% *}" = "$3" ] || { echo "the copy has sha256 ${h%% *}, not $3" >&2; false; }; } && chmod 755 "$1" && mv -f "$1" "$2" && sha256sum "$2" && shift 3 && rm -f "$@"`
+
+// stream sends the binary on stdin to the temporary file tmp and renames it into place,
+// then removes the stale agents.
+func (in *Installer) stream(ctx context.Context, sandbox string, local agentbin.Agent, tmp, target, sum string, stale []string) error {
 	f, err := local.Open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	script := `t="$1.tmp.$$"; cat > "$t" && chmod 755 "$t" && mv -f "$t" "$1" && sha256sum "$1"; s=$?; rm -f "$t"; shift; [ $s = 0 ] && rm -f "$@"; exit $s`
-	argv := append([]string{"sh", "-c", script, "sh", target}, stale...)
+	script := `t=$1; cat > "$t" && ` + sumThenPlace + `; s=$?; rm -f "$t"; exit $s`
+	argv := append([]string{"sh", "-c", script, "sh", tmp, target, sum}, stale...)
 	res, err := in.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{Interactive: true, Stdin: f, MaxOutput: 4096})
 	if err != nil {
 		return err
@@ -149,9 +213,9 @@ func (in *Installer) stream(ctx context.Context, sandbox string, local agentbin.
 	return checkSum(res, target, sum)
 }
 
-// chunks writes the binary through argv, base64 in pieces, then renames it into place
-// and removes the stale agents.
-func (in *Installer) chunks(ctx context.Context, sandbox string, local agentbin.Agent, target, sum string, stale []string) error {
+// chunks writes the binary through argv, base64 in pieces, to the temporary file tmp,
+// then renames it into place and removes the stale agents.
+func (in *Installer) chunks(ctx context.Context, sandbox string, local agentbin.Agent, tmp, target, sum string, stale []string) error {
 	f, err := local.Open()
 	if err != nil {
 		return err
@@ -161,7 +225,6 @@ func (in *Installer) chunks(ctx context.Context, sandbox string, local agentbin.
 	if err != nil {
 		return fmt.Errorf("reading the agent: %w", err)
 	}
-	tmp := target + ".tmp"
 	run := func(script string, args ...string) (sbx.ExecResult, error) {
 		argv := append([]string{"sh", "-c", script, "sh"}, args...)
 		res, err := in.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{MaxOutput: 4096})
@@ -184,7 +247,7 @@ func (in *Installer) chunks(ctx context.Context, sandbox string, local agentbin.
 			return fmt.Errorf("chunk at %d: %w", off, err)
 		}
 	}
-	res, err := run(`chmod 755 "$1" && mv -f "$1" "$2" && sha256sum "$2" && shift 2 && rm -f "$@"`, append([]string{tmp, target}, stale...)...)
+	res, err := run(sumThenPlace, append([]string{tmp, target, sum}, stale...)...)
 	if err != nil {
 		return err
 	}

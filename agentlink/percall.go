@@ -39,13 +39,12 @@ var errAgentGone = errors.New("the agent binary is gone from the VM")
 
 func (p *PerCall) callOnce(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	name, args := c.Name, c.Args
-	sandbox, agentPath, err := p.prepare(ctx)
+	// Arguments travel on stdin: argv is limited (~128 KB per string) and a write's
+	// content can be any size.
+	sandbox, argv, err := p.prepare(ctx, "tool", "--local", "--cwd", p.Cwd, name, "-")
 	if err != nil {
 		return nil, err
 	}
-	// Arguments travel on stdin: argv is limited (~128 KB per string) and a write's
-	// content can be any size.
-	argv := []string{agentPath, "tool", "--local", "--cwd", p.Cwd, name, "-"}
 	res, err := p.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{
 		Interactive: true, Stdin: bytes.NewReader(args), Env: p.Env, MaxOutput: MaxReply, Timeout: -1,
 	})
