@@ -26,9 +26,14 @@ type PerCall struct {
 // mcpserver.StandInTaker): they go to the agent on stdin.
 func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	res, err := p.callOnce(ctx, c)
-	if errors.Is(err, errAgentGone) {
+	switch {
+	case errors.Is(err, errAgentGone):
 		// The VM lost the agent (a stop of a sandbox whose /tmp does not survive, a
 		// cleanup): installed again by hash, the call runs once more — it never started.
+		res, err = p.callOnce(ctx, c)
+	case errors.Is(err, sbx.ErrMissing) && p.Lost != nil && p.Lost():
+		// The sandbox was removed from outside and Sandbox makes it again: the call
+		// never started, so it runs once more there, as on the persistent channel.
 		res, err = p.callOnce(ctx, c)
 	}
 	return res, err
@@ -48,6 +53,9 @@ func (p *PerCall) callOnce(ctx context.Context, c mcpserver.Call) (*mcp.CallTool
 	res, err := p.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{
 		Interactive: true, Stdin: bytes.NewReader(args), Env: p.Env, MaxOutput: MaxReply, Timeout: -1,
 	})
+	if errors.Is(err, sbx.ErrMissing) {
+		p.Installer.Forget(sandbox) // a sandbox made again has no agent yet
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,10 +11,16 @@ import (
 
 // TestServeRecreatesARemovedSandbox: the session's sandbox removed from outside (`sbx rm`)
 // is created again by the next call, which then runs in it, with one line on stderr
-// saying so; a second removal is recovered the same way.
+// saying so; a second removal is recovered the same way. Both transports.
 func TestServeRecreatesARemovedSandbox(t *testing.T) {
+	for _, transport := range []string{"persistent", "per-call"} {
+		t.Run(transport, func(t *testing.T) { testServeRecreatesARemovedSandbox(t, transport) })
+	}
+}
+
+func testServeRecreatesARemovedSandbox(t *testing.T, transport string) {
 	w := newWorld(t)
-	cs, _, stderr := w.serve(nil, nil)
+	cs, _, stderr := w.serve(nil, []string{"--transport", transport})
 	res := call(t, cs, "bash", `{"command":"hostname"}`)
 	require.False(t, res.IsError, text(res))
 	boxes := w.sandboxes()
@@ -31,7 +37,7 @@ func TestServeRecreatesARemovedSandbox(t *testing.T) {
 	}
 	t.Logf("stderr:\n%s", stderr.String())
 	assert.Equal(t, 2, strings.Count(stderr.String(), "sandbox "+box+" was removed from outside; creating it again"))
-	assert.NotContains(t, stderr.String(), "per-call", "the hint is for an sbx that does not forward stdin, not for a removed sandbox")
+	assert.NotContains(t, stderr.String(), "try --transport per-call", "the hint is for an sbx that does not forward stdin, not for a removed sandbox")
 	require.NoError(t, cs.Close())
 	assert.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 20*time.Second, 50*time.Millisecond,
 		"the sandbox made again is torn down with the session")
