@@ -292,8 +292,11 @@ func (c *Client) Exec(ctx context.Context, name string, argv []string, o ExecOpt
 type CreateOpts struct {
 	Agent      string   // the agent kit; "shell" when empty
 	Workspaces []string // the first is the primary (read/write)
-	Quiet      bool
-	Resources  Resources // --cpus, --memory, --template
+	// Clone: --clone, the primary's git repository cloned into the VM at the same path
+	// (the host repository read-only at /run/sandbox/source).
+	Clone     bool
+	Quiet     bool
+	Resources Resources // --cpus, --memory, --template
 	// Progress receives sbx's own output (both streams); may be nil. It must not be the
 	// protocol stream.
 	Progress io.Writer
@@ -320,6 +323,9 @@ func (c *Client) Create(ctx context.Context, name string, o CreateOpts) error {
 		return err
 	}
 	args = append(args, o.Resources.Args()...)
+	if o.Clone {
+		args = append(args, "--clone")
+	}
 	if c.supports(ctx, "create", "pull") {
 		// sbx re-pulls the template on every create by default (--pull always): a new
 		// session would wait for a download it does not need.

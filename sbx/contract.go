@@ -48,6 +48,7 @@ var Verbs = []Verb{
 		{Long: "name", Value: true}, {Long: "quiet", Short: "q"},
 		{Long: "cpus", Value: true}, {Long: "memory", Short: "m", Value: true},
 		{Long: "template", Short: "t", Value: true}, {Long: "kit", Value: true},
+		{Long: "clone", Why: "REL v0.31.0 (replaced --branch); clone mode: sbx-contract.md"},
 		{Long: "pull", Value: true, Since: PullSince, Why: "DD sbx_create.yaml: always (default) | missing | never; " +
 			"first version assumed: the one docker/skills verified its notes against (0.46.0)"},
 	}},

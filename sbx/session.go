@@ -37,6 +37,22 @@ type Session struct {
 	// and the workspace an additional `:ro` one.
 	ReadOnly bool
 	Home     string
+	// Mode is the workspace mode (ModeRW, ModeRO, ModeReview: WorkspaceMode). In review
+	// mode a git workspace is created with Clone, any other with ReadOnly's mounts and a
+	// copy-on-write layer that Started lays over the workspace in the VM.
+	Mode string
+	// Clone creates the sandbox with `sbx create --clone` (review mode, git workspace).
+	Clone bool
+	// Started, when set, runs once the sandbox exists, before anyone uses it: created
+	// says this session made it. Review mode brings the host's start state in here.
+	Started func(ctx context.Context, name string, created bool) error
+	// Keep, when set, runs before teardown removes the sandbox (review mode): it saves
+	// the sandbox's work on the host and reports an error when the sandbox must not be
+	// removed (unlanded work, or work that could not be saved); the sandbox is then
+	// stopped instead, unless Force.
+	Keep func(ctx context.Context, name string) error
+	// Force removes a sandbox whose work Keep would keep (DOCKER_SANDBOX_TEARDOWN_FORCE).
+	Force bool
 	// HostFiles are the host files the session executes or installs into the VM. A
 	// sandbox that already exists is refused if it mounts any of them (its mounts may
 	// be more than this session's workspace); see CheckHostFiles.
@@ -85,15 +101,17 @@ func NewSession(c *Client, environ []string, pid int, workspace string, progress
 			s.Name, s.Pinned = v, v != ""
 		case "DOCKER_SANDBOX_TEARDOWN":
 			teardown = v
-		case "DOCKER_SANDBOX_WORKSPACE_RO":
-			switch strings.ToLower(v) {
-			case "1", "true", "ro", "yes":
-				s.ReadOnly = true
-			}
+		case "DOCKER_SANDBOX_TEARDOWN_FORCE":
+			s.Force = v == "1" || strings.EqualFold(v, "true")
 		case "HOME":
 			s.Home = v
 		}
 	}
+	mode, err := WorkspaceMode(environ)
+	if err != nil {
+		return nil, err
+	}
+	s.Mode, s.ReadOnly = mode, mode == ModeRO
 	res, err := ResourcesFromEnv(environ)
 	if err != nil {
 		return nil, err
@@ -206,7 +224,7 @@ func (s *Session) ensure(ctx context.Context) error {
 		if err := CheckHostFiles(s.HostFiles, existing.Mounts()); err != nil {
 			return fmt.Errorf("sandbox %s: %w", s.Name, err)
 		}
-		return nil
+		return s.started(ctx, false)
 	case !errors.Is(err, ErrMissing):
 		return fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
 	}
@@ -223,7 +241,7 @@ func (s *Session) ensure(ctx context.Context) error {
 	if arm {
 		// Armed before create: even a kill -9 of this process during the create must not
 		// leave the sandbox running.
-		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.Teardown, 0, s.Owners.Leases())
+		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.watchdogMode(), 0, s.Owners.Leases())
 		if err != nil {
 			s.logf("pi-sbx-backend: %v (the sandbox is torn down on orderly shutdown only)\n", err)
 		}
@@ -240,11 +258,33 @@ func (s *Session) ensure(ctx context.Context) error {
 	}
 	s.logf("pi-sbx-backend: creating sandbox %s for %s (this takes a while the first time)…\n", s.Name, s.Workspace)
 	start := time.Now()
-	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Resources: s.Resources, Progress: s.Progress}); err != nil {
+	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Clone: s.Clone, Resources: s.Resources, Progress: s.Progress}); err != nil {
 		return fmt.Errorf("creating sandbox %s: %w", s.Name, err)
+	}
+	if err := s.started(ctx, true); err != nil {
+		return err
 	}
 	s.logf("pi-sbx-backend: sandbox %s ready in %.1fs\n", s.Name, time.Since(start).Seconds())
 	return nil
+}
+
+func (s *Session) started(ctx context.Context, created bool) error {
+	if s.Started == nil {
+		return nil
+	}
+	if err := s.Started(ctx, s.Name, created); err != nil {
+		return fmt.Errorf("preparing sandbox %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// watchdogMode is what the watchdog does once the owner is gone: a review sandbox whose
+// work only Keep can save is stopped, never removed (GC saves and removes it later).
+func (s *Session) watchdogMode() string {
+	if s.Keep != nil && s.Teardown == TeardownRemove && !s.Force {
+		return TeardownStop
+	}
+	return s.Teardown
 }
 
 // Close tears the sandbox down as DOCKER_SANDBOX_TEARDOWN says, if this session created
@@ -292,13 +332,24 @@ func (s *Session) Close(ctx context.Context) error {
 			return nil
 		}
 	}
+	teardown := s.Teardown
+	if teardown == TeardownRemove && s.Keep != nil {
+		if err := s.Keep(ctx, s.Name); err != nil {
+			if !s.Force {
+				s.logf("pi-sbx-backend: keeping sandbox %s (stopped): %v\n", s.Name, err)
+				teardown = TeardownStop
+			} else {
+				s.logf("pi-sbx-backend: removing sandbox %s although %v (DOCKER_SANDBOX_TEARDOWN_FORCE)\n", s.Name, err)
+			}
+		}
+	}
 	var err error
 	for try := 0; try < 3; try++ {
 		if try > 0 && !pause(ctx, time.Second) {
 			err = errors.Join(err, ctx.Err())
 			break
 		}
-		if s.Teardown == TeardownStop {
+		if teardown == TeardownStop {
 			err = s.Client.Stop(ctx, s.Name)
 		} else {
 			err = s.Client.Rm(ctx, s.Name)
@@ -313,10 +364,10 @@ func (s *Session) Close(ctx context.Context) error {
 				s.watchdog = nil
 				s.mu.Unlock()
 			}
-			if s.Owners != nil && s.Teardown == TeardownRemove {
+			if s.Owners != nil && teardown == TeardownRemove {
 				s.Owners.Remove(s.Name) // best effort: a stale record only keeps GC away
 			}
-			if s.ReadOnly && s.Teardown == TeardownRemove {
+			if s.ReadOnly && teardown == TeardownRemove {
 				if dir, err := s.scratch(); err == nil {
 					os.RemoveAll(dir) // ours: made for this sandbox only
 				}
@@ -373,7 +424,7 @@ func (s *Session) workspaces() ([]string, error) {
 
 func (s *Session) scratch() (string, error) {
 	if s.Home == "" || !filepath.IsAbs(s.Home) {
-		return "", errors.New("DOCKER_SANDBOX_WORKSPACE_RO needs HOME for its scratch workspace")
+		return "", fmt.Errorf("DOCKER_SANDBOX_WORKSPACE_MODE=%s needs HOME for its scratch workspace", s.Mode)
 	}
 	return filepath.Join(s.Home, ".sbx-prime-"+s.Name), nil
 }

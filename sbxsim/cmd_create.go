@@ -34,6 +34,7 @@ type createOpts struct {
 	compose    string // docker compose plugin on the host, "" = none
 	autoStop   time.Duration
 	pull       string
+	cloneRoot  string // --clone: the primary's git root
 }
 
 // pullSince is the first sbx version whose create and run take --pull (assumed: the
@@ -109,6 +110,11 @@ func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpt
 		return o, err
 	}
 	o.workspaces = ws
+	if fs.has("clone") {
+		if o.cloneRoot, err = cloneRootOf(ws); err != nil {
+			return o, err
+		}
+	}
 	if v, _ := c.env.LookupEnv("SBXSIM_HIDE"); v != "" {
 		for _, d := range filepath.SplitList(v) {
 			if !filepath.IsAbs(d) {
@@ -178,6 +184,12 @@ func (c *cli) createLocked(ctx context.Context, o createOpts) (*Sandbox, error) 
 	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
 		Template: o.template, Docker: c.docker(), Hide: o.hide, Compose: o.compose, Created: time.Now().UTC(),
 		AutoStop: o.autoStop, Pull: o.pull, SSHAgent: c.sshAgentSocket()}
+	if o.cloneRoot != "" {
+		if sb.Clone, err = c.m.newClone(name, o.cloneRoot); err != nil {
+			_ = c.m.Store.discard(name)
+			return nil, err
+		}
+	}
 	if err := c.m.Store.Save(sb); err != nil {
 		_ = c.m.Store.discard(name)
 		return nil, err
@@ -188,6 +200,9 @@ func (c *cli) createLocked(ctx context.Context, o createOpts) (*Sandbox, error) 
 		fmt.Fprintf(c.env.Stderr, "Pulling template for %s (--pull always)...\n", o.agent)
 	}
 	if err := c.m.start(ctx, sb); err != nil { // start has ended whatever it started
+		if sb.Clone != nil {
+			_ = c.m.dropRemote(context.WithoutCancel(ctx), sb)
+		}
 		_ = c.m.Store.discard(name)
 		return nil, fmt.Errorf("creating sandbox %s: %w", name, err)
 	}

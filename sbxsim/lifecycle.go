@@ -102,8 +102,23 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 			return fmt.Errorf("loading base image into %s: %w", sb.Name, err)
 		}
 	}
+	if sb.Clone != nil {
+		if _, err := os.Stat(filepath.Join(sb.Clone.Dir, ".git")); errors.Is(err, os.ErrNotExist) {
+			if err := m.initClone(ctx, sb); err != nil {
+				return err
+			}
+		}
+		if err := m.startGitDaemon(ctx, sb); err != nil {
+			return err
+		}
+	}
 	if err := m.publishSaved(ctx, sb); err != nil {
 		return err
+	}
+	if sb.Clone != nil {
+		if err := m.syncRemote(ctx, sb); err != nil {
+			return fmt.Errorf("adding the host remote %s: %w", remote(sb.Name), err)
+		}
 	}
 	return m.Store.Save(sb)
 }
@@ -133,13 +148,21 @@ func (m *Manager) initConfigFor(sb *Sandbox) (cfg initConfig, userns []*os.File,
 	if cfg.Sudo, err = m.prepareSudo(sb.Name); err != nil {
 		return cfg, nil, err
 	}
-	for _, w := range sb.Workspaces {
+	for i, w := range sb.Workspaces {
 		// Bind at the real path: a symlinked component may live in a hidden directory.
 		real, err := filepath.EvalSymlinks(w.Path)
 		if err != nil {
 			return cfg, userns, fmt.Errorf("workspace %w", err)
 		}
-		cfg.Workspaces = append(cfg.Workspaces, Workspace{Path: real, ReadOnly: w.ReadOnly})
+		mount := Workspace{Path: real, ReadOnly: w.ReadOnly}
+		var clone *Workspace
+		if i == 0 && sb.Clone != nil {
+			// The host's repository is only the source, read-only; the clone takes
+			// its place (and the primary's, somewhere inside it).
+			src, c := cloneMounts(sb.Clone)
+			mount, real, clone = src, sb.Clone.Root, &c
+		}
+		cfg.Workspaces = append(cfg.Workspaces, mount)
 		ns, err := m.idmapFor(real)
 		if errors.Is(err, errNoIdmap) && len(cfg.Userns) == 0 {
 			// The primary workspace: agent takes its owner's ids (RunAs) instead.
@@ -162,6 +185,10 @@ func (m *Manager) initConfigFor(sb *Sandbox) (cfg initConfig, userns []*os.File,
 			userns = append(userns, ns)
 		}
 		cfg.Userns = append(cfg.Userns, fd)
+		if clone != nil { // sandbox-local storage, agent's own: no idmap
+			cfg.Workspaces = append(cfg.Workspaces, *clone)
+			cfg.Userns = append(cfg.Userns, 0)
+		}
 	}
 	if !sb.Docker {
 		return cfg, userns, nil
@@ -340,6 +367,11 @@ func (m *Manager) remove(ctx context.Context, name string) error {
 	}
 	if err := m.stop(ctx, sb); err != nil {
 		return err
+	}
+	if sb.Clone != nil {
+		if err := m.dropRemote(ctx, sb); err != nil {
+			fmt.Fprintf(m.Stderr, "WARN: removing the host remote %s: %v\n", remote(name), err)
+		}
 	}
 	m.Store.killStopper(name)
 	return m.Store.discard(name)

@@ -70,6 +70,9 @@ func defaultName(agent, primary string) string {
 type Workspace struct {
 	Path     string `json:"path"`
 	ReadOnly bool   `json:"readOnly,omitempty"`
+	// From, in init's configuration only, is the host directory bound at Path when it is
+	// not Path itself (clone mode's source and clone).
+	From string `json:"from,omitempty"`
 }
 
 // String renders the workspace the way it was given on the command line.

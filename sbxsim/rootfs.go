@@ -127,8 +127,12 @@ func buildRoot(dir string, cfg initConfig) error {
 		}
 	}
 	for i, w := range cfg.Workspaces {
+		src := w.Path
+		if w.From != "" {
+			src = w.From
+		}
 		if i < len(cfg.Userns) && cfg.Userns[i] > 0 {
-			err := bindIdmapped(w.Path, in(w.Path), cfg.Userns[i], w.ReadOnly)
+			err := bindIdmapped(src, in(w.Path), cfg.Userns[i], w.ReadOnly)
 			if err == nil {
 				continue
 			}
@@ -136,7 +140,7 @@ func buildRoot(dir string, cfg initConfig) error {
 			// host's permissions let uid 1000.
 			fmt.Fprintf(os.Stderr, "sbxsim init: WARN: %v; %s is bound without an idmap\n", err, w.Path)
 		}
-		if err := bindPath(w.Path, in(w.Path), w.ReadOnly); err != nil {
+		if err := bindPath(src, in(w.Path), w.ReadOnly); err != nil {
 			return err
 		}
 	}

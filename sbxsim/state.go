@@ -36,7 +36,9 @@ type Sandbox struct {
 	SSHAgent string `json:"sshAgent,omitempty"`
 	// RunAs, when set, are the ids "agent" runs with: the workspace owner's, where the
 	// workspace could not be idmapped (see errNoIdmap).
-	RunAs *IDs     `json:"runAs,omitempty"`
+	RunAs *IDs `json:"runAs,omitempty"`
+	// Clone is set for a sandbox created with --clone.
+	Clone *Clone   `json:"clone,omitempty"`
 	Init  *Proc    `json:"init,omitempty"`
 	Net   *NetSlot `json:"net,omitempty"`
 	Ports []Port   `json:"ports,omitempty"`

@@ -6,7 +6,7 @@ package sbxsim
 func (c *cli) flagsOf(verb string) []flagSpec {
 	switch verb {
 	case "create":
-		return c.createFlagSpecs()
+		return append(c.createFlagSpecs(), flagSpec{long: "clone"})
 	case "run":
 		return append(c.createFlagSpecs(), flagSpec{long: "detach", short: "d"})
 	case "exec":
