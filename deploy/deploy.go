@@ -74,6 +74,10 @@ type Config struct {
 	// Removed, if set, is told that docker_sandbox_rm removed the sandbox on purpose,
 	// so that the session does not make it again (sbx.Session.Removed).
 	Removed func()
+	// SaveWork, if set, saves a review sandbox's work before GC removes it and says when
+	// it must be kept (keep.Keeper.Save); ForceGC removes it all the same.
+	SaveWork func(ctx context.Context, name string) error
+	ForceGC  bool
 }
 
 // Deployer runs the docker_* tools. It is a mcpserver.Caller.

@@ -111,6 +111,7 @@ func TestLayerRules(t *testing.T) {
 	impl := []string{"fsops", "shell", "vmagent"}
 	rules := map[string][]string{
 		"session":   impl,
+		"keep":      append([]string{"session", "mcpserver", "agentlink", "deploy"}, impl...),
 		"mcpserver": append([]string{"sbx", "agentlink", "session"}, impl...),
 		"agentlink": append([]string{"session", "deploy"}, impl...),
 		"deploy":    append([]string{"agentlink", "session"}, impl...),

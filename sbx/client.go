@@ -194,7 +194,12 @@ type ExecOpts struct {
 	// world-readable (/proc/*/cmdline) and a forwarded variable may be a secret.
 	Env     []string
 	Workdir string // -w
-	Stdin   io.Reader
+	// User (-u) runs the command as another user than agent, e.g. root.
+	User string
+	// Privileged (--privileged) gives the command extended privileges (every
+	// capability: a mount), as docker exec's flag does.
+	Privileged bool
+	Stdin      io.Reader
 	// Stdout receives the command's output; when nil it is captured (capped) into
 	// ExecResult.Stdout.
 	Stdout io.Writer
@@ -232,6 +237,12 @@ func ExecArgs(name string, argv []string, o ExecOpts) []string {
 	}
 	if o.Workdir != "" {
 		args = append(args, "-w", o.Workdir)
+	}
+	if o.User != "" {
+		args = append(args, "-u", o.User)
+	}
+	if o.Privileged {
+		args = append(args, "--privileged")
 	}
 	args = append(args, name, "--")
 	return append(args, argv...)

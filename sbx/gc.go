@@ -15,6 +15,11 @@ type GCOptions struct {
 	DryRun bool          // say what would go, remove nothing
 	Keep   []string      // never removed: this session's sandbox, pinned names
 	Now    time.Time     // the sweep's clock (time.Now when zero)
+	// Save, when set, runs before a sandbox is removed: it saves the sandbox's work on
+	// the host (review mode) and fails when the sandbox must be kept (unlanded work, or
+	// work it could not save). The sandbox is then kept (stopped again), unless Force.
+	Save  func(ctx context.Context, name string) error
+	Force bool
 }
 
 // GC verdicts.
@@ -50,6 +55,12 @@ func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry
 	for _, s := range list {
 		e := GCEntry{Name: s.Name, Status: s.Status, Verdict: GCKept}
 		e.Reason = c.gcReason(s, owners, o, now)
+		if e.Reason == "" && !o.DryRun && o.Save != nil {
+			if err := o.Save(ctx, s.Name); err != nil && !o.Force {
+				e.Reason = "its work is kept: " + err.Error()
+				_ = c.Stop(ctx, s.Name) // saving started it
+			}
+		}
 		if e.Reason == "" {
 			if o.DryRun {
 				e.Verdict, e.Reason = GCWouldRemove, "stopped, owner gone, old enough"

@@ -37,6 +37,7 @@ type execRequest struct {
 	workdir     string
 	interactive bool
 	tty         bool
+	privileged  bool
 }
 
 func (c *cli) parseExec(args []string) (execRequest, error) {
@@ -51,7 +52,7 @@ func (c *cli) parseExec(args []string) (execRequest, error) {
 		return execRequest{}, err
 	}
 	r := execRequest{name: fs.args[0], argv: fs.args[1:], user: fs.last("user"), workdir: fs.last("workdir"),
-		interactive: fs.has("interactive"), tty: fs.has("tty")}
+		interactive: fs.has("interactive"), tty: fs.has("tty"), privileged: fs.has("privileged")}
 	if r.workdir != "" && !path.IsAbs(r.workdir) {
 		return r, fmt.Errorf("the working directory %q is not an absolute path", r.workdir)
 	}
@@ -177,6 +178,17 @@ func dropPrivileges(setpriv string, uid, gid int, agent bool) []string {
 		"--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), groups, "--"}
 }
 
+// extendedPrivileges is exec --privileged's setpriv: the user's ids with the full
+// capability set kept (docker exec --privileged), so that root can mount in the
+// sandbox's mount namespace, as root in the VM can.
+func extendedPrivileges(setpriv string, uid, gid int, agent bool) []string {
+	groups := "--clear-groups"
+	if agent {
+		groups = fmt.Sprintf("--groups=%d,%d,%d", AgentGID, sudoGID, dockerGID)
+	}
+	return []string{setpriv, "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), groups, "--"}
+}
+
 func (c *cli) exec(ctx context.Context, args []string) error {
 	r, err := c.parseExec(args)
 	if err != nil {
@@ -241,7 +253,11 @@ func (c *cli) exec(ctx context.Context, args []string) error {
 	}
 	argv := []string{"nsenter", "--target", strconv.Itoa(sb.Init.Pid),
 		"--mount", "--uts", "--ipc", "--net", "--pid", "--wdns=" + wd, "--"}
-	argv = append(append(argv, dropPrivileges(setpriv, uid, gid, agent)...), r.argv...)
+	drop := dropPrivileges(setpriv, uid, gid, agent)
+	if r.privileged {
+		drop = extendedPrivileges(setpriv, uid, gid, agent)
+	}
+	argv = append(append(argv, drop...), r.argv...)
 	if r.tty {
 		return c.execPty(ctx, sb.Init.Pid, nsenter, argv, env, r.interactive)
 	}

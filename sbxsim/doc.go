@@ -59,7 +59,9 @@
 // any container given CAP_SYS_ADMIN or the host's devices, is not confined by any of
 // the above. Other known differences from sbx: the veth reaches only the host (no
 // outbound network, but the host's own services on 10.213.x.1 are reachable); ports
-// forward TCP only; exec --privileged is accepted and ignored; --cpus, --memory,
+// forward TCP only; exec --privileged keeps every capability (as docker exec's does: root can
+// mount in the sandbox's mount namespace), which makes the command as unconfined as the
+// sandbox's dockerd; --cpus, --memory,
 // --template and --kit are validated and recorded but not applied; login and logout
 // only flip the signed-in state.
 package sbxsim

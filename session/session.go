@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/keep"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
 
@@ -30,6 +31,9 @@ type Session struct {
 	// quick subset): an error is the first failure and its fix, as a status line shows
 	// it ("sandbox: sbx is signed out — run sbx login"). pi_sbx_status answers with it.
 	Preflight func(ctx context.Context) error
+	// SaveWork saves a review sandbox's work before GC removes it (keep.Keeper.Save);
+	// nil without a state directory.
+	SaveWork func(ctx context.Context, name string) error
 }
 
 // Options say where a session works and how it reaches sbx.
@@ -58,19 +62,32 @@ func Open(o Options) (*Session, error) {
 	}
 	// Nothing the sandbox can write may ever run on the host: refuse before starting
 	// anything, and pin the sbx program to the file that was checked.
+	mounts := session.Mounts()
+	keeper, keepErr := keep.New(environ, client)
+	if session.Mode == sbx.ModeReview {
+		if keepErr != nil {
+			return nil, keepErr
+		}
+		root := reviewMode(session, keeper)
+		mounts = append(session.Mounts(), root) // clone mode's source is mounted too
+	}
 	files, err := HostFiles(client, o.Exe)
 	if err != nil {
 		return nil, err
 	}
-	if err := sbx.CheckHostFiles(files, session.Mounts()); err != nil {
+	if err := sbx.CheckHostFiles(files, mounts); err != nil {
 		return nil, err
 	}
 	session.HostFiles = files
 	if owners, err := sbx.OwnersFromEnv(environ); err == nil {
 		session.Owners = owners // GC collects only what an owner record proves abandoned
 	}
-	return &Session{Client: client, Session: session, Workspace: ws, Cwd: dir,
-		VMEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), Reuse: reuse, Environ: environ}, nil
+	s := &Session{Client: client, Session: session, Workspace: ws, Cwd: dir,
+		VMEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), Reuse: reuse, Environ: environ}
+	if keeper != nil {
+		s.SaveWork = keeper.Save
+	}
+	return s, nil
 }
 
 // End removes (or stops) a sandbox this session created, as DOCKER_SANDBOX_TEARDOWN

@@ -30,7 +30,7 @@ type sandboxStatus struct {
 	Sandbox       string `json:"sandbox"`
 	Status        string `json:"status"`
 	Workspace     string `json:"workspace"`
-	WorkspaceMode string `json:"workspace_mode"` // rw or ro
+	WorkspaceMode string `json:"workspace_mode"` // rw, ro or review
 	EnvMode       string `json:"env_mode"`
 	Teardown      string `json:"teardown"`
 	Reuse         bool   `json:"reuse"` // the project's sandbox, kept between sessions
@@ -70,14 +70,11 @@ func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.Cal
 		Sandbox:       name,
 		Status:        "running",
 		Workspace:     c.session.Workspace,
-		WorkspaceMode: "rw",
+		WorkspaceMode: c.session.Mode,
 		EnvMode:       envMode(c.policy),
 		Teardown:      c.session.Teardown,
 		Reuse:         c.session.Reuse,
 		Shell:         "DOCKER_SANDBOX=" + name + " pi-sbx-backend shell",
-	}
-	if c.session.ReadOnly {
-		st.WorkspaceMode = "ro"
 	}
 	if c.session.Pinned && !c.session.Reuse {
 		st.Teardown += " (pinned by DOCKER_SANDBOX)"

@@ -12,23 +12,27 @@ import (
 type gcOptions struct {
 	hours  float64
 	dryRun bool
+	force  bool
 }
 
 func gcCommand() command {
 	var o gcOptions
 	return command{
 		name:     "gc",
-		synopsis: "[--hours N] [--dry-run]",
+		synopsis: "[--hours N] [--dry-run] [--force]",
 		summary:  "remove stale pi-sbx-* sandboxes (stopped, owner gone, older than N hours)",
 		help: `Removes pi-sbx-* sandboxes that sbx lists as stopped, whose owner record (kept by the
 sess that created them) shows the owner gone, and that are older than --hours. Running
 sandboxes, pinned ones (DOCKER_SANDBOX, DOCKER_SANDBOX_REUSE), sandboxes without an owner
-record, unknown states and other sandboxes are never touched. Each verdict is printed with
-its reason.`,
+record, unknown states and other sandboxes are never touched. A review-mode sandbox
+(DOCKER_SANDBOX_WORKSPACE_MODE=review) has its work fetched to the host first, and is kept
+while some of it is not landed (--force removes it; the fetched work stays on the host).
+Each verdict is printed with its reason.`,
 		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
 		flags: func(fs *flag.FlagSet) {
 			fs.Float64Var(&o.hours, "hours", 24, "minimum age in `HOURS` (0: any age)")
 			fs.BoolVar(&o.dryRun, "dry-run", false, "only say what would be removed")
+			fs.BoolVar(&o.force, "force", false, "also remove review sandboxes with unlanded work (fetched first)")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {
 			if err := noArgs(args); err != nil {
@@ -45,6 +49,7 @@ its reason.`,
 			if err != nil {
 				return err
 			}
+			d.ForceGC = o.force
 			entries, err := d.GC(ctx, time.Duration(o.hours*float64(time.Hour)), o.dryRun)
 			if err != nil {
 				return err

@@ -1,0 +1,226 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/keep"
+	"github.com/pi-sbx/pi-sbx-backend/review"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
+)
+
+// treeSums is every entry under dir (.git included): path -> mode and content hash (a
+// link's target), so that a test can say exactly what changed.
+func treeSums(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	sums := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(dir, p)
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		v := fi.Mode().String()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			v += " -> " + l
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			h := sha256.Sum256(b)
+			v += " " + hex.EncodeToString(h[:])
+		}
+		sums[rel] = v
+		return nil
+	}))
+	return sums
+}
+
+// diffSums lists the paths added, removed or changed between two treeSums.
+func diffSums(before, after map[string]string) []string {
+	var out []string
+	for p, v := range after {
+		if before[p] != v {
+			out = append(out, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			out = append(out, p+" (removed)")
+		}
+	}
+	return out
+}
+
+// gitIn runs the test's own git in dir.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+// reviewWorld is a world whose workspace is a git repository with uncommitted changes
+// (git) or stays a plain directory, and whose state directory (review records and
+// stores) is the test's own.
+func reviewWorld(t *testing.T, git bool) (*world, string) {
+	w := newWorld(t)
+	state := t.TempDir()
+	if git {
+		gitIn(t, w.ws, "init", "-q")
+		gitIn(t, w.ws, "add", "-A")
+		gitIn(t, w.ws, "commit", "-q", "-m", "fixture")
+		// Uncommitted at start: a change, a deletion, an untracked file.
+		require.NoError(t, os.WriteFile(filepath.Join(w.ws, "edit-me.txt"), []byte("alpha\nhost edit\n"), 0o644))
+		require.NoError(t, os.Remove(filepath.Join(w.ws, "notes/todo.txt")))
+		require.NoError(t, os.WriteFile(filepath.Join(w.ws, "untracked.txt"), []byte("not committed\n"), 0o644))
+	}
+	return w, state
+}
+
+func (w *world) keeper(t *testing.T, state string) *keep.Keeper {
+	env := w.env("XDG_STATE_HOME=" + state)
+	k, err := keep.New(env, sbx.NewClient(env, sbx.ExecRunner{}))
+	require.NoError(t, err)
+	return k
+}
+
+// sandboxWork is the script the agent runs: a file edited, one created, a git hook
+// planted, a script made executable, and (in git mode) a commit of its own.
+const sandboxWork = `set -e
+printf 'edited in the sandbox\n' >> README.md
+printf 'package main\n' > src/new.go
+mkdir -p .git/hooks && printf '#!/bin/sh\necho owned\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+printf '#!/bin/sh\necho run\n' > run.sh && chmod +x run.sh
+rm deep/a/b/c/file.md
+if [ -n "$COMMIT" ]; then git add src/new.go && git -c user.name=a -c user.email=a@b commit -q -m 'agent commit'; fi
+echo done`
+
+// TestReviewClone: DOCKER_SANDBOX_WORKSPACE_MODE=review on a git workspace is an sbx
+// --clone sandbox at the same path whose start state has the host's uncommitted changes
+// (and its ignored files); the sandbox's work — edits, a planted .git/hooks/pre-commit,
+// a chmod +x — leaves the host byte for byte as it was (the whole tree, .git included,
+// but for sbx's own remote in .git/config) until collected, and Collect returns it as
+// Base and Head; teardown keeps a sandbox with unlanded work (stopped), GC keeps it
+// until forced, and the kept refs outlive it.
+func TestReviewClone(t *testing.T) {
+	w, state := reviewWorld(t, true)
+	before := treeSums(t, w.ws)
+	cs, cmd, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_GC_HOURS=0")
+
+	st := call(t, cs, "pi_sbx_status", `{}`)
+	require.False(t, st.IsError, "%s\n%s", text(st), stderr.String())
+	assert.Contains(t, text(st), "(review)")
+	names := w.sandboxes()
+	require.Len(t, names, 1)
+	name := names[0]
+
+	res := call(t, cs, "bash", `{"command":"pwd; git remote get-url origin; git status --short; cat edit-me.txt; test -e notes/todo.txt || echo todo-gone; cat untracked.txt build/out.txt; git branch --show-current"}`)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, w.ws+"\n/run/sandbox/source\n M edit-me.txt\n D notes/todo.txt\n?? untracked.txt\nalpha\nhost edit\ntodo-gone\nnot committed\nhello from build\nmain\n", text(res),
+		"same path, origin the read-only source, the host's uncommitted changes and ignored files there, the host's branch and no other")
+	res = call(t, cs, "bash", `{"command":"touch /run/sandbox/source/x 2>&1 || echo read-only"}`)
+	assert.Contains(t, text(res), "read-only")
+	res = call(t, cs, "bash", bashArgs("COMMIT=1\n"+sandboxWork))
+	require.False(t, res.IsError, text(res))
+	require.Contains(t, text(res), "done")
+
+	changed := diffSums(before, treeSums(t, w.ws))
+	assert.Equal(t, []string{".git/config"}, changed, "nothing of the host's changed but sbx's remote")
+	cfg, err := os.ReadFile(filepath.Join(w.ws, ".git/config"))
+	require.NoError(t, err)
+	assert.Contains(t, string(cfg), `[remote "sandbox-`+name+`"]`)
+
+	k := w.keeper(t, state)
+	ch, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
+	require.NoError(t, err)
+	assert.Equal(t, w.ws, ch.Root)
+	assert.Equal(t, name, ch.Sandbox)
+	base := lsTree(t, ch, ch.Base)
+	head := lsTree(t, ch, ch.Head)
+	assert.Equal(t, "100644 alpha\nhost edit\n", base["edit-me.txt"], "Base has the host's uncommitted change")
+	assert.Contains(t, base, "untracked.txt")
+	assert.NotContains(t, base, "notes/todo.txt")
+	assert.NotContains(t, base, "build/out.txt", "ignored files are not part of the review")
+	assert.Equal(t, "100755 #!/bin/sh\necho run\n", head["run.sh"])
+	assert.Equal(t, "100644 package main\n", head["src/new.go"])
+	assert.Equal(t, "100644 # demo\nhello world\nsecond line\nedited in the sandbox\n", head["README.md"])
+	assert.NotContains(t, head, "deep/a/b/c/file.md")
+	assert.Equal(t, base["edit-me.txt"], head["edit-me.txt"])
+	for p := range head {
+		assert.False(t, strings.HasPrefix(p, ".git/"), "%s: the clone's .git is never part of the work", p)
+	}
+	unlanded, err := k.Unlanded(context.Background(), ch)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"README.md", "deep/a/b/c/file.md", "run.sh", "src/new.go"}, unlanded)
+	assert.Equal(t, []string{".git/config"}, diffSums(before, treeSums(t, w.ws)), "collecting writes nothing of the host's either")
+
+	// The port of the clone's daemon changes with a restart, and sbx rewrites the remote.
+	url := gitIn(t, w.ws, "config", "remote.sandbox-"+name+".url")
+	w.sim("stop", name)
+	w.sim("exec", name, "true")
+	assert.NotEqual(t, url, gitIn(t, w.ws, "config", "remote.sandbox-"+name+".url"))
+
+	// Teardown keeps it (stopped): its work is not landed.
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+	assert.Contains(t, stderr.String(), "keeping sandbox "+name)
+	out, _ := w.sim("ls")
+	assert.Contains(t, out, name)
+
+	// GC keeps it as long as the work is unlanded, and removes it when forced.
+	gc := exec.Command(backendBin, "gc", "--hours", "0")
+	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
+	b, err := gc.CombinedOutput()
+	require.NoError(t, err, string(b))
+	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept`, string(b))
+	assert.Contains(t, string(b), "4 unlanded change(s)")
+	gc = exec.Command(backendBin, "gc", "--hours", "0", "--force")
+	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
+	b, err = gc.CombinedOutput()
+	require.NoError(t, err, string(b))
+	assert.Regexp(t, `removed +`+name, string(b))
+	assert.NotContains(t, w.sandboxes(), name)
+
+	kept, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
+	require.NoError(t, err, "the kept refs outlive the sandbox")
+	assert.Equal(t, ch.Base, kept.Base)
+	assert.Equal(t, head, lsTree(t, kept, kept.Head))
+	assert.Equal(t, before[".git/config"], treeSums(t, w.ws)[".git/config"], "rm took sbx's remote away again")
+}
+
+// lsTree reads a commit's files: path -> "mode content".
+func lsTree(t *testing.T, ch review.Changes, commit string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	for _, line := range strings.Split(gitIn(t, "/", "--git-dir="+ch.GitDir, "ls-tree", "-r", commit), "\n") {
+		meta, path, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta)
+		content := gitIn(t, "/", "--git-dir="+ch.GitDir, "cat-file", "blob", f[2])
+		files[path] = f[0] + " " + content + "\n"
+	}
+	return files
+}
+
+// bashArgs are the bash tool's arguments for a script.
+func bashArgs(script string) string {
+	b, _ := json.Marshal(map[string]string{"command": script})
+	return string(b)
+}
