@@ -110,6 +110,11 @@ func TestTerminalToolsListedOnlyOnRequest(t *testing.T) {
 	for _, tl := range append(tools.Terminal(), tools.TerminalResize()) {
 		assert.NotContains(t, without, tl.Name, "not offered unless asked for")
 	}
+	res, err := plain.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ExecCommandName, Arguments: map[string]any{"cmd": "touch ran"}})
+	if err == nil {
+		assert.True(t, res.IsError, "nor callable: %s", text(res))
+	}
+	assert.NoFileExists(t, tw.ws+"/ran")
 	env, _, _ := tw.serve(nil, nil, "PI_SBX_TOOLS=+terminal")
 	assert.Contains(t, names(env), tools.ExecCommandName, "PI_SBX_TOOLS=+terminal asks too")
 }
@@ -371,4 +376,46 @@ func manySessions(t *testing.T, tw *termWorld) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestTerminalStreamsRawOutput: while exec_command waits, the raw bytes (escape
+// sequences and all) stream as progress; the reply is the rendered text.
+func TestTerminalStreamsRawOutput(t *testing.T) {
+	w := newWorld(t)
+	var mu sync.Mutex
+	var streamed strings.Builder
+	var last float64
+	cs, _, _ := w.serve(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		streamed.WriteString(req.Params.Message)
+		last = req.Params.Progress
+	}}, []string{"--tools", "+terminal"})
+	params := &mcp.CallToolParams{Name: tools.ExecCommandName, Arguments: map[string]any{
+		"cmd": `printf 'step 1\r'; sleep 0.3; printf '\033[1mstep 2\033[0m\n'`, "tty": true}}
+	params.SetProgressToken("term")
+	res, err := cs.CallTool(context.Background(), params)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "step 2\n", output(text(res)))
+	want := "step 1\r\x1b[1mstep 2\x1b[0m\r\n"
+	got := func() (string, float64) { mu.Lock(); defer mu.Unlock(); return streamed.String(), last }
+	assert.Eventually(t, func() bool { s, _ := got(); return s == want }, 5*time.Second, 10*time.Millisecond, "raw output streamed")
+	_, total := got()
+	assert.Equal(t, float64(len(want)), total, "progress counts raw bytes")
+}
+
+// TestTerminalResize: pi_sbx_terminal_resize resizes a session's terminal; its command
+// sees the new size (SIGWINCH).
+func TestTerminalResize(t *testing.T) {
+	tw := newTermWorld(t)
+	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": `trap 'stty size' WINCH; stty size; while :; do sleep 0.05; done`,
+		"tty": true, "cols": 100, "rows": 30, "yield_time_ms": 500})
+	require.True(t, d.Running)
+	tw.call(t, tools.TerminalResizeName, map[string]any{"session_id": d.SessionID, "cols": 132, "rows": 43})
+	txt, _ := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "since_offset": 0, "until_regex": "43 132", "wait_ms": 20000})
+	assert.Equal(t, "30 100\n43 132\n", output(txt))
+	msg := tw.callErr(t, tools.TerminalResizeName, map[string]any{"session_id": 1, "cols": 10, "rows": 10})
+	assert.Contains(t, msg, "unknown session 1")
+	tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID, "signal": "KILL"})
 }
