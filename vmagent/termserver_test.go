@@ -38,7 +38,10 @@ func TestTerminalServerRoundTrip(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		go func() { defer release(); served <- ServeTerminals(ctx, ln, reg, time.Hour, func() bool { return true }) }()
+		go func() {
+			defer release()
+			served <- ServeTerminals(ctx, ln, reg, time.Hour, func() bool { return true })
+		}()
 		return nil
 	}}
 	client, err := New(TerminalClient(d)...)
