@@ -9,9 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/text/collate"
-	"golang.org/x/text/language"
-
+	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/collation"
 	"github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
@@ -114,20 +112,28 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 }
 
 // sortLikeJS sorts names as pi does: a.toLowerCase().localeCompare(b.toLowerCase()),
-// i.e. ICU root collation of the lowercased names. Names that collate equal keep byte
-// order (pi keeps readdir order, which the filesystem decides).
+// i.e. ICU root collation (pi's Node's: ICU 78, Unicode 17) of the lowercased names.
+// Names that collate equal keep byte order (pi keeps readdir order, which the
+// filesystem decides).
 func sortLikeJS(names []string) {
-	c := collate.New(language.Und)
-	var buf collate.Buffer
-	keys := make(map[string][]byte, len(names))
-	for _, n := range names {
-		k := c.KeyFromString(&buf, jsLower(n))
-		keys[n] = append([]byte(nil), k...)
+	type keyed struct {
+		key  string
+		name string
 	}
-	sort.SliceStable(names, func(i, j int) bool {
-		if c := strings.Compare(string(keys[names[i]]), string(keys[names[j]])); c != 0 {
-			return c < 0
+	var buf collation.Buffer
+	var scratch []byte
+	ks := make([]keyed, len(names))
+	for i, n := range names {
+		scratch = collation.Key(&buf, scratch[:0], jsLower(n))
+		ks[i] = keyed{string(scratch), n}
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if ks[i].key != ks[j].key {
+			return ks[i].key < ks[j].key
 		}
-		return names[i] < names[j]
+		return ks[i].name < ks[j].name
 	})
+	for i := range ks {
+		names[i] = ks[i].name
+	}
 }
