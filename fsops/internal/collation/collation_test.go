@@ -118,3 +118,12 @@ func TestUnpackRefusesDamagedTables(t *testing.T) {
 	_, err = unpack([]byte("not deflated"))
 	assert.Error(t, err)
 }
+
+// TestTablesAreThisNodes: ces.bin was read out of the ICU that pi's Node carries; a Node
+// with another ICU needs `go generate ./fsops/internal/collation`.
+func TestTablesAreThisNodes(t *testing.T) {
+	var v struct{ ICU, Unicode string }
+	require.NoError(t, json.Unmarshal(node(t, "versions.mjs", nil), &v))
+	assert.Equal(t, icuVersion, v.ICU, "ICU of ces.bin and of Node")
+	assert.Equal(t, unicodeVersion, v.Unicode, "Unicode of ces.bin and of Node")
+}
