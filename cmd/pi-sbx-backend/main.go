@@ -53,7 +53,7 @@ func commands() []command {
 		gcCommand(),
 		doctorCommand(),
 		versionCommand(),
-	}, append(reviewCommands(noKeptWork), localCommands()...)...)
+	}, append(reviewCommands(openKeptWork), localCommands()...)...)
 }
 
 func main() {

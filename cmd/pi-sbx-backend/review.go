@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pi-sbx/pi-sbx-backend/keep"
 	"github.com/pi-sbx/pi-sbx-backend/review"
+	"github.com/pi-sbx/pi-sbx-backend/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/session"
 )
 
@@ -212,18 +214,79 @@ func rootPaths(root string, args []string) ([]string, error) {
 	return out, nil
 }
 
-// sessionWork is the work of serve's workspace, for pi_sbx_review.
-func sessionWork(open openWork, environ []string, workspace string) session.Collector {
+// sessionWork is the work of serve's session (its sandbox, on its workspace), for
+// pi_sbx_review.
+func sessionWork(open openWork, environ []string, workspace, sandbox string) session.Collector {
 	return func(ctx context.Context) (review.Changes, error) {
 		src, err := open(environ)
 		if err != nil {
 			return review.Changes{}, err
 		}
+		if kw, ok := src.(keptWork); ok {
+			kw.sandbox = sandbox
+			src = kw
+		}
 		return src.Collect(ctx, workspace)
 	}
 }
 
-// noKeptWork is the source until the sandbox side of review mode is wired in.
-func noKeptWork([]string) (workSource, error) {
-	return nil, errors.New("review mode is not available in this build")
+// keptWork is the work keep collects: the review sandbox's current work (fetched from
+// it, started first if stopped), or the kept refs of one that is gone.
+type keptWork struct {
+	keeper  *keep.Keeper
+	client  *sbx.Client
+	sandbox string // DOCKER_SANDBOX, the warm re-use name, or serve's own; "" for the newest
+	reuse   bool
+}
+
+// openKeptWork finds the sandbox as shell does: DOCKER_SANDBOX, or with
+// DOCKER_SANDBOX_REUSE=1 the project's; otherwise the newest review session of the
+// workspace (running or ended).
+func openKeptWork(environ []string) (workSource, error) {
+	client := sbx.NewClient(environ, sbx.ExecRunner{})
+	k, err := keep.New(environ, client)
+	if err != nil {
+		return nil, err
+	}
+	w := keptWork{keeper: k, client: client}
+	for _, kv := range environ {
+		switch k, v, _ := strings.Cut(kv, "="); k {
+		case "DOCKER_SANDBOX":
+			w.sandbox = v
+		case "DOCKER_SANDBOX_REUSE":
+			w.reuse = v == "1" || strings.EqualFold(v, "true")
+		}
+	}
+	return w, nil
+}
+
+// Collect implements workSource.
+func (w keptWork) Collect(ctx context.Context, ws string) (review.Changes, error) {
+	name := w.sandbox
+	if name == "" && w.reuse {
+		name = sbx.ProjectName(ws)
+	}
+	c, err := keep.Collect(ctx, w.keeper, keep.Options{Workspace: ws, Sandbox: name})
+	if err != nil {
+		return c, err
+	}
+	c.BaseRef = keep.BaseRef(c.Sandbox)
+	return c, nil
+}
+
+// Discard implements workSource: the sandbox, which holds its own copy of the work, is
+// removed (a session still using it makes a fresh one from the host's workspace at its
+// next call), then the record and private store of its work.
+func (w keptWork) Discard(ctx context.Context, c review.Changes) error {
+	if _, err := w.client.Lookup(ctx, c.Sandbox); err == nil {
+		if err := w.client.Rm(ctx, c.Sandbox); err != nil {
+			return fmt.Errorf("removing sandbox %s, which holds the work: %w", c.Sandbox, err)
+		}
+	} else if !errors.Is(err, sbx.ErrMissing) {
+		return fmt.Errorf("looking up sandbox %s: %w", c.Sandbox, err)
+	}
+	if err := w.keeper.Store.Forget(ctx, c.Sandbox); err != nil {
+		return fmt.Errorf("discarding the kept work of %s: %w", c.Sandbox, err)
+	}
+	return nil
 }

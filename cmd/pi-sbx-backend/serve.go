@@ -120,7 +120,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		return err
 	}
 	routes = append(routes, x.routes(caller)...)
-	routes = append(routes, session.ReviewRoute(sessionWork(noKeptWork, sess.Environ, sess.Workspace), sess.Environ))
+	routes = append(routes, session.ReviewRoute(sessionWork(openKeptWork, sess.Environ, sess.Workspace, sess.Name), sess.Environ))
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
 	dep, err := newDeployer(sess)
 	if err != nil {
