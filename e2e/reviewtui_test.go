@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPiReviewTUI: pi's TUI (tmux) in review mode: after the model's turn the status line
+// says `review: 2 files changed`; `/sandbox review` shows the review in a scrollable view
+// (the +x script in "Runs on the host" first, End shows the diff's last lines, q closes
+// it); `/sandbox land README.md` asks, lands only that file once confirmed, and the
+// status line then says what is left. The screens are in the test log.
+func TestPiReviewTUI(t *testing.T) {
+	w := newWorld(t)
+	gitIn(t, w.ws, "init", "-q")
+	gitIn(t, w.ws, "add", "-A")
+	gitIn(t, w.ws, "commit", "-q", "-m", "fixture")
+	state := t.TempDir()
+	calls := `[["edit",{"path":"README.md","edits":[{"oldText":"hello world","newText":"hello from the tui"}]}],` +
+		`["bash",{"command":"echo true > run.sh && chmod +x run.sh"}]]`
+	p := startPiTUIWith(t, w, w.ws, "(review", "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state,
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,XDG_STATE_HOME", "PI_FAUX_CALLS="+calls)
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1)
+
+	p.send("go")
+	p.expect("turn 1 done", time.Minute)
+	p.expect("review: 2 files changed", time.Minute)
+	readme, err := os.ReadFile(filepath.Join(w.ws, "README.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# demo\nhello world\nsecond line\n", string(readme), "nothing landed yet")
+
+	p.send("/sandbox review")
+	p.expect("review of "+boxes[0]+" — lines 1-", 30*time.Second)
+	assert.Regexp(t, `(?s)Runs on the host.*A \+x run\.sh.*Other changes \(1\).*M +README\.md`, p.screen)
+	t.Logf("/sandbox review:\n%s", p.screen)
+	p.tmux("send-keys", "-t", "t", "End")
+	p.expect("+hello from the tui", 10*time.Second)
+	p.tmux("send-keys", "-t", "t", "q")
+	assert.Eventually(t, func() bool { return !strings.Contains(p.tmux("capture-pane", "-p", "-t", "t"), "review of "+boxes[0]) },
+		10*time.Second, 50*time.Millisecond, "q closes the view")
+
+	p.send("/sandbox land README.md")
+	p.expect("Land 1 change(s) into "+w.ws+"?", 30*time.Second)
+	assert.Contains(t, p.screen, "M README.md")
+	t.Logf("/sandbox land asks:\n%s", p.screen)
+	p.tmux("send-keys", "-t", "t", "Enter") // Yes
+	p.expect("wrote README.md", 30*time.Second)
+	p.expect("review: 1 file changed", 10*time.Second)
+	readme, err = os.ReadFile(filepath.Join(w.ws, "README.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# demo\nhello from the tui\nsecond line\n", string(readme))
+	assert.NoFileExists(t, filepath.Join(w.ws, "run.sh"), "only what was named landed")
+	assert.Contains(t, p.screen, "landed 1 change(s) from "+boxes[0]+"; 1 left")
+
+	p.tmux("send-keys", "-t", "t", "C-d")
+	p.expect("PI-EXIT=0", 30*time.Second)
+}
