@@ -28,12 +28,14 @@ const (
 // mountScript lays the copy-on-write layer over the workspace unless it is there
 // already (a re-attached or restarted sandbox keeps its upper layer on disk). Only the
 // plain overlayfs: no redirects, metacopy or index, so that the upper layer is files,
-// whiteouts and opaque directories.
+// whiteouts and opaque directories. The merged root takes the upper directory's owner
+// and mode: they are the workspace's, or the agent could not create a file at its top.
 //
 //	$1 workspace, $2 upper, $3 work
 const mountScript = `set -e
 [ "$(stat -f -c %T "$1")" = overlayfs ] && exit 0
 mkdir -p "$2" "$3"
+chown "$(stat -c %u:%g "$1")" "$2" && chmod "$(stat -c %a "$1")" "$2"
 mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,redirect_dir=off,metacopy=off,index=off,xino=off" "$1"
 `
 
