@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,14 +52,45 @@ func (w *world) simEnv() map[string]string {
 	}
 }
 
+// devServer is a dev server as a model would start one: it takes a moment to boot,
+// serves site/, says when it is ready, and runs until it is stopped.
+const devServer = `cd site && sleep 1 && { busybox httpd -f -p 8765 -h . & ` +
+	`until busybox wget -q -O /dev/null http://127.0.0.1:8765/; do sleep 0.1; done; ` +
+	`echo "listening on http://127.0.0.1:8765"; wait; }`
+
 // clientTask is the task both clients complete through the sandbox: pi's write makes a
-// page, a dev server serves it, a fetch gets it back, and the server is stopped.
+// page, exec_command starts the dev server, read_output waits until it listens, a second
+// exec_command fetches the page, and kill_session stops the server.
 func clientTask(client string) ([]modelStep, string) {
 	page := "hello from " + client
+	argsOf := func(v map[string]any) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	// The server's session id, from exec_command's reply ("… session ID 3").
+	server := func(prev []toolResult) int {
+		if m := regexp.MustCompile(`session ID (\d+)`).FindStringSubmatch(prev[1].Text); m != nil {
+			id, _ := strconv.Atoi(m[1])
+			return id
+		}
+		return -1 // no session: the next calls fail, and so does the test
+	}
 	steps := []modelStep{
-		{"write", func([]toolResult) string { return `{"path":"site/index.html","content":"` + page + `\n"}` }},
-		{"bash", func([]toolResult) string {
-			return `{"command":"cd site && { busybox httpd -f -p 8765 -h . >/dev/null 2>&1 & echo $! > /tmp/h20c-httpd.pid; } && sleep 0.3 && busybox wget -qO- http://127.0.0.1:8765/index.html && kill $(cat /tmp/h20c-httpd.pid) && echo stopped"}`
+		{"write", func([]toolResult) string {
+			return argsOf(map[string]any{"path": "site/index.html", "content": page + "\n"})
+		}},
+		{"exec_command", func([]toolResult) string {
+			return argsOf(map[string]any{"cmd": devServer, "yield_time_ms": 250})
+		}},
+		{"read_output", func(prev []toolResult) string {
+			// From the start of its output: the line may have come with exec_command's reply.
+			return argsOf(map[string]any{"session_id": server(prev), "until_regex": "listening on", "since_offset": 0, "wait_ms": 30000})
+		}},
+		{"exec_command", func([]toolResult) string {
+			return argsOf(map[string]any{"cmd": "busybox wget -qO- http://127.0.0.1:8765/index.html"})
+		}},
+		{"kill_session", func(prev []toolResult) string {
+			return argsOf(map[string]any{"session_id": server(prev)})
 		}},
 	}
 	return steps, "done: the page was served"
@@ -179,7 +212,15 @@ func checkTask(t *testing.T, w *world, model *scriptedModel, out *egress, client
 		assert.False(t, r.IsError, "step %d (%s): %s", i, model.steps[i].tool, r.Text)
 	}
 	assert.Contains(t, got[0].Text, "Successfully wrote")
-	assert.Contains(t, got[1].Text, "hello from "+client+"\nstopped")
+	assert.Contains(t, got[1].Text, "Process running with session ID", "the dev server keeps running")
+	assert.Contains(t, got[2].Text, "listening on http://127.0.0.1:8765", "read_output waited for it")
+	assert.Contains(t, got[2].Text, "Process running with session ID")
+	assert.Contains(t, got[3].Text, "hello from "+client, "the page, fetched in the sandbox")
+	assert.Contains(t, got[3].Text, "Process exited with code 0")
+	assert.Contains(t, got[4].Text, "Process exited with code", "kill_session stopped the server")
+	// What the sandbox holds now: the server is gone.
+	down, _ := w.sim("exec", sbx.ProjectName(w.ws), "--", "sh", "-c", "busybox wget -q -O- http://127.0.0.1:8765/ 2>/dev/null || echo down")
+	assert.Equal(t, "down\n", down, "nothing listens any more in the sandbox")
 	page, err := os.ReadFile(filepath.Join(w.ws, "site", "index.html"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello from "+client+"\n", string(page), "the file the sandbox wrote, seen on the host")

@@ -217,5 +217,8 @@ func (r *route) callRaw(ctx context.Context, c Call) (json.RawMessage, error) {
 		}
 		return json.Marshal(res)
 	}
+	if r.contentOnly {
+		return withoutStructured(raw)
+	}
 	return raw, nil
 }

@@ -72,6 +72,8 @@ type Route struct {
 	// Unlisted routes are callable with tools/call but left out of tools/list: serve
 	// methods a client uses (pi's `!` commands on a pty) that the model must not see.
 	Unlisted bool
+	// ContentOnly results leave structuredContent out (contentonly.go).
+	ContentOnly bool
 }
 
 // Routes routes every tool of list to caller.
@@ -115,6 +117,8 @@ type route struct {
 	caller Caller
 	raw    RawCaller // caller, if it is one: its calls take the fast path (relay.go)
 	logger *slog.Logger
+	// contentOnly: results leave structuredContent out (contentonly.go).
+	contentOnly bool
 }
 
 // NewServer returns an MCP server offering the routes' tools (their names, descriptions
@@ -153,7 +157,7 @@ func NewServer(routes []Route, o Options) (*Server, error) {
 				out.parsed = append(out.parsed, m)
 			}
 		}
-		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger}
+		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger, contentOnly: r.ContentOnly}
 		rt.raw, _ = r.Caller.(RawCaller)
 		out.routes[r.Tool.Name] = rt
 		srv.AddTool(&mcp.Tool{Name: r.Tool.Name, Description: r.Tool.Description, InputSchema: r.Tool.Schema}, rt.handle)
@@ -203,6 +207,9 @@ func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	if err != nil {
 		return r.failure(ctx, err)
+	}
+	if r.contentOnly {
+		res.StructuredContent = nil
 	}
 	return res, nil
 }

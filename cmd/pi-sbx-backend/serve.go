@@ -24,13 +24,14 @@ type serveOptions struct {
 	transport string
 	logLevel  string
 	tools     string
+	details   string
 }
 
 func serveCommand() command {
 	var o serveOptions
 	return command{
 		name:     "serve",
-		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--tools +terminal] [--log-level LEVEL]",
+		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--tools +terminal] [--details structured|none] [--log-level LEVEL]",
 		summary:  "MCP server on stdio; every tool call runs in the session's sandbox",
 		help: `An MCP server on stdio (stdout carries the protocol only; logs and sandbox-creation
 progress go to stderr). Its tools are pi's seven (bash read write edit grep find ls), which
@@ -42,11 +43,13 @@ at its host path, installs the agent in the VM and runs every call there. When s
 (stdin closed, SIGTERM), a sandbox it created is removed; after kill -9, a watchdog
 removes it. Nothing ever runs on the host when the sandbox fails.`,
 		env: append(append(append([]envDoc{}, sandboxEnv...), deployEnv...),
-			envDoc{"PI_SBX_TOOLS", "+terminal: offer the terminal tools too (what --tools gives, which wins)"}),
+			envDoc{"PI_SBX_TOOLS", "+terminal: offer the terminal tools too (what --tools gives, which wins)"},
+			envDoc{"PI_SBX_DETAILS", "structured|none: what --details gives (the flag wins)"}),
 		flags: func(fs *flag.FlagSet) {
 			o.dirs.define(fs, "working `DIR` of tool calls")
 			fs.StringVar(&o.transport, "transport", "persistent", "`MODE` of reaching the sandbox: persistent (one agent channel) or per-call")
 			logLevelFlag(fs, &o.logLevel)
+			fs.StringVar(&o.details, "details", "", "`MODE` of pi's details in results: structured (as structuredContent, what the pi package reads; the default) or none (content only: for Claude Code, Codex and other clients that show the model structuredContent instead of content); default PI_SBX_DETAILS")
 			fs.StringVar(&o.tools, "tools", "", "`+SET`s of tools to offer besides pi's seven and docker_*: +terminal (exec_command, write_stdin, read_output, kill_session, list_sessions); default PI_SBX_TOOLS")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {
@@ -55,6 +58,9 @@ removes it. Nothing ever runs on the host when the sandbox fails.`,
 			}
 			if o.transport != "persistent" && o.transport != "per-call" {
 				return usagef("--transport %q: want persistent or per-call", o.transport)
+			}
+			if _, err := contentOnly(o.details, ""); err != nil {
+				return err
 			}
 			if _, err := parseExtraTools(o.tools); err != nil {
 				return err
@@ -128,6 +134,13 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	}
 	if mode.docker {
 		routes = append(routes, dep.Routes()...)
+	}
+	bare, err := contentOnly(o.details, envValue(sess.Environ, "PI_SBX_DETAILS"))
+	if err != nil {
+		return err
+	}
+	if bare {
+		routes = mcpserver.ContentOnly(routes)
 	}
 	if err := startupGC(ctx, logger, dep, sess.Environ); err != nil {
 		return err
