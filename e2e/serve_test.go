@@ -41,6 +41,11 @@ var readOnlyCalls = []struct{ name, args string }{
 	{"read", `{"path":"file://host/README.md"}`},
 	{"read", `{"path":"file:///x%2fy"}`},
 	{"find", `{"pattern":"*.md","limit":1e21}`},
+	{"ls", `{"path":"names"}`}, // writeEdgeFixture's
+	{"find", `{"pattern":"*name*","path":"names"}`},
+	{"find", `{"pattern":"ß*","path":"names"}`},
+	{"read", `{"path":"images/thin-tall.png"}`},
+	{"read", `{"path":"images/thin-wide.png"}`},
 }
 
 func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
@@ -63,6 +68,7 @@ func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
 	assert.ElementsMatch(t, tools.Names(append(tools.Pi(), tools.Docker()...)), names, "pi's seven and the docker_* tools")
 	assert.Empty(t, w.sandboxes(), "listing tools creates no sandbox")
 
+	writeEdgeFixture(t, w.ws)
 	for _, c := range readOnlyCalls {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, w.local(c.name, c.args), viaMCP(t, call(t, cs, c.name, c.args)), "%s %s", c.name, c.args)
