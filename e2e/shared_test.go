@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
 
 // TestTwoServesShareOneSandbox: a pi session's serve makes its sandbox; an editor's serve
@@ -92,4 +96,43 @@ func TestTwoServesShareOneSandbox(t *testing.T) {
 	require.NoError(t, editor.Close())
 	require.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 30*time.Second, 100*time.Millisecond,
 		"the creator's watchdog removes the sandbox once the editor is gone; editor's stderr: %s", editorErr)
+}
+
+// TestShellHoldsTheSandboxUntilItDies: `pi-sbx-backend shell` joins a serve's session
+// sandbox; the serve exits and leaves it to the shell, which keeps working; the shell is
+// then killed (kill -9, no orderly end): its lease counts for nothing any more, and the
+// serve's watchdog removes the sandbox.
+func TestShellHoldsTheSandboxUntilItDies(t *testing.T) {
+	w := newWorld(t)
+	creator, _, _ := w.serve(nil, []string{"--workspace", w.ws})
+	assert.False(t, call(t, creator, "bash", `{"command":"echo up"}`).IsError)
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1)
+	box := boxes[0]
+
+	shell := exec.Command(backendBin, "shell", "--workspace", w.ws)
+	shell.Env = w.env("DOCKER_SANDBOX=" + box)
+	in, err := shell.StdinPipe()
+	require.NoError(t, err)
+	out := &testbin.SyncBuffer{}
+	shell.Stdout, shell.Stderr = out, out
+	require.NoError(t, shell.Start())
+	t.Cleanup(func() { in.Close(); shell.Process.Kill(); shell.Wait() })
+	say := func(line, want string) {
+		t.Helper()
+		_, err := io.WriteString(in, line+"\n")
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return strings.Contains(out.String(), want) }, 30*time.Second, 20*time.Millisecond,
+			"shell output: %s", out)
+	}
+	say("echo joined-$((1+1))", "joined-2")
+
+	require.NoError(t, creator.Close())
+	assert.Equal(t, []string{box}, w.sandboxes(), "removed while the shell uses it")
+	say("echo still-$((2+1))", "still-3")
+
+	require.NoError(t, shell.Process.Kill())
+	shell.Wait()
+	require.Eventually(t, func() bool { return len(w.sandboxes()) == 0 }, 30*time.Second, 100*time.Millisecond,
+		"a killed holder's lease does not pin the sandbox: the watchdog removes it")
 }
