@@ -82,13 +82,14 @@ func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry
 }
 
 // prune forgets the records of sandboxes sbx no longer lists whose owner is gone and
-// that are older than maxAge (the sandbox went with its session's teardown, or by hand).
-// Forgetting only ever makes GC keep more.
+// that are older than maxAge (the sandbox went with its session's teardown, or by hand),
+// and their old lease locks. Forgetting only ever makes GC keep more.
 func (o *Owners) prune(list []Sandbox, now time.Time, maxAge time.Duration) {
 	listed := map[string]bool{}
 	for _, s := range list {
 		listed[s.Name] = true
 	}
+	o.Leases().prune(listed, now, maxAge)
 	ents, err := os.ReadDir(o.Dir)
 	if err != nil {
 		return

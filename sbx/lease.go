@@ -144,3 +144,26 @@ func Describe(leases []Lease) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// prune removes the lock files (lease_unix.go) of sandboxes sbx no longer lists that
+// nobody holds a lease on and that were made longer ago than maxAge: one is left per
+// sandbox name ever used otherwise. A lock removed while a process waits on it only
+// lets two processes decide about a sandbox that does not exist at once.
+func (l *Leases) prune(listed map[string]bool, now time.Time, maxAge time.Duration) {
+	ents, err := os.ReadDir(l.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".lock")
+		if !ok || listed[name] || ValidateName(name) != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(l.Dir, name)); err == nil {
+			continue // leases are held (or were, by a process not yet proven gone)
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > maxAge {
+			os.Remove(filepath.Join(l.Dir, e.Name()))
+		}
+	}
+}

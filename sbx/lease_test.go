@@ -150,3 +150,31 @@ func pids(leases []Lease) []int {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestGCPrunesOldLeaseLocks: a sweep removes the lease lock of a sandbox that is gone,
+// unheld and old; a listed sandbox's, a held one's and a recent one's stay.
+func TestGCPrunesOldLeaseLocks(t *testing.T) {
+	owners := &Owners{Dir: filepath.Join(t.TempDir(), "owners")}
+	leases := owners.Leases()
+	old := time.Now().Add(-48 * time.Hour)
+	lock := func(name string, at time.Time) string {
+		unlock, err := leases.Lock(context.Background(), name)
+		require.NoError(t, err)
+		unlock()
+		p := filepath.Join(leases.Dir, name+".lock")
+		require.NoError(t, os.Chtimes(p, at, at))
+		return p
+	}
+	gone, listed, held, recent := lock("pi-sbx-1-gone", old), lock("pi-sbx-2-listed", old), lock("pi-sbx-3-held", old), lock("pi-sbx-4-recent", time.Now())
+	other, _ := holder(t)
+	require.NoError(t, leases.Take("pi-sbx-3-held", other, "shell", time.Now()))
+	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+		return 0, `{"sandboxes":[{"name":"pi-sbx-2-listed","status":"running"}]}`, ""
+	}}
+	_, err := (&Client{Bin: "sbx", Runner: f}).GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour})
+	require.NoError(t, err)
+	assert.NoFileExists(t, gone)
+	for _, p := range []string{listed, held, recent} {
+		assert.FileExists(t, p)
+	}
+}
