@@ -23,7 +23,7 @@ import (
 // change, the executable one first; a host edit made meanwhile refuses the land; a land
 // of a subset writes exactly those files; pi killed with SIGKILL, the sandbox is kept
 // for its unlanded work, GC keeps it, and once it is removed the next review still lists
-// what is left.
+// what is left, until discard drops it.
 func TestReviewShow(t *testing.T) {
 	for _, git := range []bool{true, false} {
 		name := "non-git"
@@ -179,4 +179,12 @@ func reviewShow(t *testing.T, git bool) {
 	assert.Equal(t, []string{"build.sh", "deep/a/b/c/file.md", "notes/todo.txt"}, listed(left), left)
 	assert.NoFileExists(t, filepath.Join(w.ws, ".git/hooks/pre-commit"))
 	assert.NoFileExists(t, marker, "nothing of the sandbox ran on the host")
+
+	// discard drops the kept work; the host is not touched.
+	landed := treeSums(t, w.ws)
+	assert.Equal(t, "discarded 3 change(s) of "+sandbox+"\n", ok("discard"))
+	assert.Empty(t, diffSums(landed, treeSums(t, w.ws)))
+	out, code = cli("review")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "no review sandbox and no kept work for this workspace")
 }

@@ -15,7 +15,8 @@ import (
 // says `review: 2 files changed`; `/sandbox review` shows the review in a scrollable view
 // (the +x script in "Runs on the host" first, End shows the diff's last lines, q closes
 // it); `/sandbox land README.md` asks, lands only that file once confirmed, and the
-// status line then says what is left. The screens are in the test log.
+// status line then says what is left; discard from the command line removes the sandbox,
+// and the next turn works in a fresh one. The screens are in the test log.
 func TestPiReviewTUI(t *testing.T) {
 	w := newWorld(t)
 	gitIn(t, w.ws, "init", "-q")
@@ -58,6 +59,22 @@ func TestPiReviewTUI(t *testing.T) {
 	assert.Equal(t, "# demo\nhello from the tui\nsecond line\n", string(readme))
 	assert.NoFileExists(t, filepath.Join(w.ws, "run.sh"), "only what was named landed")
 	assert.Contains(t, p.screen, "landed 1 change(s) from "+boxes[0]+"; 1 left")
+
+	// discard, while pi runs: the sandbox holding the work goes; the next turn gets a
+	// fresh one, from the host's workspace as it is now (README landed, no run.sh).
+	discard := command(backendBin, w.env("XDG_STATE_HOME="+state), "discard", "--workspace", w.ws)
+	out, err := discard.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "discarded 1 change(s) of "+boxes[0]+"\n", string(out))
+	assert.Empty(t, w.sandboxes())
+	p.send("go")
+	p.expect("turn 2 done", time.Minute)
+	p.expect("review: 1 file changed", time.Minute) // run.sh again; the edit finds no "hello world"
+	assert.Equal(t, boxes, w.sandboxes(), "made again under its name")
+	out, err = command(backendBin, w.env("XDG_STATE_HOME="+state), "review", "--stat", "--workspace", w.ws).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "1 file changed in "+boxes[0])
+	assert.Contains(t, string(out), "A +x run.sh")
 
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)

@@ -24,22 +24,19 @@ type Changes struct {
 	// GitDir is the object store holding both commits (a private bare repository under
 	// the user's state directory, borrowing a git workspace's objects, or the
 	// workspace's own .git).
-	GitDir string `json:"git_dir"`
+	GitDir string
 	// Base is the host workspace as it was when the sandbox started, moved forward for
 	// every path landed since.
-	Base string `json:"base"`
+	Base string
 	// Head is the sandbox's current work.
-	Head string `json:"head"`
+	Head string
 	// Root is the host workspace the paths are relative to.
-	Root string `json:"root"`
+	Root string
 	// Sandbox names the sandbox, for messages.
-	Sandbox string `json:"sandbox"`
+	Sandbox string
 	// BaseRef, when set, is the ref holding Base: land moves it to the commit that
 	// records what it wrote, so the next review shows only what is left.
-	BaseRef string `json:"base_ref,omitempty"`
-	// Refs are the refs that keep this work (Base's, Head's, the fetched ones); discard
-	// of an ended session's work deletes them.
-	Refs []string `json:"refs,omitempty"`
+	BaseRef string
 }
 
 // Status is what happened to a file.

@@ -252,10 +252,3 @@ func TestNothingOfTheWorkspaceRuns(t *testing.T) {
 	assert.NoFileExists(t, marker, "a hook, the fsmonitor, a filter or a diff driver ran")
 	assert.Equal(t, "new\n", read(t, c.Root, "edit.txt"))
 }
-
-func TestForget(t *testing.T) {
-	c, g := fixture(t, landBase, landHead)
-	require.NoError(t, Forget(context.Background(), g, c))
-	_, err := g.Run(context.Background(), nil, nil, "rev-parse", "--verify", "-q", c.BaseRef)
-	assert.Error(t, err, "the ref is gone")
-}

@@ -77,8 +77,7 @@ func fixture(t *testing.T, base, head map[string]spec) (Changes, *hostgit.Git) {
 	tree(t, scratch, head)
 	h := snapshot(t, gitDir, scratch)
 	gitCmd(t, []string{"GIT_DIR=" + gitDir}, "", "update-ref", "refs/pi-sbx/t/base", b)
-	c := Changes{GitDir: gitDir, Base: b, Head: h, Root: root, Sandbox: "h19l-t", BaseRef: "refs/pi-sbx/t/base",
-		Refs: []string{"refs/pi-sbx/t/base"}}
+	c := Changes{GitDir: gitDir, Base: b, Head: h, Root: root, Sandbox: "h19l-t", BaseRef: "refs/pi-sbx/t/base"}
 	return c, c.Git(os.Environ())
 }
 

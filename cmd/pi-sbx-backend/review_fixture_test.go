@@ -25,12 +25,10 @@ func openRefWork(environ []string) (workSource, error) {
 }
 
 func (w refWork) Collect(ctx context.Context, ws string) (review.Changes, error) {
-	c := review.Changes{GitDir: filepath.Join(ws, ".git"), Root: ws, Sandbox: w.name,
-		BaseRef: "refs/pi-sbx/" + w.name + "/base"}
-	c.Refs = []string{c.BaseRef, "refs/pi-sbx/" + w.name + "/head"}
+	c := review.Changes{GitDir: filepath.Join(ws, ".git"), Root: ws, Sandbox: w.name, BaseRef: w.refs()[0]}
 	g := c.Git(os.Environ())
 	for i, p := range []*string{&c.Base, &c.Head} {
-		id, err := g.Run(ctx, nil, nil, "rev-parse", "--verify", c.Refs[i])
+		id, err := g.Run(ctx, nil, nil, "rev-parse", "--verify", w.refs()[i])
 		if err != nil {
 			return c, fmt.Errorf("no kept work of %s: %w", w.name, err)
 		}
@@ -39,8 +37,19 @@ func (w refWork) Collect(ctx context.Context, ws string) (review.Changes, error)
 	return c, nil
 }
 
+// refs are where the script leaves the base and the head.
+func (w refWork) refs() []string {
+	return []string{"refs/pi-sbx/" + w.name + "/base", "refs/pi-sbx/" + w.name + "/head"}
+}
+
+// Discard deletes both refs.
 func (w refWork) Discard(ctx context.Context, c review.Changes) error {
-	return review.Forget(ctx, c.Git(os.Environ()), c)
+	for _, ref := range w.refs() {
+		if _, err := c.Git(os.Environ()).Run(ctx, nil, nil, "update-ref", "-d", ref); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fixtureMain is pi-sbx-backend with the review commands over refWork.
