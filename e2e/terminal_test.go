@@ -253,6 +253,17 @@ func terminalCases(t *testing.T, tw *termWorld) {
 				}
 			}
 		}},
+		{"pi's truncation: the newest lines, the log named", func(t *testing.T) {
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "seq 1 5000"})
+			require.NotNil(t, d.ExitCode, txt)
+			out := output(txt)
+			assert.True(t, strings.HasPrefix(out, "3001\n"), out[:20])
+			assert.True(t, strings.HasSuffix(out, "5000\n\n[Showing the last 2000 lines. Full output: "+d.LogPath+"]"), out[len(out)-100:])
+			txt, _ = tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "since_offset": 0, "tail_lines": 3})
+			assert.Equal(t, "4998\n4999\n5000\n", output(txt))
+			txt, _ = tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "since_offset": 0, "max_output_tokens": 5})
+			assert.True(t, strings.HasPrefix(output(txt), "4997\n4998\n4999\n5000\n\n[Showing the last 4 lines (20B limit)"), output(txt))
+		}},
 		{"unknown session", func(t *testing.T) {
 			msg := tw.callErr(t, tools.ReadOutputName, map[string]any{"session_id": 12345, "wait_ms": 300000})
 			assert.Contains(t, msg, "unknown session 12345")

@@ -32,5 +32,5 @@ go test -count=1 -timeout 20m ./... 2>&1 | tee .cache/test.log
 # The race detector over the concurrent parts (needs cgo's C compiler).
 if command -v gcc >/dev/null 2>&1; then
 	echo "== go test -race" >&2
-	go test -race -count=1 -timeout 20m ./mcpserver ./agentlink ./vmagent ./jsonwire ./sbx ./shell ./tools ./fsops/... 2>&1 | tee -a .cache/test.log
+	go test -race -count=1 -timeout 20m ./mcpserver ./agentlink ./vmagent ./jsonwire ./sbx ./shell ./terminal ./tools ./fsops/... 2>&1 | tee -a .cache/test.log
 fi

@@ -91,8 +91,10 @@ func NewManager(logDir string, l Limits) (*Manager, error) {
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, fmt.Errorf("seeding session ids: %w", err)
 	}
-	// Up to 2^24 × 64 plus room to count: ids stay small enough for any JSON number.
-	first := int(binary.BigEndian.Uint32(seed[:])>>8)*64 + 1000
+	// One of 2^20 starting points: an id from before a restart names nothing here
+	// unless a draw of about a million lands within the sessions either side made, and
+	// ids stay at most seven digits.
+	first := int(binary.BigEndian.Uint32(seed[:])>>12) + 1000
 	return &Manager{limits: l.norm(), logDir: logDir, sessions: map[int]*Session{}, next: first}, nil
 }
 

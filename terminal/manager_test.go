@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -184,4 +185,31 @@ func TestWriteNeedsATerminal(t *testing.T) {
 	wait(t, s)
 	out, _, _ := s.Output(0)
 	assert.Equal(t, "hi\ngot:hi\n", Render(out, 24))
+}
+
+// TestFullTableStaysBounded: a full table of sessions that each printed 1 MiB holds
+// about MaxSessions × MemoryBytes of output in memory (64 MiB by default), not the
+// 256 MiB they printed.
+func TestFullTableStaysBounded(t *testing.T) {
+	m := newManager(t, Limits{LogBytes: 64 << 10})
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	sessions := make([]*Session, DefaultMaxSessions)
+	for i := range sessions {
+		s, err := m.Start(sh("head -c 1048576 /dev/zero"))
+		require.NoError(t, err)
+		sessions[i] = s
+	}
+	for _, s := range sessions {
+		assert.Equal(t, int64(1<<20), wait(t, s).Total)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap grew %d MiB for %d sessions of 1 MiB output", grown>>20, len(sessions))
+	assert.Less(t, grown, int64(DefaultMaxSessions*DefaultMemoryBytes+16<<20))
+	_, err := m.Start(sh("true"))
+	assert.NoError(t, err, "a full table of finished sessions makes room")
 }

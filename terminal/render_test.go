@@ -78,3 +78,19 @@ func TestRing(t *testing.T) {
 	assert.Equal(t, "23456789", string(got))
 	assert.Equal(t, int64(12), start)
 }
+
+// TestRingNeverHoldsMoreThanMax: however the writes come, the buffer's capacity stays
+// within max.
+func TestRingNeverHoldsMoreThanMax(t *testing.T) {
+	for _, size := range []int{1, 100, 4095, 5000, 70000} {
+		r := ring{max: 256 << 10}
+		chunk := []byte(strings.Repeat("x", size))
+		for r.total < 1<<20 {
+			r.write(chunk)
+			assert.LessOrEqual(t, cap(r.buf), r.max, "writes of %d", size)
+		}
+		got, start := r.since(0)
+		assert.Len(t, got, r.max)
+		assert.Equal(t, r.total-int64(r.max), start)
+	}
+}

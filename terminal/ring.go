@@ -12,12 +12,20 @@ type ring struct {
 func (r *ring) write(p []byte) {
 	r.total += int64(len(p))
 	if len(p) >= r.max {
+		if cap(r.buf) < r.max {
+			r.buf = make([]byte, 0, r.max)
+		}
 		r.buf = append(r.buf[:0], p[len(p)-r.max:]...)
 		r.head = 0
 		return
 	}
 	if len(r.buf) < r.max {
 		n := min(len(p), r.max-len(r.buf))
+		if len(r.buf)+n > cap(r.buf) { // grow by doubling, never past max
+			grown := make([]byte, len(r.buf), min(r.max, max(2*cap(r.buf), len(r.buf)+n, 4096)))
+			copy(grown, r.buf)
+			r.buf = grown
+		}
 		r.buf = append(r.buf, p[:n]...)
 		p = p[n:]
 	}

@@ -19,6 +19,9 @@ import (
 // open does not hold back the exit status (pi's bash waits the same 100 ms).
 const exitGrace = 100 * time.Millisecond
 
+// scanEvery is how often, at most, a wait matches its pattern against new output.
+const scanEvery = 10 * time.Millisecond
+
 // ErrNoInput is the error of writing to a session whose stdin is /dev/null.
 var ErrNoInput = errors.New("this session's stdin is /dev/null (start it with tty:true to type into it)")
 
@@ -238,7 +241,10 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 		deadline = t.C
 	}
 	scanFrom := w.From // Until looks from the start of the line holding this
-	sent := w.From     // OnOutput has had everything before this
+	scanned := w.From  // output up to here has been matched
+	var lastScan time.Time
+	var scanDue <-chan time.Time
+	sent := w.From // OnOutput has had everything before this
 	var lastSent time.Time
 	var progressDue <-chan time.Time
 	sendProgress := func() {
@@ -260,9 +266,19 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 				progressDue = time.After(wait)
 			}
 		}
-		if w.Until != nil && st.Total > scanFrom {
+		if w.Until != nil && st.Total > scanned && !st.Exited && time.Since(lastScan) < scanEvery {
+			// A flood wakes the wait per read; matching then is what costs (the line
+			// it is in may be long), so it waits for the next scan time.
+			if scanDue == nil {
+				scanDue = time.After(scanEvery - time.Since(lastScan))
+			}
+		} else if w.Until != nil && st.Total > scanned {
+			scanDue, lastScan, scanned = nil, time.Now(), st.Total
 			b, start, _ := s.Output(scanFrom)
 			if w.Until.MatchString(Render(b, s.Rows())) {
+				if w.OnOutput != nil {
+					sendProgress()
+				}
 				return WaitResult{State: st, Matched: true}, nil
 			}
 			if i := lastNewline(b); i >= 0 {
@@ -276,6 +292,8 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 		case <-changed:
 		case <-progressDue:
 			sendProgress()
+		case <-scanDue:
+			scanDue = nil
 		case <-deadline:
 			if w.OnOutput != nil {
 				sendProgress()

@@ -346,15 +346,21 @@ func (t *termTools) waitAndReply(ctx context.Context, s *term.Session, start tim
 		fmt.Fprintf(&head, "Pattern %q not seen\n", w.Until.String())
 	}
 	if off > from {
-		fmt.Fprintf(&head, "(%d bytes before offset %d are no longer in memory: see the log)\n", off-from, off)
+		fmt.Fprintf(&head, "(the %s before offset %d are no longer in memory, only in the log)\n", truncate.FormatSize(int(off-from)), off)
 	}
 	fmt.Fprintf(&head, "Log: %s (%s raw; next_offset %d)\n", s.LogPath, truncate.FormatSize(int(st.Total)), end)
 	if _, lerr := s.LogStatus(); lerr != nil {
 		fmt.Fprintf(&head, "Log incomplete: %v\n", lerr)
 	}
 	body := tr.Content
-	if tr.Truncated {
-		body = fmt.Sprintf("[Showing the last %d of %d lines (%s limit); the rest is in the log]\n", tr.OutputLines, tr.TotalLines, truncate.FormatSize(tr.MaxBytes)) + body
+	switch {
+	case !tr.Truncated:
+	case tr.LastLinePartial:
+		body += fmt.Sprintf("\n\n[Showing the last %s of a %s line. Full output: %s]", truncate.FormatSize(tr.OutputBytes), truncate.FormatSize(len(text)), s.LogPath)
+	case *tr.TruncatedBy == "lines":
+		body += fmt.Sprintf("\n\n[Showing the last %d lines. Full output: %s]", tr.OutputLines, s.LogPath)
+	default:
+		body += fmt.Sprintf("\n\n[Showing the last %d lines (%s limit). Full output: %s]", tr.OutputLines, truncate.FormatSize(tr.MaxBytes), s.LogPath)
 	}
 	if body == "" {
 		body = "(no output)"
