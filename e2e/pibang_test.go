@@ -36,11 +36,18 @@ func startPiTUIWith(t testing.TB, w *world, dir, ready string, extraEnv ...strin
 // startTUI starts pi in tmux, with the extension unless plain, and waits for ready.
 func startTUI(t testing.TB, w *world, dir string, plain bool, ready string, extraEnv ...string) *piTUI {
 	t.Helper()
+	return startTUIAt(t, w, dir, t.TempDir(), "", plain, ready, extraEnv...)
+}
+
+// startTUIAt is startTUI with pi's HOME (where its sessions are kept) and extra
+// arguments for pi (e.g. -c to continue the last session).
+func startTUIAt(t testing.TB, w *world, dir, home, piArgs string, plain bool, ready string, extraEnv ...string) *piTUI {
+	t.Helper()
 	root, node := piEnv(t)
 	ext := filepath.Join(root, "extension")
 	p := &piTUI{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	var env []string
-	for _, kv := range w.env(append([]string{"HOME=" + t.TempDir(), "PI_SBX_BACKEND=" + backendBin,
+	for _, kv := range w.env(append([]string{"HOME=" + home, "PI_SBX_BACKEND=" + backendBin,
 		"PATH=" + filepath.Dir(node) + ":" + os.Getenv("PATH"), "TERM=xterm-256color"}, extraEnv...)...) {
 		env = append(env, "'"+kv+"'")
 	}
@@ -49,7 +56,7 @@ func startTUI(t testing.TB, w *world, dir string, plain bool, ready string, extr
 		load = ""
 	}
 	script := "cd " + dir + " && env -i " + strings.Join(env, " ") + " " + filepath.Join(ext, "node_modules/.bin/pi") +
-		" --provider faux --model scripted" + load + " -e " + filepath.Join(ext, "test/faux-provider.ts") +
+		" --provider faux --model scripted" + load + " -e " + filepath.Join(ext, "test/faux-provider.ts") + " " + piArgs +
 		`; echo "PI-EXIT=$?"; sleep 60`
 	p.tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "40", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() })

@@ -11,6 +11,7 @@
 import { randomUUID } from "node:crypto";
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { FullOutputs } from "./src/fulloutput.ts";
 import { textOf } from "./src/result.ts";
 import { landPlan, parseSandboxArgs, planLine, REVIEW_TOOL, reviewOf, showText } from "./src/review.ts";
 import { PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
@@ -34,6 +35,12 @@ export default function piSbx(pi: ExtensionAPI): void {
 
 	if (!deployOnly) {
 		pi.on("user_bash", () => ({ operations: ptyOperations(sandbox) }));
+		// A truncated `!` command's full output, which pi saved on the host, is copied
+		// into the VM at the path pi names before the model can ask for it.
+		const outputs = new FullOutputs(sandbox);
+		pi.on("context", async (event, ctx) => {
+			if (await outputs.sync(event.messages, ctx.signal)) return { messages: event.messages };
+		});
 	}
 
 	// Review mode: after each prompt the status line says how much is waiting to land.

@@ -6,7 +6,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { findBackend } from "./binary.ts";
-import { textOf } from "./result.ts";
+import { outcome, textOf } from "./result.ts";
 import { homedir } from "node:os";
 import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.ts";
 import { serveLogText } from "./servelog.ts";
@@ -101,6 +101,25 @@ export class Sandbox {
 	private ending = new AbortController();
 	/** What the sandbox mounts for pi's cwd (see workspace.ts), once started. */
 	workspace?: Workspace;
+	/** Bumped whenever the VM may be a new one: serve started again, the sandbox made again. */
+	generation = 0;
+
+	/** The mounted workspace's root (the same path in the VM). */
+	get root(): string | undefined {
+		return this.workspace?.root;
+	}
+
+	/** Whether a file exists in the VM (serve's bash tool: `test -e`). */
+	async exists(path: string, signal?: AbortSignal): Promise<boolean> {
+		const res = await this.call("bash", { command: `test -e '${path.replaceAll("'", `'\\''`)}'` }, { signal });
+		return outcome(res).exitCode === 0;
+	}
+
+	/** Writes text to a path in the VM with serve's write tool; the tool's error text if it failed. */
+	async write(path: string, content: string, signal?: AbortSignal): Promise<string | undefined> {
+		const res = await this.call("write", { path, content }, { signal });
+		return res.isError ? textOf(res) : undefined;
+	}
 
 	/** Starts serve for the session (the handshake only; the sandbox is made in the background). */
 	async start(ctx: ExtensionContext): Promise<void> {
@@ -230,6 +249,7 @@ export class Sandbox {
 				throw this.fatal;
 			}
 			this.report("info", "sandbox: serve exited; starting it again…");
+			this.generation++;
 			const conn = connect(this.spec, this.ending.signal);
 			this.conn = conn;
 			// The status line says how the restart ended, not that it is under way.
@@ -260,6 +280,7 @@ export class Sandbox {
 		// The sandbox removed from outside and made again by serve: one line, once.
 		const gone = /sandbox (\S+) was removed from outside; creating it again/.exec(msg);
 		if (gone) {
+			this.generation++;
 			this.ctx.ui.notify(`sandbox: ${gone[1]} was removed from outside (sbx rm?); pi-sbx made it again`, "warning");
 			return;
 		}
