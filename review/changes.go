@@ -75,6 +75,9 @@ type File struct {
 	// Risks say why the file would run on the host (a hook, a Makefile, +x, …); a file
 	// with any is flagged and shown first.
 	Risks []string
+	// seq is the file's place in git's own order (the raw diff's), in which a patch of
+	// many files comes.
+	seq int
 }
 
 // ModeChanged reports a change of the executable bit alone or with the content.
@@ -163,6 +166,7 @@ func parseRaw(raw []byte) ([]File, error) {
 		default:
 			return nil, fmt.Errorf("unexpected change status %q for %q", meta[4], f.Path)
 		}
+		f.seq = len(files)
 		files = append(files, f)
 	}
 	return files, nil

@@ -220,3 +220,41 @@ func TestReviewText(t *testing.T) {
 	assert.Less(t, strings.Index(text, "# RUNS ON THE HOST: gains +x\ndiff --git a/run.sh b/run.sh"), strings.Index(text, "diff --git a/a.txt"))
 	assert.Equal(t, "review: 2 files changed", Summary(files))
 }
+
+// TestPatchesAreEachFilesPatch: the diffs cut out of one git command are each file's own
+// (renames, binaries, modes, a type change, odd names), in the files' order.
+func TestPatchesAreEachFilesPatch(t *testing.T) {
+	base, head := map[string]spec{"tc": {content: "file\n"}}, map[string]spec{"tc": {link: "keep.txt"}}
+	for p, s := range landBase {
+		base[p] = s
+	}
+	for p, s := range landHead {
+		head[p] = s
+	}
+	c, g := fixture(t, base, head)
+	ctx := context.Background()
+	files, err := Files(ctx, g, c)
+	require.NoError(t, err)
+	require.Greater(t, len(files), 8)
+	// git, counting its patch commands: one for all of them, no file-by-file fallback.
+	log := filepath.Join(t.TempDir(), "calls")
+	wrapper := filepath.Join(t.TempDir(), "git")
+	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$*\" >> "+log+"\nexec git \"$@\"\n"), 0o755))
+	counted := *g
+	counted.Program = wrapper
+	got, err := Patches(ctx, &counted, c, files)
+	require.NoError(t, err)
+	require.Len(t, got, len(files))
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(calls), "diff-tree -p"), "%s", calls)
+	sawTypeChange := false
+	for i, f := range files {
+		want, err := Patch(ctx, g, c, f)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got[i]), f.Path)
+		sawTypeChange = sawTypeChange || f.Status == TypeChg
+	}
+	assert.True(t, sawTypeChange)
+	assert.Equal(t, [][]byte{[]byte("diff --git a\n+x\n"), []byte("diff --git b\n")}, splitPatches([]byte("diff --git a\n+x\ndiff --git b\n")))
+}

@@ -1,10 +1,12 @@
 package review
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -117,18 +119,85 @@ func statLine(f File) string {
 // order (flagged first).
 func Write(ctx context.Context, w io.Writer, g *hostgit.Git, c Changes, files []File) error {
 	WriteStat(w, c, files)
-	for _, f := range files {
-		patch, err := Patch(ctx, g, c, f)
-		if err != nil {
-			return err
-		}
+	patches, err := Patches(ctx, g, c, files)
+	if err != nil {
+		return err
+	}
+	for i, f := range files {
 		fmt.Fprintln(w)
 		if f.Flagged() {
 			fmt.Fprintf(w, "# RUNS ON THE HOST: %s\n", strings.Join(f.Risks, "; "))
 		}
-		if _, err := w.Write(patch); err != nil {
+		if _, err := w.Write(patches[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// patchBatch is how many files one git command diffs (its pathspecs stay far below any
+// argv limit).
+const patchBatch = 500
+
+// Patches returns the unified diff of each of files, in their order: one git command
+// for up to patchBatch files (in the order git diffs them, which Files keeps as seq),
+// cut at each "diff --git" header; a batch whose headers do not match its files one to
+// one (a type change is two patches; renames paired otherwise within fewer paths) is
+// diffed file by file instead.
+func Patches(ctx context.Context, g *hostgit.Git, c Changes, files []File) ([][]byte, error) {
+	idx := make([]int, len(files))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return files[idx[a]].seq < files[idx[b]].seq })
+	out := make([][]byte, len(files))
+	for start := 0; start < len(idx); start += patchBatch {
+		batch := idx[start:min(start+patchBatch, len(idx))]
+		args := []string{"diff-tree", "-p", "-M", "--no-commit-id", "--no-ext-diff", "--no-textconv", "--no-color", c.Base, c.Head, "--"}
+		want := 0
+		for _, i := range batch {
+			args = append(args, files[i].paths()...)
+			want++
+			if files[i].Status == TypeChg {
+				want++ // git shows a type change as a deletion and a creation
+			}
+		}
+		text, err := g.Run(ctx, nil, nil, args...)
+		if err != nil {
+			return nil, fmt.Errorf("the diffs of %s: %w", c.Sandbox, err)
+		}
+		chunks := splitPatches(text)
+		if len(chunks) != want {
+			for _, i := range batch {
+				if out[i], err = Patch(ctx, g, c, files[i]); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		for _, i := range batch {
+			out[i], chunks = chunks[0], chunks[1:]
+			if files[i].Status == TypeChg {
+				out[i] = append(out[i][:len(out[i]):len(out[i])], chunks[0]...)
+				chunks = chunks[1:]
+			}
+		}
+	}
+	return out, nil
+}
+
+// splitPatches cuts git's patch output before each "diff --git " line (a line of a
+// patch's body starts with ' ', '+', '-', '@' or '\\', never with "diff").
+func splitPatches(text []byte) [][]byte {
+	var out [][]byte
+	for len(text) > 0 {
+		next := bytes.Index(text[1:], []byte("\ndiff --git "))
+		if next < 0 {
+			out = append(out, text)
+			break
+		}
+		out = append(out, text[:next+2])
+		text = text[next+2:]
+	}
+	return out
 }
