@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // SpawnOptions describe a command started by Spawn.
@@ -97,6 +98,10 @@ func SignalGroup(pgid int, sig syscall.Signal) error {
 // Path is the shell commands run with, chosen as pi chooses it: /bin/bash if it exists,
 // else bash on PATH, else sh.
 func Path() string { return shellPath() }
+
+// SetWriteDeadline bounds how long a Write waits for the program to read its input
+// (the terminal buffers only a few KB); the zero time means no bound.
+func (p *Pty) SetWriteDeadline(t time.Time) error { return p.master.SetWriteDeadline(t) }
 
 // Pgid is the process group of the command under the pseudo-terminal (the leader of
 // its session).

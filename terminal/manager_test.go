@@ -213,3 +213,15 @@ func TestFullTableStaysBounded(t *testing.T) {
 	_, err := m.Start(sh("true"))
 	assert.NoError(t, err, "a full table of finished sessions makes room")
 }
+
+// TestWriteToAProgramNotReading: input nobody reads fails after the write timeout
+// instead of holding the call for ever.
+func TestWriteToAProgramNotReading(t *testing.T) {
+	m := newManager(t, Limits{})
+	sp := sh("sleep 600")
+	sp.TTY = true
+	s, err := m.Start(sp)
+	require.NoError(t, err)
+	err = s.Write([]byte(strings.Repeat("line\n", 1<<18)))
+	assert.ErrorContains(t, err, "is not reading its input")
+}

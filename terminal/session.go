@@ -19,6 +19,9 @@ import (
 // open does not hold back the exit status (pi's bash waits the same 100 ms).
 const exitGrace = 100 * time.Millisecond
 
+// writeTimeout bounds one write of input to a session.
+const writeTimeout = 5 * time.Second
+
 // scanEvery is how often, at most, a wait matches its pattern against new output.
 const scanEvery = 10 * time.Millisecond
 
@@ -143,7 +146,17 @@ func (s *Session) Write(p []byte) error {
 	if s.State().Exited {
 		return fmt.Errorf("session %d has exited", s.ID)
 	}
-	if _, err := s.input.Write(p); err != nil {
+	// A program that does not read its input fills the terminal's buffer (a few KB)
+	// and would hold the call for ever.
+	if d, ok := s.input.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		_ = d.SetWriteDeadline(time.Now().Add(writeTimeout))
+		defer d.SetWriteDeadline(time.Time{})
+	}
+	n, err := s.input.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("session %d is not reading its input: %d of %d bytes written in %s", s.ID, n, len(p), writeTimeout)
+	}
+	if err != nil {
 		return fmt.Errorf("writing to session %d: %w", s.ID, err)
 	}
 	return nil
