@@ -430,3 +430,39 @@ func TestTerminalResize(t *testing.T) {
 	assert.Contains(t, msg, "unknown session 1")
 	tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID, "signal": "KILL"})
 }
+
+// TestTerminalSessionsDieWithTheirAgent: when the process holding the session table dies
+// (the agent on the persistent channel, the terminal server for per-call agents), its
+// sessions' commands die with it, and their ids are unknown to the next one.
+func TestTerminalSessionsDieWithTheirAgent(t *testing.T) {
+	holder := map[string]string{"persistent": "pi-sbx-agent-.* agent", "per-call": "pi-sbx-agent-.* terminal-server"}
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			tw := newTermWorld(t, "--transport", transport)
+			var pids []int
+			var last int
+			for i, tty := range []bool{false, true} {
+				file := fmt.Sprintf("%s/die%d.pid", tw.ws, i)
+				_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > " + file + "; sleep 600", "tty": tty, "yield_time_ms": 250})
+				pids = append(pids, waitPid(t, file))
+				last = d.SessionID
+			}
+			out, code := tw.sim("exec", tw.box, "pkill", "-9", "-f", holder[transport])
+			require.Zero(t, code, out)
+			for _, pid := range pids {
+				assert.Eventually(t, func() bool { return !tw.alive(pid) }, 10*time.Second, 50*time.Millisecond, "pid %d died with its table", pid)
+			}
+			var msg string
+			for i := 0; i < 2; i++ { // the first call may find the channel gone; the next restarts it
+				res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ReadOutputName, Arguments: map[string]any{
+					"session_id": last, "wait_ms": 300000}})
+				require.NoError(t, err)
+				require.True(t, res.IsError, text(res))
+				if msg = text(res); strings.Contains(msg, "unknown session") {
+					break
+				}
+			}
+			assert.Contains(t, msg, fmt.Sprintf("unknown session %d", last))
+		})
+	}
+}
