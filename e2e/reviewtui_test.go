@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPiReviewTUI: pi's TUI (tmux) in review mode: after the model's turn the status line
-// says `review: 2 files changed`; `/sandbox review` shows the review in a scrollable view
+// TestPiReviewTUI: pi's TUI (tmux) in review mode: the status line says `review: 0 files
+// changed` once the sandbox is made, `review: 2 files changed` after the model's turn; `/sandbox review` shows the review in a scrollable view
 // (the +x script in "Runs on the host" first, End shows the diff's last lines, q closes
 // it); `/sandbox land README.md` asks, lands only that file once confirmed, and the
 // status line then says what is left; discard from the command line removes the sandbox,
@@ -29,6 +29,7 @@ func TestPiReviewTUI(t *testing.T) {
 		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,XDG_STATE_HOME", "PI_FAUX_CALLS="+calls)
 	boxes := w.sandboxes()
 	require.Len(t, boxes, 1)
+	p.expect("review: 0 files changed", 30*time.Second) // from the start
 
 	p.send("go")
 	p.expect("turn 1 done", time.Minute)

@@ -28,6 +28,8 @@ export default function piSbx(pi: ExtensionAPI): void {
 	pi.on("session_start", async (_event, ctx) => {
 		await sandbox.start(ctx);
 		registerServeTools(pi, sandbox, sandbox.tools);
+		// A kept review sandbox may hold work already: say so from the start.
+		void sandbox.warmed().then(() => (sandbox.workspaceMode === "review" ? refreshReview(sandbox, ctx) : undefined));
 	});
 	pi.on("session_shutdown", async () => {
 		await sandbox.stop();

@@ -185,6 +185,11 @@ export class Sandbox {
 		this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})`);
 	}
 
+	/** Settles once the pre-warm has (the sandbox made or failed). */
+	async warmed(): Promise<void> {
+		await this.warming;
+	}
+
 	/** The workspace mode serve reported last (undefined before it answered). */
 	get workspaceMode(): SandboxStatus["workspace_mode"] | undefined {
 		return this.lastStatus?.workspace_mode;
