@@ -174,7 +174,7 @@ func (m *Manager) start(s *Session, sp Spec) error {
 		s.Pgid, done, wait = p.Pid(), p.Done(), p.Wait
 		out := p.Output()
 		s.stop = func() {
-			_ = p.Signal(syscall.SIGKILL)
+			_ = s.Signal(syscall.SIGKILL) // not once the group is provably gone
 			out.Close()
 		}
 		go s.pump(out, outDone)

@@ -225,3 +225,27 @@ func TestWriteToAProgramNotReading(t *testing.T) {
 	err = s.Write([]byte(strings.Repeat("line\n", 1<<18)))
 	assert.ErrorContains(t, err, "is not reading its input")
 }
+
+// TestFinishedGroupIsNotSignalled: once a session's command was reaped and nothing
+// holds its output, its group counts as gone (the number may be reused by then), but not
+// while an orphan of it still holds the output.
+func TestFinishedGroupIsNotSignalled(t *testing.T) {
+	m := newManager(t, Limits{})
+	for _, tty := range []bool{false, true} {
+		sp := sh("true")
+		sp.TTY = tty
+		s, err := m.Start(sp)
+		require.NoError(t, err)
+		wait(t, s)
+		assert.Eventually(t, s.groupGone, 5*time.Second, 10*time.Millisecond, "tty %v", tty)
+
+		sp = sh("trap '' HUP; sleep 600 & sleep 0.1")
+		sp.TTY = tty
+		s, err = m.Start(sp)
+		require.NoError(t, err)
+		wait(t, s)
+		assert.False(t, s.groupGone(), "tty %v: an orphan holds the output", tty)
+		require.NoError(t, s.Signal(syscall.SIGKILL))
+		assert.Eventually(t, s.groupGone, 5*time.Second, 10*time.Millisecond, "tty %v: the orphan was killed", tty)
+	}
+}

@@ -52,6 +52,7 @@ type Session struct {
 	timedOut bool
 	ended    time.Time // when the session settled (finished)
 	settled  bool      // exited and its output drained (or the grace passed)
+	outEnded bool      // nothing holds the output open any more
 	log      *os.File
 	logged   int64
 	logMax   int64
@@ -106,6 +107,11 @@ func (s *Session) append(p []byte) {
 // pump copies the command's output into the session until it ends.
 func (s *Session) pump(r io.Reader, done chan<- struct{}) {
 	defer close(done)
+	defer func() {
+		s.mu.Lock()
+		s.outEnded = true
+		s.mu.Unlock()
+	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
@@ -176,9 +182,21 @@ func (s *Session) Resize(cols, rows uint16) error {
 	return nil
 }
 
-// Signal sends sig to the session's whole process group.
+// Signal sends sig to the session's whole process group. Once the command has been
+// reaped and nothing holds its output open, the group is taken to be empty and is not
+// signalled: its number may by then be another group's.
 func (s *Session) Signal(sig syscall.Signal) error {
+	if s.groupGone() {
+		return nil
+	}
 	return shell.SignalGroup(s.Pgid, sig)
+}
+
+// groupGone reports whether the command has been reaped and nothing holds its output.
+func (s *Session) groupGone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exited && s.outEnded
 }
 
 // Rows is the terminal's height (24 for a session without one).
