@@ -466,3 +466,37 @@ func TestTerminalSessionsDieWithTheirAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestTerminalSessionCap: the agent holds at most terminal.DefaultMaxSessions sessions:
+// with that many running, one more is refused and starts nothing; a finished one makes
+// room again.
+func TestTerminalSessionCap(t *testing.T) {
+	tw := newTermWorld(t)
+	const max = 256 // terminal.DefaultMaxSessions, which the README states
+	ids := make([]int, max)
+	var wg sync.WaitGroup
+	for i := range max {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ExecCommandName, Arguments: map[string]any{
+				"cmd": "sleep 600", "yield_time_ms": 250}})
+			if assert.NoError(t, err) && assert.False(t, res.IsError, text(res)) {
+				var d termDetails
+				b, _ := json.Marshal(res.StructuredContent)
+				_ = json.Unmarshal(b, &d)
+				ids[i] = d.SessionID
+			}
+		}()
+	}
+	wg.Wait()
+	msg := tw.callErr(t, tools.ExecCommandName, map[string]any{"cmd": "touch over-the-cap"})
+	assert.Contains(t, msg, "too many sessions: 256 are running")
+	assert.NoFileExists(t, tw.ws+"/over-the-cap")
+	tw.call(t, tools.KillSessionName, map[string]any{"session_id": ids[0], "signal": "KILL"})
+	txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo room"})
+	require.NotNil(t, d.ExitCode, txt)
+	assert.Equal(t, "room\n", output(txt))
+	msg = tw.callErr(t, tools.ReadOutputName, map[string]any{"session_id": ids[0]})
+	assert.Contains(t, msg, "unknown session", "the finished session made the room")
+}
