@@ -108,7 +108,8 @@ async function reviewCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { pat
 /** `/sandbox land`: shows what would be written and lands it once the user agrees. */
 async function landCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { paths: string[]; all: boolean }): Promise<void> {
 	try {
-		const plan = landPlan(reviewOf(await sandbox.call(REVIEW_TOOL, { stat: true })), cmd);
+		const shown = reviewOf(await sandbox.call(REVIEW_TOOL, { stat: true }));
+		const plan = landPlan(shown, cmd);
 		if (!plan.take.length) {
 			show(ctx, "land: nothing to land there (see /sandbox review)", "error");
 			return;
@@ -126,7 +127,8 @@ async function landCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { paths
 			show(ctx, "land: nothing written");
 			return;
 		}
-		const res = await sandbox.call(REVIEW_TOOL, { land: true, all: cmd.all, paths: cmd.paths });
+		// What lands is what was shown: serve refuses if the work moved on meanwhile.
+		const res = await sandbox.call(REVIEW_TOOL, { land: true, all: cmd.all, paths: cmd.paths, head: shown.head });
 		const r = reviewOf(res);
 		ctx.ui.setStatus("sbx-review", r.summary);
 		show(ctx, textOf(res), res.isError ? "error" : "info");

@@ -27,7 +27,14 @@ import (
 type Selection struct {
 	All   bool
 	Paths []string // slash-separated, relative to the workspace root
+	// Head, when set, is the work the user reviewed (a commit id or a prefix of at least
+	// 7 digits, as a review prints it): land refuses if the sandbox's work has moved on
+	// since, so that what lands is what was seen.
+	Head string
 }
+
+// ErrHeadMoved is a land refused because the work changed since the review it names.
+var ErrHeadMoved = errors.New("the sandbox's work changed since that review")
 
 // Refusal is a path land would not write, and why.
 type Refusal struct{ Path, Why string }
@@ -62,6 +69,9 @@ type Landed struct {
 // Each write is reported on out as it happens. Base then moves forward for the landed
 // paths (c.BaseRef, when set), so the next review shows only what is left.
 func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.Writer) (Landed, error) {
+	if h := sel.Head; h != "" && (len(h) < 7 || !strings.HasPrefix(c.Head, strings.ToLower(h))) {
+		return Landed{}, fmt.Errorf("%w (reviewed %s, now %s): review it again", ErrHeadMoved, h, ShortID(c.Head))
+	}
 	files, err := Files(ctx, g, c)
 	if err != nil {
 		return Landed{}, err

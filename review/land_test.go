@@ -252,3 +252,18 @@ func TestNothingOfTheWorkspaceRuns(t *testing.T) {
 	assert.NoFileExists(t, marker, "a hook, the fsmonitor, a filter or a diff driver ran")
 	assert.Equal(t, "new\n", read(t, c.Root, "edit.txt"))
 }
+
+// TestLandHead: a land that names the work it reviewed refuses, writing nothing, once the
+// work has moved on; the same work (a 7-digit prefix is enough) lands.
+func TestLandHead(t *testing.T) {
+	c, g := fixture(t, landBase, landHead)
+	before := sums(t, c.Root)
+	for _, head := range []string{strings.Repeat("0", 40), c.Head[:6]} {
+		_, err := Land(context.Background(), g, c, Selection{Paths: []string{"edit.txt"}, Head: head}, &bytes.Buffer{})
+		assert.ErrorIs(t, err, ErrHeadMoved, head)
+	}
+	assert.Empty(t, changed(before, sums(t, c.Root)))
+	_, err := Land(context.Background(), g, c, Selection{Paths: []string{"edit.txt"}, Head: strings.ToUpper(c.Head[:7])}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", read(t, c.Root, "edit.txt"))
+}

@@ -46,6 +46,7 @@ type reviewFile struct {
 type reviewResult struct {
 	Sandbox string           `json:"sandbox"`
 	Summary string           `json:"summary"` // "review: N files changed", for a status line
+	Head    string           `json:"head"`    // the work shown: land's head to land exactly it
 	Files   []reviewFile     `json:"files"`
 	Landed  []string         `json:"landed,omitempty"`
 	Held    []string         `json:"held,omitempty"`
@@ -66,9 +67,9 @@ func (c *reviewCaller) CallTool(ctx context.Context, call mcpserver.Call) (*mcp.
 	}
 	g := work.Git(c.environ)
 	var text bytes.Buffer
-	res := reviewResult{Sandbox: work.Sandbox}
+	res := reviewResult{Sandbox: work.Sandbox, Head: work.Head}
 	if args.Land {
-		landed, err := review.Land(ctx, g, work, review.Selection{All: args.All, Paths: args.Paths}, &text)
+		landed, err := review.Land(ctx, g, work, review.Selection{All: args.All, Paths: args.Paths, Head: args.Head}, &text)
 		var refused *review.RefusedError
 		switch {
 		case errors.As(err, &refused):

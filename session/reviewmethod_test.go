@@ -71,6 +71,7 @@ func TestReviewRoute(t *testing.T) {
 	assert.Contains(t, text, "Runs on the host")
 	assert.NotContains(t, text, "diff --git")
 
+	assert.Equal(t, c.Head, st.Head)
 	text, _, _ = call(`{}`)
 	assert.Contains(t, text, "diff --git a/a.txt b/a.txt")
 
@@ -82,7 +83,9 @@ func TestReviewRoute(t *testing.T) {
 	assert.Equal(t, []review.Refusal{{Path: "a.txt", Why: "changed on the host since the sandbox started"}}, st.Refused)
 	require.NoError(t, os.WriteFile(filepath.Join(c.Root, "a.txt"), []byte("a\n"), 0o644))
 
-	text, st, isErr = call(`{"land":true,"all":true}`)
+	_, err := route.Caller.CallTool(ctx, mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(`{"land":true,"all":true,"head":"0000000"}`)})
+	assert.ErrorIs(t, err, review.ErrHeadMoved)
+	text, st, isErr = call(`{"land":true,"all":true,"head":"` + c.Head + `"}`)
 	assert.False(t, isErr, text)
 	assert.Equal(t, []string{"a.txt"}, st.Landed)
 	assert.Equal(t, []string{"Makefile"}, st.Held)

@@ -94,6 +94,7 @@ type ReviewArgs struct {
 	All   bool     `json:"all,omitempty"`
 	Paths []string `json:"paths,omitempty"`
 	Stat  bool     `json:"stat,omitempty"`
+	Head  string   `json:"head,omitempty"`
 }
 
 // Review describes pi_sbx_review: the review of a review-mode sandbox's work, or with
@@ -105,14 +106,16 @@ func Review() *Tool {
 		Description: "Review mode: what the session's sandbox changed against the workspace as it was when it started, " +
 			"the files that would run on the host first. The text is pi-sbx-backend review's (the list, then unified diffs " +
 			"unless stat); structuredContent is {sandbox, summary, files:[{path, old_path, status, old_mode, new_mode, " +
-			"binary, added, removed, risks}]}. With land: writes paths (or with all, every change but the flagged ones, " +
+			"binary, added, removed, risks}], head}. With land: writes paths (or with all, every change but the flagged ones, " +
 			"which must be named) into the host workspace, refusing all of it when one changed on the host since the start; " +
-			"structuredContent then also has {landed, held, refused:[{path, why}]}. Not offered in tools/list.",
+			"structuredContent then also has {landed, held, refused:[{path, why}]}; head refuses it if the work is no longer " +
+			"the one reviewed. Not offered in tools/list.",
 		Schema: Object(nil, map[string]*jsonschema.Schema{
 			"land":  Boolean("Write the chosen changes into the host workspace instead of showing them"),
 			"all":   Boolean("With land: every change except the flagged ones"),
 			"paths": {Type: "array", Description: "Files or directories, relative to the workspace root", Items: String("a path")},
 			"stat":  Boolean("The list of files only, without the diffs"),
+			"head":  String("With land: the head a review returned; the land is refused if the work has changed since"),
 		}),
 	}
 }

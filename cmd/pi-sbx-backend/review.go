@@ -114,9 +114,10 @@ is written; the host workspace is not touched.`,
 func landCommand(open openWork) command {
 	var w workFlags
 	var all bool
+	var head string
 	return command{
 		name:     "land",
-		synopsis: "[--workspace DIR] (--all | PATH...)",
+		synopsis: "[--workspace DIR] [--head ID] (--all | PATH...)",
 		summary:  "write chosen changes of a review-mode sandbox into the host workspace",
 		help: `Writes the named files (or directories: every change beneath them), or with --all every
 change except the files that would run on the host, into the host workspace. Those
@@ -124,12 +125,14 @@ flagged files land only when named (with --all too: land --all Makefile). Each f
 written by pi-sbx-backend itself from the sandbox's content (no git checkout, no hook,
 filter or driver runs), to a temporary file renamed over it, and printed as it is
 written. If any path changed on the host since the sandbox started, nothing is written
-and each such path is named (exit 1). What landed is recorded, so the next review shows
-only what is left.`,
+and each such path is named (exit 1). --head ID (the work a review named: "work ID")
+refuses, writing nothing, if the sandbox's work has changed since that review. What
+landed is recorded, so the next review shows only what is left.`,
 		env: reviewEnv,
 		flags: func(fs *flag.FlagSet) {
 			w.define(fs)
 			fs.BoolVar(&all, "all", false, "every change except the flagged ones (which must be named)")
+			fs.StringVar(&head, "head", "", "land only if the work is still `ID`, the one a review showed")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {
 			if !all && len(args) == 0 {
@@ -143,7 +146,7 @@ only what is left.`,
 			if err != nil {
 				return err
 			}
-			landed, err := review.Land(ctx, c.Git(os.Environ()), c, review.Selection{All: all, Paths: paths}, std.out)
+			landed, err := review.Land(ctx, c.Git(os.Environ()), c, review.Selection{All: all, Paths: paths, Head: head}, std.out)
 			if err != nil {
 				return err
 			}

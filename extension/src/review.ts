@@ -28,6 +28,8 @@ export interface ReviewFile {
 export interface ReviewResult {
 	sandbox: string;
 	summary: string;
+	/** The work shown; a land given it refuses if the work moved on since. */
+	head: string;
 	files: ReviewFile[];
 	landed?: string[];
 	held?: string[];

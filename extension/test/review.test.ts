@@ -27,7 +27,7 @@ const file = (path: string, risks: string[] = [], old_path?: string): ReviewFile
 
 test("landPlan: --all holds the flagged files unless named; directories take what is beneath", () => {
 	const r: ReviewResult = {
-		sandbox: "h19l-x", summary: "review: 4 files changed",
+		sandbox: "h19l-x", summary: "review: 4 files changed", head: "0123456789ab",
 		files: [file("Makefile", ["make runs it"]), file("src/a.go"), file("src/b/c.go"), file("new.txt", [], "old.txt")],
 	};
 	const names = (fs: ReviewFile[]) => fs.map((f) => f.path);
