@@ -1,6 +1,6 @@
 //go:build ignore
 
-// gen.go writes ces.bin, the collation elements of ICU's root collation as pi's Node
+// gen.go writes ces.bin (and version.go, testdata/approximate.json), the collation elements of ICU's root collation as pi's Node
 // (ICU 78, Unicode 17) orders strings: it runs gen.mjs under that Node, which reads them
 // back from Intl.Collator, and packs them (tables.go says the format).
 //
@@ -29,6 +29,7 @@ type genOutput struct {
 	Unicode      string          `json:"unicode"`
 	Stats        json.RawMessage `json:"stats"`
 	CCC          [][2]int32
+	Approximate  [][]rune
 	Table        [][2]json.RawMessage
 	Contractions [][2]json.RawMessage
 }
@@ -111,6 +112,20 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("ces.bin: %d bytes (%d unpacked)", z.Len(), len(bin))
+
+	// The code points spelled as closely as comparisons allow, for testdata/pairs.mjs
+	// to test hardest.
+	var approx []string
+	for _, a := range g.Approximate {
+		approx = append(approx, string(a))
+	}
+	j, err := json.MarshalIndent(approx, "", "\t")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile("testdata/approximate.json", append(j, '\n'), 0o644); err != nil {
+		log.Fatal(err)
+	}
 }
 
 type contraction struct {

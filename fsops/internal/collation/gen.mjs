@@ -24,10 +24,15 @@
 //     comparing each pair of neighbouring code points with the same pair split by a
 //     completely ignorable U+0001, which no contraction spans, and spelled as units.
 //
-// What comparisons cannot show is spelled as close as they allow and counted in
-// "approximate" (a secondary or tertiary that no single code point carries, such as the
-// one inside "æ" between its two primaries: its place is exact, what follows it is
-// assumed to be the smallest remainder). Usage: node gen.mjs > ces.json (gen.go does it).
+// What comparisons cannot show is spelled as closely as they allow and listed in
+// "approximate": a secondary or tertiary that no single code point carries (such as the
+// secondary of "ß" or "æ"; 622 code points) is placed in the gap where it falls, exact
+// against everything outside it; code points in one gap are ordered among themselves
+// inside it (refine); what follows such a weight within its code point is taken to be
+// the smallest remainder. testdata/pairs.mjs tests these hardest.
+//
+// Usage: gen.go runs it (stdin: one mark per combining class, from Go's tables; stdout:
+// JSON), under the Node whose order it reads.
 
 import { readFileSync } from "node:fs";
 
@@ -317,13 +322,15 @@ function spell3(u, res) {
 
 // ---- every code point ----
 
-// ce3 turns a spelled CE into [primary, secondary, tertiary] weights: primaries 1.., a
-// slot secondary 2(r+1), a free one 2(256+k), tertiaries 2(k+1); an approximate weight
-// is the odd one just above the candidate below it.
+// weights turns a spelled CE into [primary, secondary, tertiary] weights: primaries 1..;
+// secondaries and tertiaries in steps of GAP (a slot secondary GAP·(r+1), a free one
+// GAP·(256+k), a tertiary GAP·(k+1)), so that an approximate one fits just above the
+// candidate below it: +1, and +1+i for the i-th of several in one gap (refine).
+const GAP = 64;
 function weights(ce) {
 	const p = ce.p >= 0 ? ce.p + 1 : 0;
-	const s = 2 * (ce.p >= 0 ? ce.s + 1 : 256 + ce.s) + (ce.approx ? 1 : 0);
-	const t = 2 * (ce.t + 1) + (ce.tapprox ? 1 : 0);
+	const s = GAP * (ce.p >= 0 ? ce.s + 1 : 256 + ce.s) + (ce.approx ? 1 : 0);
+	const t = GAP * (ce.t + 1) + (ce.tapprox ? 1 : 0);
 	return [p, s, t];
 }
 
@@ -335,6 +342,45 @@ function spell(u, w1, res2) {
 
 const table = []; // [code point, [[p,s,t]...]]
 for (const c of cps) table.push([c, spell(str.get(c), K1.get(c), K2.get(c))]);
+
+// Code points spelled alike but not equal (Œ and œ, whose tertiaries have nothing to be
+// compared with; ⒝ and 🄑, whose tertiaries fall into one gap) only ever meet each other
+// there: their order among themselves is spelled inside the gap, on the first
+// approximate secondary and the first approximate tertiary (else the first CE's).
+{
+	const groups = new Map();
+	for (const e of table) {
+		if (!e[1].some((w) => w[1] % GAP !== 0 || w[2] % GAP !== 0)) continue;
+		const key = JSON.stringify(e[1]);
+		if (!groups.has(key)) groups.set(key, []);
+		groups.get(key).push(e);
+	}
+	for (const members of groups.values()) {
+		if (members.length < 2) continue;
+		members.sort((a, b) => full(str.get(a[0]), str.get(b[0])) || a[0] - b[0]);
+		const ces = members[0][1];
+		const si = ces.findIndex((w) => w[1] % GAP !== 0);
+		const ti = Math.max(0, ces.findIndex((w) => w[2] % GAP !== 0));
+		let a = 0;
+		let t = 0;
+		for (let i = 0; i < members.length; i++) {
+			if (i > 0) {
+				const [x, y] = [str.get(members[i - 1][0]), str.get(members[i][0])];
+				if (accent(x, y) !== 0) {
+					a++;
+					t = 0;
+				} else if (full(x, y) !== 0) t++;
+			}
+			if ((a > 0 && si < 0) || a + 2 >= GAP || t + 2 >= GAP) fail(`cannot order ${members.map((m) => m[0].toString(16))}`);
+			members[i][1] = members[i][1].map((w, j) => {
+				const v = w.slice();
+				if (j === si) v[1] = v[1] - (v[1] % GAP) + 1 + a;
+				if (j === ti) v[2] = v[2] - (v[2] % GAP) + 1 + t;
+				return v;
+			});
+		}
+	}
+}
 
 // spellString spells any string as a unit (a contraction).
 function spellString(u) {
