@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,4 +58,20 @@ func TestLsCollationClasses(t *testing.T) {
 	for i, c := range calls {
 		require.Equal(t, want[i], local(t, c), "ls of %s", filepath.Base(c.Cwd))
 	}
+}
+
+// TestLsRandomNamesAsPi: ls of a directory of 1,500 random names from all of Unicode 17
+// (conformance/lsnames.mjs), as pi orders them.
+func TestLsRandomNamesAsPi(t *testing.T) {
+	var names []string
+	require.NoError(t, json.Unmarshal(runNode(t, "lsnames.mjs", []byte(`{"seed":24,"count":1500}`)), &names))
+	dir := t.TempDir()
+	for _, name := range names {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	call := Call{"ls", dir, map[string]any{"limit": 2000}}
+	want := oracle(t, []Call{call})[0]
+	require.Len(t, want.Content, 1)
+	require.NotContains(t, want.Content[0].Text, "limit reached", "all names listed")
+	require.Equal(t, want, local(t, call))
 }
