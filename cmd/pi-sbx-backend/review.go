@@ -80,8 +80,9 @@ it was when the sandbox started: each file added (A), modified (M), deleted (D),
 unified diff of each. Files that would run on the host (anything in .git, .envrc,
 Makefiles, package.json scripts, a file gaining +x, a symlink out of the workspace, a
 file .gitignore hides, …) are listed first in a section of their own, each with why.
-PATH limits it to those files or directories (relative to the current directory). Nothing
-is written; the host workspace is not touched.`,
+PATH limits it to those files or directories (relative to the current directory, or to
+the workspace when run from outside it). Nothing is written; the host workspace is not
+touched.`,
 		env: reviewEnv,
 		flags: func(fs *flag.FlagSet) {
 			w.define(fs)
@@ -195,12 +196,17 @@ since). The host workspace is not touched.`,
 	}
 }
 
-// rootPaths turns PATH arguments (relative to the current directory, or absolute) into
-// slash paths relative to the workspace root; one outside it is a usage error.
+// rootPaths turns PATH arguments into slash paths relative to the workspace root: an
+// absolute one as it is, a relative one from the current directory when that is inside
+// the workspace, else from the root (land --workspace ~/p src/a.go, run from elsewhere).
+// One outside the workspace is a usage error.
 func rootPaths(root string, args []string) ([]string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("finding the current directory: %w", err)
+	}
+	if !inside(root, wd) {
+		wd = root
 	}
 	var out []string
 	for _, a := range args {
@@ -208,13 +214,19 @@ func rootPaths(root string, args []string) ([]string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(wd, p)
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if !inside(root, p) {
 			return nil, usagef("%s is outside the workspace %s", a, root)
 		}
+		rel, _ := filepath.Rel(root, p)
 		out = append(out, filepath.ToSlash(rel))
 	}
 	return out, nil
+}
+
+// inside reports whether p is root or beneath it.
+func inside(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // sessionWork is the work of serve's session (its sandbox, on its workspace), for
