@@ -156,6 +156,15 @@ func terminalCases(t *testing.T, tw *termWorld) {
 			assert.Contains(t, output(txt), "hello bob")
 			assert.NotContains(t, output(txt), "Name?", "only the output since the last read")
 		}},
+		{"a REPL: an interactive shell typed into, line by line", func(t *testing.T) {
+			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "PS1='repl> ' exec sh -i", "tty": true, "yield_time_ms": 500})
+			require.True(t, d.Running, txt)
+			txt, _ = tw.call(t, tools.WriteStdinName, map[string]any{"session_id": d.SessionID, "chars": "echo $((6*7))\n", "yield_time_ms": 1000})
+			assert.Contains(t, output(txt), "42\n")
+			txt, d2 := tw.call(t, tools.WriteStdinName, map[string]any{"session_id": d.SessionID, "chars": "exit 4\n", "yield_time_ms": 5000})
+			require.NotNil(t, d2.ExitCode, txt)
+			assert.Equal(t, 4, *d2.ExitCode)
+		}},
 		{"orphaned grandchild holding the pipe does not block the exit", func(t *testing.T) {
 			start := time.Now()
 			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600 & echo $! > orphan.pid; echo parent-done", "yield_time_ms": 30000})

@@ -249,3 +249,21 @@ func TestFinishedGroupIsNotSignalled(t *testing.T) {
 		assert.Eventually(t, s.groupGone, 5*time.Second, 10*time.Millisecond, "tty %v: the orphan was killed", tty)
 	}
 }
+
+// TestWaitIsNotAPollingLoop: a wait on a silent command wakes only for its deadline, and
+// one on a command that prints a line every 100 ms wakes about once a line.
+func TestWaitIsNotAPollingLoop(t *testing.T) {
+	m := newManager(t, Limits{})
+	s, err := m.Start(sh("sleep 600"))
+	require.NoError(t, err)
+	r, err := s.Wait(context.Background(), WaitSpec{Until: regexp.MustCompile("never"), Deadline: time.Now().Add(time.Second)})
+	require.NoError(t, err)
+	assert.Zero(t, r.wakes, "nothing happened, so nothing woke it before its deadline")
+
+	s, err = m.Start(sh("for i in 1 2 3 4 5; do sleep 0.1; echo $i; done"))
+	require.NoError(t, err)
+	r, err = s.Wait(context.Background(), WaitSpec{Until: regexp.MustCompile("never"), Deadline: time.Now().Add(20 * time.Second)})
+	require.NoError(t, err)
+	assert.True(t, r.Exited)
+	assert.LessOrEqual(t, r.wakes, 5+3, "a wake per line, the exit and the settling")
+}

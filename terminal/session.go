@@ -259,6 +259,7 @@ type WaitSpec struct {
 type WaitResult struct {
 	State
 	Matched bool // Until matched
+	wakes   int  // times the wait woke before it ended (tests: it is not a polling loop)
 }
 
 // Wait blocks until the session has exited (and its output settled), Until matches, the
@@ -286,7 +287,8 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 			sent, lastSent = start+int64(len(b)), time.Now()
 		}
 	}
-	for {
+	wakes := 0
+	for ; ; wakes++ {
 		s.mu.Lock()
 		st, changed := s.state(), s.changed
 		s.mu.Unlock()
@@ -310,14 +312,14 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 				if w.OnOutput != nil {
 					sendProgress()
 				}
-				return WaitResult{State: st, Matched: true}, nil
+				return WaitResult{State: st, Matched: true, wakes: wakes}, nil
 			}
 			if i := lastNewline(b); i >= 0 {
 				scanFrom = start + int64(i) + 1
 			}
 		}
 		if st.Exited {
-			return WaitResult{State: st}, nil
+			return WaitResult{State: st, wakes: wakes}, nil
 		}
 		select {
 		case <-changed:
@@ -329,9 +331,9 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 			if w.OnOutput != nil {
 				sendProgress()
 			}
-			return WaitResult{State: s.State()}, nil
+			return WaitResult{State: s.State(), wakes: wakes}, nil
 		case <-ctx.Done():
-			return WaitResult{State: s.State()}, ctx.Err()
+			return WaitResult{State: s.State(), wakes: wakes}, ctx.Err()
 		}
 	}
 }
