@@ -41,6 +41,11 @@ var readOnlyCalls = []struct{ name, args string }{
 	{"read", `{"path":"file://host/README.md"}`},
 	{"read", `{"path":"file:///x%2fy"}`},
 	{"find", `{"pattern":"*.md","limit":1e21}`},
+	{"grep", `{"pattern":"hello","ignoreCase":"true","literal":null,"context":" 1 ","limit":"1e1"}`},
+	{"ls", `{"limit":"2.5"}`},
+	{"ls", `{"path":"src\u0000"}`},
+	{"find", `{"pattern":"*\u0000"}`},
+	{"ls", `{"path":"file://localhost/no/such/dir"}`},
 	{"ls", `{"path":"names"}`}, // writeEdgeFixture's
 	{"find", `{"pattern":"*name*","path":"names"}`},
 	{"find", `{"pattern":"ß*","path":"names"}`},
