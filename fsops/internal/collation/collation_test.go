@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
@@ -126,4 +127,23 @@ func TestTablesAreThisNodes(t *testing.T) {
 	require.NoError(t, json.Unmarshal(node(t, "versions.mjs", nil), &v))
 	assert.Equal(t, icuVersion, v.ICU, "ICU of ces.bin and of Node")
 	assert.Equal(t, unicodeVersion, v.Unicode, "Unicode of ces.bin and of Node")
+}
+
+// TestEveryCodePointNFDLeavesHasItsCEs: a run other than a linear one gives CEs to its
+// first code point only (ces.bin's format), so every other code point it spans must be
+// one that Go's NFD decomposes before lookup — else that code point would collate as
+// completely ignorable.
+func TestEveryCodePointNFDLeavesHasItsCEs(t *testing.T) {
+	tb := loaded()
+	for _, rn := range tb.runs {
+		if rn.linear {
+			continue
+		}
+		for c := rn.lo + 1; c < rn.lo+rune(rn.n); c++ {
+			if s := string(c); norm.NFD.String(s) == s {
+				t.Errorf("U+%04X is left alone by NFD but has no CEs of its own", c)
+			}
+		}
+	}
+	assert.Equal(t, rune(0x110000), tb.runs[len(tb.runs)-1].lo+rune(tb.runs[len(tb.runs)-1].n), "the runs reach U+10FFFF")
 }
