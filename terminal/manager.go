@@ -87,6 +87,10 @@ func NewManager(logDir string, l Limits) (*Manager, error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the terminal log directory: %w", err)
 	}
+	// In a shared /tmp someone else could have made it first: it must be ours alone.
+	if err := privateDir(logDir); err != nil {
+		return nil, err
+	}
 	var seed [4]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, fmt.Errorf("seeding session ids: %w", err)
@@ -281,4 +285,18 @@ func (m *Manager) Close() {
 	for id, s := range m.sessions {
 		m.drop(id, s)
 	}
+}
+
+// privateDir checks that dir is a directory (not a link) of this user's that no one
+// else can write.
+func privateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("checking the terminal log directory: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("the terminal log directory %s is not a directory private to this user (%v)", dir, fi.Mode())
+	}
+	return nil
 }

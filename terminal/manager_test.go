@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -266,4 +267,15 @@ func TestWaitIsNotAPollingLoop(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, r.Exited)
 	assert.LessOrEqual(t, r.wakes, 5+3, "a wake per line, the exit and the settling")
+}
+
+func TestLogDirMustBePrivate(t *testing.T) {
+	open := t.TempDir()
+	require.NoError(t, os.Chmod(open, 0o777))
+	_, err := NewManager(open, Limits{})
+	assert.ErrorContains(t, err, "not a directory private to this user")
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(t.TempDir(), link))
+	_, err = NewManager(link, Limits{})
+	assert.ErrorContains(t, err, "not a directory private to this user")
 }

@@ -66,17 +66,17 @@ func DefaultTerminals() func() (*term.Manager, error) {
 }
 
 // session returns the session with the given id.
-func (t *termTools) session(id int) (*term.Manager, *term.Session, error) {
+func (t *termTools) session(id int) (*term.Session, error) {
 	m, err := t.manager()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	s, err := m.Get(id)
 	if errors.Is(err, term.ErrUnknown) {
-		return m, nil, fmt.Errorf("%w: finished sessions are kept %s after they exit, and none survives a restart of the sandbox or its agent; list_sessions shows the ones there are",
+		return nil, fmt.Errorf("%w: finished sessions are kept %s after they exit, and none survives a restart of the sandbox or its agent; list_sessions shows the ones there are",
 			err, m.Retain())
 	}
-	return m, s, err
+	return s, err
 }
 
 // sessionDetails is the terminal tools' structuredContent.
@@ -153,7 +153,7 @@ func (t *termTools) write(ctx context.Context, _ string, raw json.RawMessage, en
 	if err != nil {
 		return result.Result{}, err
 	}
-	_, s, err := t.session(a.SessionID)
+	s, err := t.session(a.SessionID)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -173,7 +173,7 @@ func (t *termTools) read(ctx context.Context, _ string, raw json.RawMessage, env
 	if err != nil {
 		return result.Result{}, err
 	}
-	_, s, err := t.session(a.SessionID)
+	s, err := t.session(a.SessionID)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -209,7 +209,7 @@ func (t *termTools) kill(ctx context.Context, _ string, raw json.RawMessage, env
 	if err != nil {
 		return result.Result{}, err
 	}
-	_, s, err := t.session(a.SessionID)
+	s, err := t.session(a.SessionID)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -278,7 +278,7 @@ func (t *termTools) resize(_ context.Context, _ string, raw json.RawMessage, env
 	if err != nil {
 		return result.Result{}, err
 	}
-	_, s, err := t.session(a.SessionID)
+	s, err := t.session(a.SessionID)
 	if err != nil {
 		return result.Result{}, err
 	}
