@@ -44,7 +44,7 @@ const S = (c) => String.fromCodePoint(c);
 const SPLIT = "\u0001"; // completely ignorable, a starter: no contraction spans it
 const MAXLEN = 64;
 
-const stats = { atoms: 0, expansions: 0, free: 0, slots: 0, contractions: 0, prefixes: 0, approximate: [], unspelled: [] };
+const stats = { atoms: 0, expansions: 0, free: 0, slots: 0, contractions: 0, canonical: 0, approximate: [], unspelled: [] };
 
 function fail(msg) {
 	throw new Error(msg);
@@ -277,12 +277,10 @@ const K2 = new Map(); // code point -> spell2 result
 	}
 }
 
+// reps3 is the representatives of ce's tertiaries, or null for a context no single code
+// point has (an approximate secondary), whose tertiaries refine orders.
 function reps3(ce) {
-	const t = contexts.get(ctxKey(ce));
-	if (t !== undefined) return t;
-	// A context no single code point has (an approximate secondary): realise it with the
-	// slot or free secondary below it; its tertiary is then approximate too.
-	return null;
+	return contexts.get(ctxKey(ce)) ?? null;
 }
 
 // spell3 adds tertiaries to the CE contexts of u.
@@ -334,14 +332,14 @@ function weights(ce) {
 	return [p, s, t];
 }
 
-function spell(u, w1, res2) {
+function spell(u, res2) {
 	const res = spell3(u, res2);
 	if (!res.exact) stats.approximate.push(u);
 	return res.ces.map(weights);
 }
 
 const table = []; // [code point, [[p,s,t]...]]
-for (const c of cps) table.push([c, spell(str.get(c), K1.get(c), K2.get(c))]);
+for (const c of cps) table.push([c, spell(str.get(c), K2.get(c))]);
 
 // Code points spelled alike but not equal (Œ and œ, whose tertiaries have nothing to be
 // compared with; ⒝ and 🄑, whose tertiaries fall into one gap) only ever meet each other
@@ -401,10 +399,10 @@ function spellString(u) {
 		res2 = spell2(u, w1);
 		if (res2 === null) return null;
 	}
-	return spell(u, w1, res2);
+	return spell(u, res2);
 }
 
-// ---- contractions and prefix rules ----
+// ---- contractions (and prefix rules, spelled as contractions of the pair) ----
 
 const contractions = []; // [string, [[p,s,t]...]]
 {
