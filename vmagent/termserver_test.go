@@ -3,6 +3,8 @@ package vmagent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,5 +74,45 @@ func TestTerminalServerRoundTrip(t *testing.T) {
 		assert.NoError(t, err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not stop")
+	}
+}
+
+// TestTerminalServerClientGoneEndsItsWait: a client that closes its connection ends its
+// call's wait in the server (seen as the server, idle otherwise, exiting only then).
+func TestTerminalServerClientGoneEndsItsWait(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "server.sock")
+	m, err := term.NewManager(dir, term.Limits{})
+	require.NoError(t, err)
+	defer m.Close()
+	reg, err := New(Terminal(func() (*term.Manager, error) { return m, nil })...)
+	require.NoError(t, err)
+	s, err := m.Start(term.Spec{Cmd: "sleep 600", Argv: []string{"sleep", "600"}})
+	require.NoError(t, err)
+	ln, release, err := ListenTerminals(sock)
+	require.NoError(t, err)
+	defer release()
+	served := make(chan error, 1)
+	go func() {
+		served <- ServeTerminals(context.Background(), ln, reg, 50*time.Millisecond, func() bool { return false })
+	}()
+
+	c, err := net.Dial("unix", sock)
+	require.NoError(t, err)
+	req, _ := json.Marshal(termRequest{Name: tools.ReadOutputName, Cwd: dir,
+		Args: json.RawMessage(fmt.Sprintf(`{"session_id":%d,"wait_ms":300000}`, s.ID))})
+	_, err = c.Write(append(req, '\n'))
+	require.NoError(t, err)
+	select {
+	case <-served:
+		t.Fatal("the server stopped while a call waited")
+	case <-time.After(500 * time.Millisecond):
+	}
+	c.Close()
+	select {
+	case err := <-served:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait went on after its client left")
 	}
 }
