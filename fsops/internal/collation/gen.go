@@ -52,6 +52,7 @@ func main() {
 	}
 	cmd := exec.Command(node, "--max-old-space-size=8192", "gen.mjs")
 	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C") // the tables are no locale's but root's
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

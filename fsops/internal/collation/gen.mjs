@@ -36,7 +36,10 @@
 
 import { readFileSync } from "node:fs";
 
-const LOCALE = "und"; // root collation, which pi's default en-US locale uses untailored
+// en-US: the locale of a user without one, whose collation is root's untailored. Not
+// "und", which Node resolves to the default locale (zh-CN's pinyin order under LANG=zh_CN).
+const LOCALE = "en-US";
+if (new Intl.Collator(LOCALE).resolvedOptions().locale !== LOCALE) fail(`Node has no ${LOCALE} collation`);
 const base = new Intl.Collator(LOCALE, { sensitivity: "base" }).compare;
 const accent = new Intl.Collator(LOCALE, { sensitivity: "accent" }).compare;
 const full = new Intl.Collator(LOCALE, { sensitivity: "variant" }).compare;
