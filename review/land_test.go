@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,7 +136,17 @@ func read(t *testing.T, root, p string) string {
 // then land by name; the host tree is then Head's tree exactly (snapshotted the same way).
 func TestLandAllThenNamedMatchesHead(t *testing.T) {
 	ctx := context.Background()
-	c, g := fixture(t, landBase, landHead)
+	// Besides landBase's: a directory that empties, and names git's tree order is
+	// particular about ("a-b" sorts before the directory "a", which sorts as "a/").
+	base := map[string]spec{"old dir/x.txt": {content: "x\n"}, "sort/a-b": {content: "1"}}
+	head := map[string]spec{"sort/a-b": {content: "2"}, "sort/a/c": {content: "3"}, "sort/a.b": {content: "4"}}
+	for p, s := range landBase {
+		base[p] = s
+	}
+	for p, s := range landHead {
+		head[p] = s
+	}
+	c, g := fixture(t, base, head)
 	var out bytes.Buffer
 	landed, err := Land(ctx, g, c, Selection{All: true}, &out)
 	require.NoError(t, err)
@@ -151,8 +162,9 @@ func TestLandAllThenNamedMatchesHead(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(c.Root, "Makefile"))
 
 	c.Base = landed.Base
-	_, err = Land(ctx, g, c, Selection{Paths: []string{"Makefile", "run.sh"}}, &out)
+	last, err := Land(ctx, g, c, Selection{Paths: []string{"Makefile", "run.sh"}}, &out)
 	require.NoError(t, err)
+	assert.NoDirExists(t, filepath.Join(c.Root, "old dir"), "a directory landing emptied is gone")
 	assert.Contains(t, out.String(), "wrote run.sh (5 bytes, executable)\n")
 	assert.Contains(t, out.String(), "linked link -> keep.txt\n")
 	assert.Contains(t, out.String(), `wrote "ünï\ncode.txt" (2 bytes)`)
@@ -160,6 +172,9 @@ func TestLandAllThenNamedMatchesHead(t *testing.T) {
 	hostTree := gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "rev-parse", snapshotWithoutGit(t, c)+"^{tree}")
 	headTree := gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "rev-parse", c.Head+"^{tree}")
 	assert.Equal(t, headTree, hostTree, "the host tree is Head's")
+	recorded := gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "rev-parse", last.Base+"^{tree}")
+	assert.Equal(t, headTree, recorded, "what land recorded is Head's tree: nothing is left to land")
+	gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "fsck", "--strict", "--no-dangling")
 }
 
 // snapshotWithoutGit commits the host tree (.git aside).
@@ -266,4 +281,35 @@ func TestLandHead(t *testing.T) {
 	_, err := Land(context.Background(), g, c, Selection{Paths: []string{"edit.txt"}, Head: strings.ToUpper(c.Head[:7])}, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "new\n", read(t, c.Root, "edit.txt"))
+}
+
+// TestCatBlobs: the blobs come in the order asked, each whole; a missing one stops it.
+func TestCatBlobs(t *testing.T) {
+	c, g := fixture(t, landBase, landHead)
+	ctx := context.Background()
+	files, err := Files(ctx, g, c)
+	require.NoError(t, err)
+	var ids []string
+	for _, f := range files {
+		if f.NewID != "" {
+			ids = append(ids, f.NewID)
+		}
+	}
+	got := map[int]string{}
+	require.NoError(t, catBlobs(ctx, g, ids, func(i int, size int64, r io.Reader) error {
+		b, err := io.ReadAll(r)
+		got[i] = string(b)
+		assert.Equal(t, size, int64(len(b)))
+		return err
+	}))
+	for i, id := range ids {
+		want, err := blob(ctx, g, id, 1<<20)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), got[i])
+	}
+	missing := strings.Repeat("1", len(ids[0]))
+	n := 0
+	err = catBlobs(ctx, g, []string{ids[0], missing, ids[1]}, func(int, int64, io.Reader) error { n++; return nil })
+	assert.ErrorContains(t, err, "git answered \""+missing+" missing\"")
+	assert.Equal(t, 1, n, "nothing after the missing one")
 }
