@@ -72,8 +72,12 @@ func TestPiReviewTUI(t *testing.T) {
 	p.expect("turn 2 done", time.Minute)
 	p.expect("review: 1 file changed", time.Minute) // run.sh again; the edit finds no "hello world"
 	assert.Equal(t, boxes, w.sandboxes(), "made again under its name")
-	out, err = command(backendBin, w.env("XDG_STATE_HOME="+state), "review", "--stat", "--workspace", w.ws).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	// pi's own refresh after the turn may be collecting at this moment, and two collects
+	// of one sandbox at once can fail one of them (keep's fetch): ask until one answers.
+	require.Eventually(t, func() bool {
+		out, err = command(backendBin, w.env("XDG_STATE_HOME="+state), "review", "--stat", "--workspace", w.ws).CombinedOutput()
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond, "review: %s", out)
 	assert.Contains(t, string(out), "1 file changed in "+boxes[0])
 	assert.Contains(t, string(out), "A +x run.sh")
 

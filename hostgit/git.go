@@ -147,10 +147,14 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("git %s: %s", e.Verb, e.Stderr)
 }
 
-// verb is the subcommand, for messages.
+// verb is the subcommand, for messages: the first argument that is neither an option
+// nor the value of a -c.
 func verb(args []string) string {
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-c":
+			i++
+		case !strings.HasPrefix(a, "-"):
 			return a
 		}
 	}

@@ -68,3 +68,13 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, 128, ee.Code)
 	assert.Contains(t, ee.Error(), "git cat-file: fatal:")
 }
+
+func TestVerb(t *testing.T) {
+	for args, want := range map[string]string{
+		"diff-tree -r":                      "diff-tree",
+		"-c transfer.fsckObjects=true fetch": "fetch",
+		"--no-pager -c a=b -c c=d cat-file":  "cat-file",
+	} {
+		assert.Equal(t, want, verb(strings.Fields(args)), args)
+	}
+}
