@@ -79,11 +79,12 @@ export default function piSbx(pi: ExtensionAPI): void {
 
 /** Sets the status line's `review: N files changed` from serve. */
 async function refreshReview(sandbox: Sandbox, ctx: ExtensionContext): Promise<void> {
+	if (!ctx.hasUI) return; // no status line to show it in: no fetch from the sandbox either
 	try {
 		const r = reviewOf(await sandbox.call(REVIEW_TOOL, { stat: true }));
-		if (ctx.hasUI) ctx.ui.setStatus("sbx-review", r.summary);
+		ctx.ui.setStatus("sbx-review", r.summary);
 	} catch (err) {
-		if (ctx.hasUI) ctx.ui.setStatus("sbx-review", `review: ${(err as Error).message.slice(0, 80)}`);
+		ctx.ui.setStatus("sbx-review", `review: ${(err as Error).message.slice(0, 80)}`);
 	}
 }
 
