@@ -52,6 +52,9 @@ func (l *Leases) sandboxDir(name string) (string, error) {
 	return filepath.Join(l.Dir, name), nil
 }
 
+// lockPath is the file of the lease lock of sandbox name (a valid name).
+func (l *Leases) lockPath(name string) string { return filepath.Join(l.Dir, name+".lock") }
+
 // Take records that process pid uses sandbox name (replacing an earlier lease of pid).
 func (l *Leases) Take(name string, pid int, role string, now time.Time) error {
 	dir, err := l.sandboxDir(name)

@@ -178,3 +178,38 @@ func TestGCPrunesOldLeaseLocks(t *testing.T) {
 		assert.FileExists(t, p)
 	}
 }
+
+// TestWatchdogDecidesUnderTheLeaseLock: with its owner gone and no other lease, the
+// watchdog still waits while a session holds the lease lock (one joining, or tearing
+// down), and removes the sandbox once the lock is free and nobody holds a lease; a
+// lease taken under the lock in the meantime keeps the sandbox.
+func TestWatchdogDecidesUnderTheLeaseLock(t *testing.T) {
+	if _, err := os.Stat(WatchdogFlock); err != nil {
+		t.Fatalf("%s is needed (util-linux, which scripts/setup.sh installs): %v", WatchdogFlock, err)
+	}
+	dir := t.TempDir()
+	record := filepath.Join(dir, "calls")
+	fakeSbx := filepath.Join(dir, "sbx")
+	require.NoError(t, os.WriteFile(fakeSbx, []byte("#!/bin/sh\necho \"$@\" >> "+record+"\n"), 0o755))
+	leases := &Leases{Dir: filepath.Join(dir, "leases")}
+	owner, stopOwner := holder(t)
+	require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
+	c := NewClient([]string{"PATH=" + os.Getenv("PATH"), "PI_SBX_BIN=" + fakeSbx}, ExecRunner{})
+	w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases)
+	require.NoError(t, err)
+	defer w.Stop()
+
+	unlock, err := leases.Lock(context.Background(), "box-1")
+	require.NoError(t, err)
+	stopOwner()
+	time.Sleep(300 * time.Millisecond) // thirty polls with the owner dead, the lock held
+	assert.NoFileExists(t, record, "torn down while a session held the lease lock")
+	joiner, stopJoiner := holder(t)
+	require.NoError(t, leases.Take("box-1", joiner, "shell", time.Now()))
+	unlock()
+	time.Sleep(300 * time.Millisecond)
+	assert.NoFileExists(t, record, "torn down under the lease of pid %d, taken under the lock", joiner)
+	stopJoiner()
+	require.Eventually(t, func() bool { b, _ := os.ReadFile(record); return string(b) == "rm --force box-1\n" },
+		10*time.Second, 10*time.Millisecond)
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,7 +22,7 @@ func (l *Leases) Lock(ctx context.Context, name string) (unlock func(), err erro
 	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
 	}
-	f, err := os.OpenFile(filepath.Join(l.Dir, name+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(l.lockPath(name), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 )
@@ -12,10 +13,13 @@ import (
 // lease on the sandbox (lease.go) to be gone too, then tears the sandbox down with a few
 // tries. It is a shell loop rather than a Go process so it costs nothing while it waits
 // and survives its owner's `kill -9`. A lease counts while its pid runs (a reused pid
-// only delays the teardown; the Go side also checks start times).
+// only delays the teardown; the Go side also checks start times). Where flock(1) is
+// there (WatchdogFlock), it decides and tears down under the lease lock, as the Go side
+// does: a session joining meanwhile waits and then finds the sandbox gone.
 //
-//	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox, $6 its lease directory ("" none)
-const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6
+//	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox,
+//	$6 its lease directory and $7 its lease lock ("" none), $8 flock(1) ("" none)
+const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6 lockf=$7 flock=$8
 held() {
 	kill -0 "$pid" 2>/dev/null && return 0
 	[ -n "$leases" ] || return 1
@@ -26,12 +30,23 @@ held() {
 	done
 	return 1
 }
-while held; do sleep "$poll"; done
+# command: a failed redirection of a bare exec would end this shell, and the teardown.
+lock() { [ -n "$lockf" ] && [ -n "$flock" ] && command exec 9>>"$lockf" && "$flock" 9; }
+while :; do
+	while held; do sleep "$poll"; done
+	lock
+	held || break
+	exec 9>&-
+done
 for i in 1 2 3 4 5; do
 	if [ "$mode" = stop ]; then "$sbx" stop "$name"; else "$sbx" rm --force "$name"; fi && exit 0
 	sleep 2
 done
 exit 1`
+
+// WatchdogFlock is the flock(1) program the watchdog takes the lease lock with, when the
+// host has it (util-linux: Linux; not macOS, where the watchdog decides without it).
+const WatchdogFlock = "/usr/bin/flock"
 
 // WatchdogShell is the program the watchdog runs (its script is watchdogScript).
 const WatchdogShell = "/bin/sh"
@@ -72,7 +87,11 @@ func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration,
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, dir)
+		var flock string
+		if fi, err := os.Stat(WatchdogFlock); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			flock = WatchdogFlock
+		}
+		args = append(args, dir, leases.lockPath(name), flock)
 	}
 	// Not bound to any caller's context: it must outlive this process. Stop ends it.
 	ctx, cancel := context.WithCancel(context.Background())

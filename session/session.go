@@ -99,10 +99,14 @@ func (s *Session) End(ctx context.Context) error {
 }
 
 // HostFiles are the files this process runs on the host or installs into the VM: the sbx
-// program (resolved and pinned by ResolveBin), the watchdog's shell, this executable exe
+// program (resolved and pinned by ResolveBin), the watchdog's shell (and flock, where
+// the host has it), this executable exe
 // (the agent on a linux host of the VM's architecture) and the linux agents beside it.
 func HostFiles(c *sbx.Client, exe string) ([]sbx.HostFile, error) {
 	files := append(c.ResolveBin(), sbx.HostFile{Role: "the watchdog's shell", Path: sbx.WatchdogShell})
+	if _, err := os.Stat(sbx.WatchdogFlock); err == nil {
+		files = append(files, sbx.HostFile{Role: "the watchdog's flock", Path: sbx.WatchdogFlock})
+	}
 	files = append(files, sbx.HostFile{Role: "this program (" + prog + ", also the agent it installs)", Path: exe})
 	// The agents beside it; one that does not exist is in this executable's directory,
 	// which is checked with it.
