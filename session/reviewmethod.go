@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,12 +22,17 @@ type Collector func(ctx context.Context) (review.Changes, error)
 // ReviewRoute is serve's pi_sbx_review (unlisted), answered here on the host from the
 // work collect returns; environ is the host environment git's basics come from.
 func ReviewRoute(collect Collector, environ []string) mcpserver.Route {
-	return mcpserver.Route{Tool: tools.Review(), Caller: &reviewCaller{collect: collect, environ: environ}, Unlisted: true}
+	return mcpserver.Route{Tool: tools.Review(), Caller: &reviewCaller{collect: collect, environ: environ, maxText: maxReviewText}, Unlisted: true}
 }
+
+// maxReviewText bounds the review's text in one answer: a generated file's diff can be
+// far more than a client should hold (or pi's view show); the command prints it all.
+const maxReviewText = 16 << 20
 
 type reviewCaller struct {
 	collect Collector
 	environ []string
+	maxText int
 }
 
 // reviewFile is one file of pi_sbx_review's structuredContent.
@@ -109,5 +115,15 @@ func (c *reviewCaller) CallTool(ctx context.Context, call mcpserver.Call) (*mcp.
 			return nil, err
 		}
 	}
-	return mcpserver.ToMCP(result.Text(text.String(), res))
+	return mcpserver.ToMCP(result.Text(cut(text.String(), c.maxText, work.Root), res))
+}
+
+// cut keeps the text whole up to max bytes, else its lines up to there and a line saying
+// how much more there is and where to see it.
+func cut(text string, max int, root string) string {
+	if len(text) <= max {
+		return text
+	}
+	keep := strings.LastIndexByte(text[:max], '\n') + 1
+	return fmt.Sprintf("%s[the review goes on for %d more bytes: pi-sbx-backend review --workspace %s shows it all]\n", text[:keep], len(text)-keep, root)
 }

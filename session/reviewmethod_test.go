@@ -96,3 +96,18 @@ func TestReviewRoute(t *testing.T) {
 	assert.Equal(t, "b\n", string(b))
 	assert.NoFileExists(t, filepath.Join(c.Root, "Makefile"))
 }
+
+func TestReviewTextIsCut(t *testing.T) {
+	c := work(t)
+	route := ReviewRoute(func(context.Context) (review.Changes, error) { return c, nil }, os.Environ())
+	route.Caller.(*reviewCaller).maxText = 200
+	res, err := route.Caller.CallTool(context.Background(), mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	r, err := mcpserver.FromMCP(res)
+	require.NoError(t, err)
+	text := r.Content[0].Text
+	assert.LessOrEqual(t, len(text), 200+120)
+	assert.Regexp(t, `\n\[the review goes on for \d+ more bytes: pi-sbx-backend review --workspace .+ shows it all\]\n$`, text)
+	assert.Equal(t, "abc\n", cut("abc\n", 4, "/w"))
+	assert.Equal(t, "a\n[the review goes on for 2 more bytes: pi-sbx-backend review --workspace /w shows it all]\n", cut("a\nbc", 3, "/w"))
+}
