@@ -56,11 +56,10 @@ func (e *RefusedError) Error() string {
 
 // Landed is what a land wrote.
 type Landed struct {
-	Files  []File // the changes written
-	Left   int    // changes still unlanded
-	Held   []File // flagged changes --all left alone (name them to land them)
-	Base   string // the commit recording them: Base with the landed paths at Head's state
-	Record bool   // whether Changes.BaseRef was moved to Base
+	Files []File // the changes written
+	Left  int    // changes still unlanded
+	Held  []File // flagged changes --all left alone (name them to land them)
+	Base  string // the commit recording them (Changes.BaseRef now holds it, when set)
 }
 
 // Land writes the selected changes into the host tree at c.Root, each file's content
@@ -94,26 +93,32 @@ func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.
 	if len(refused) > 0 {
 		return Landed{}, &RefusedError{refused}
 	}
-	// Deletions first, so that a file that becomes a directory (or the other way) has
-	// room; then the contents, all from one git command.
-	sort.SliceStable(chosen, func(i, j int) bool { return rank(chosen[i]) < rank(chosen[j]) })
-	var done []File
-	fail := func(f File, err error) (Landed, error) {
-		if len(done) > 0 {
-			if _, rerr := record(ctx, g, c, done); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
+	done, err := write(ctx, g, root, chosen, out)
+	landed := Landed{Files: done, Left: len(files) - len(done), Held: held}
+	if len(done) > 0 {
+		// What was written is recorded even when a later write failed.
+		base, rerr := record(ctx, g, c, done)
+		if rerr != nil {
+			return landed, errors.Join(err, rerr)
 		}
-		return Landed{Files: done}, fmt.Errorf("landing %s: %w", Quote(f.Path), err)
+		landed.Base = base
 	}
-	var writes []File
+	return landed, err
+}
+
+// write applies the chosen changes, deletions first (so that a file that becomes a
+// directory, or the other way, has room), then the contents, all from one git command;
+// it returns those it applied.
+func write(ctx context.Context, g *hostgit.Git, root *os.Root, chosen []File, out io.Writer) ([]File, error) {
+	sort.SliceStable(chosen, func(i, j int) bool { return rank(chosen[i]) < rank(chosen[j]) })
+	var done, writes []File
 	for _, f := range chosen {
 		if f.NewMode != "" {
 			writes = append(writes, f)
 			continue
 		}
 		if err := remove(root, f.Path); err != nil {
-			return fail(f, err)
+			return done, fmt.Errorf("landing %s: %w", Quote(f.Path), err)
 		}
 		fmt.Fprintf(out, "deleted %s\n", Quote(f.Path))
 		done = append(done, f)
@@ -122,30 +127,14 @@ func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.
 	for i, f := range writes {
 		ids[i] = f.NewID
 	}
-	err = catBlobs(ctx, g, ids, func(i int, size int64, content io.Reader) error {
+	err := catBlobs(ctx, g, ids, func(i int, size int64, content io.Reader) error {
 		if err := apply(root, writes[i], size, content, out); err != nil {
 			return fmt.Errorf("landing %s: %w", Quote(writes[i].Path), err)
 		}
 		done = append(done, writes[i])
 		return nil
 	})
-	if err != nil {
-		if len(done) > 0 {
-			if _, rerr := record(ctx, g, c, done); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}
-		return Landed{Files: done}, err
-	}
-	landed := Landed{Files: done, Left: len(files) - len(done), Held: held}
-	if len(done) > 0 {
-		base, err := record(ctx, g, c, done)
-		if err != nil {
-			return landed, err
-		}
-		landed.Base, landed.Record = base, c.BaseRef != ""
-	}
-	return landed, nil
+	return done, err
 }
 
 // rank orders the writes: deletions, then renames (their old path goes), then the rest.
