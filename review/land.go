@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -280,7 +281,8 @@ func hostState(ctx context.Context, g *hostgit.Git, root *os.Root, p, mode, id s
 		if !fi.Mode().IsRegular() {
 			return "no longer a regular file on the host", nil
 		}
-		if exec := fi.Mode().Perm()&0o100 != 0; exec != (mode == ModeExec) {
+		// Windows keeps no executable bit: git there takes the mode from the index.
+		if exec := fi.Mode().Perm()&0o100 != 0; runtime.GOOS != "windows" && exec != (mode == ModeExec) {
 			return "its executable bit changed on the host since the sandbox started", nil
 		}
 		sum, err := hashFile(root, p, len(id))
