@@ -13,7 +13,7 @@ import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-w
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FullOutputs } from "./src/fulloutput.ts";
 import { textOf } from "./src/result.ts";
-import { landPlan, parseSandboxArgs, planLine, REVIEW_TOOL, reviewOf, showText } from "./src/review.ts";
+import { landPlan, parseSandboxArgs, planLine, REVIEW_TOOL, reviewOf, sandboxCompletions, showText } from "./src/review.ts";
 import { PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
 import { registerOverrides, registerServeTools } from "./src/tools.ts";
 import type { Workspace } from "./src/workspace.ts";
@@ -53,6 +53,7 @@ export default function piSbx(pi: ExtensionAPI): void {
 	pi.registerCommand("sandbox", {
 		description:
 			"Show the sandbox (name, status, modes, teardown, shell); /sandbox review [--stat] [PATH...] shows its work; /sandbox land (--all | PATH...) lands it",
+		getArgumentCompletions: sandboxCompletions,
 		handler: async (args, ctx) => {
 			const cmd = parseSandboxArgs(args);
 			switch (cmd.kind) {

@@ -43,6 +43,16 @@ export type SandboxCommand =
 	| { kind: "land"; paths: string[]; all: boolean }
 	| { kind: "usage"; message: string };
 
+/** What `/sandbox ` completes to. */
+export function sandboxCompletions(prefix: string): { value: string; label: string; description: string }[] | null {
+	const verbs = [
+		{ value: "review", label: "review", description: "what the review-mode sandbox changed (--stat: the list only)" },
+		{ value: "land", label: "land", description: "write chosen changes into the workspace (--all, or PATH...)" },
+	];
+	const hits = verbs.filter((v) => v.value.startsWith(prefix.trim()));
+	return prefix.includes(" ") || !hits.length ? null : hits;
+}
+
 export const SANDBOX_USAGE = "usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox land (--all | PATH...)";
 
 /** Parses the arguments of `/sandbox` (paths are split on white space). */

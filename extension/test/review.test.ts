@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { landPlan, Pager, parseSandboxArgs, planLine, type ReviewFile, type ReviewResult } from "../src/review.ts";
+import { landPlan, Pager, parseSandboxArgs, planLine, type ReviewFile, type ReviewResult, sandboxCompletions } from "../src/review.ts";
 
 test("parseSandboxArgs", () => {
 	const cases: { args: string; want: ReturnType<typeof parseSandboxArgs> }[] = [
@@ -72,4 +72,11 @@ test("Pager scrolls, cuts lines to the width, shows control characters, and clos
 	assert.equal(p.render(40).length, 3);
 	p.handleInput("q");
 	assert.ok(closed);
+});
+
+test("sandboxCompletions", () => {
+	assert.deepEqual(sandboxCompletions("")?.map((c) => c.value), ["review", "land"]);
+	assert.deepEqual(sandboxCompletions("la")?.map((c) => c.value), ["land"]);
+	assert.equal(sandboxCompletions("land src"), null);
+	assert.equal(sandboxCompletions("x"), null);
 });
