@@ -230,16 +230,13 @@ func inside(root, p string) bool {
 }
 
 // sessionWork is the work of serve's session (its sandbox, on its workspace), for
-// pi_sbx_review.
+// pi_sbx_review: the source is opened as if DOCKER_SANDBOX named that sandbox.
 func sessionWork(open openWork, environ []string, workspace, sandbox string) session.Collector {
+	environ = append(environ[:len(environ):len(environ)], "DOCKER_SANDBOX="+sandbox)
 	return func(ctx context.Context) (review.Changes, error) {
 		src, err := open(environ)
 		if err != nil {
 			return review.Changes{}, err
-		}
-		if kw, ok := src.(keptWork); ok {
-			kw.sandbox = sandbox
-			src = kw
 		}
 		return src.Collect(ctx, workspace)
 	}
@@ -250,7 +247,7 @@ func sessionWork(open openWork, environ []string, workspace, sandbox string) ses
 type keptWork struct {
 	keeper  *keep.Keeper
 	client  *sbx.Client
-	sandbox string // DOCKER_SANDBOX, the warm re-use name, or serve's own; "" for the newest
+	sandbox string // DOCKER_SANDBOX (serve's own sandbox, for pi_sbx_review); "" for the newest
 	reuse   bool
 }
 
