@@ -275,7 +275,7 @@ func terminalCases(t *testing.T, tw *termWorld) {
 		}},
 		{"unknown session", func(t *testing.T) {
 			msg := tw.callErr(t, tools.ReadOutputName, map[string]any{"session_id": 12345, "wait_ms": 300000})
-			assert.Contains(t, msg, "unknown session 12345")
+			assert.Contains(t, msg, "unknown session 12345: finished sessions are kept 10 minutes after they exit")
 		}},
 		{"list_sessions", func(t *testing.T) {
 			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600 # listed", "yield_time_ms": 250})

@@ -74,7 +74,7 @@ func (t *termTools) session(id int) (*term.Session, error) {
 	s, err := m.Get(id)
 	if errors.Is(err, term.ErrUnknown) {
 		return nil, fmt.Errorf("%w: finished sessions are kept %s after they exit, and none survives a restart of the sandbox or its agent; list_sessions shows the ones there are",
-			err, m.Retain())
+			err, minutes(m.Retain()))
 	}
 	return s, err
 }
@@ -404,4 +404,15 @@ func oneLine(s string) string {
 		s = s[:77] + "…"
 	}
 	return s
+}
+
+// minutes words a duration of whole minutes as a person would ("10 minutes").
+func minutes(d time.Duration) string {
+	if d%time.Minute != 0 {
+		return d.String()
+	}
+	if d == time.Minute {
+		return "1 minute"
+	}
+	return fmt.Sprintf("%d minutes", int(d/time.Minute))
 }
