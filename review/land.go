@@ -118,7 +118,11 @@ func write(ctx context.Context, g *hostgit.Git, root *os.Root, chosen []File, ou
 			writes = append(writes, f)
 			continue
 		}
-		if err := remove(root, f.Path); err != nil {
+		err := unchanged(ctx, g, root, f.Path, f.OldMode, f.OldID)
+		if err == nil {
+			err = remove(root, f.Path)
+		}
+		if err != nil {
 			return done, fmt.Errorf("landing %s: %w", Quote(f.Path), err)
 		}
 		fmt.Fprintf(out, "deleted %s\n", Quote(f.Path))
@@ -129,7 +133,7 @@ func write(ctx context.Context, g *hostgit.Git, root *os.Root, chosen []File, ou
 		ids[i] = f.NewID
 	}
 	err := catBlobs(ctx, g, ids, func(i int, size int64, content io.Reader) error {
-		if err := apply(root, writes[i], size, content, out); err != nil {
+		if err := apply(ctx, g, root, writes[i], size, content, out); err != nil {
 			return fmt.Errorf("landing %s: %w", Quote(writes[i].Path), err)
 		}
 		done = append(done, writes[i])
@@ -328,14 +332,22 @@ func newHash(idLen int) hash.Hash {
 }
 
 // apply writes one change into the host tree from its content (size bytes of the blob
-// Head has at its path) and reports it on out.
-func apply(root *os.Root, f File, size int64, content io.Reader, out io.Writer) error {
+// Head has at its path) and reports it on out. Each path is checked against Base again
+// at the last moment (just before its rename), so a host edit made during the land is
+// not overwritten either.
+func apply(ctx context.Context, g *hostgit.Git, root *os.Root, f File, size int64, content io.Reader, out io.Writer) error {
+	baseMode, baseID := f.OldMode, f.OldID
 	if f.Status == Renamed {
+		if err := unchanged(ctx, g, root, f.OldPath, f.OldMode, f.OldID); err != nil {
+			return err
+		}
 		if err := remove(root, f.OldPath); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "deleted %s (renamed)\n", Quote(f.OldPath))
+		baseMode, baseID = "", "" // Base had nothing at the new path
 	}
+	verify := func() error { return unchanged(ctx, g, root, f.Path, baseMode, baseID) }
 	switch f.NewMode {
 	case ModeSymlink:
 		if size > 4096 {
@@ -345,12 +357,12 @@ func apply(root *os.Root, f File, size int64, content io.Reader, out io.Writer) 
 		if err != nil {
 			return err
 		}
-		if err := replace(root, f.Path, func(tmp string) error { return root.Symlink(string(target), tmp) }); err != nil {
+		if err := replace(root, f.Path, func(tmp string) error { return root.Symlink(string(target), tmp) }, verify); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "linked %s -> %s\n", Quote(f.Path), Quote(string(target)))
 	case ModeFile, ModeExec:
-		if err := writeBlob(root, f, size, content); err != nil {
+		if err := writeBlob(root, f, size, content, verify); err != nil {
 			return err
 		}
 		note := ""
@@ -368,7 +380,7 @@ func apply(root *os.Root, f File, size int64, content io.Reader, out io.Writer) 
 // way: one whose id is not the blob's is never renamed over the path. It is not synced
 // (git's checkout does not either; fsync was two thirds of a 300-file land): both what
 // was there and what lands stay in the object store, as Base and Head.
-func writeBlob(root *os.Root, f File, size int64, content io.Reader) error {
+func writeBlob(root *os.Root, f File, size int64, content io.Reader, verify func() error) error {
 	perm := fs.FileMode(0o644)
 	if fi, err := root.Lstat(f.Path); err == nil && fi.Mode().IsRegular() {
 		perm = fi.Mode().Perm() &^ 0o111
@@ -397,7 +409,7 @@ func writeBlob(root *os.Root, f File, size int64, content io.Reader) error {
 			return fmt.Errorf("the object store gave content %s for blob %s", got, f.NewID)
 		}
 		return root.Chmod(tmp, perm) // the umask may have cut it
-	})
+	}, verify)
 }
 
 // catBlobs streams the blobs ids from one `git cat-file --batch` and hands each to each,
@@ -457,9 +469,9 @@ func readBatch(br *bufio.Reader, ids []string, each func(i int, size int64, cont
 	return nil
 }
 
-// replace makes a new entry at a temporary name beside p with make and renames it over p,
-// so a reader sees the old entry or the new one, never half of one.
-func replace(root *os.Root, p string, make func(tmp string) error) error {
+// replace makes a new entry at a temporary name beside p with make and renames it over p
+// once verify passes, so a reader sees the old entry or the new one, never half of one.
+func replace(root *os.Root, p string, make func(tmp string) error, verify func() error) error {
 	dir := path.Dir(p)
 	if dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
@@ -469,15 +481,26 @@ func replace(root *os.Root, p string, make func(tmp string) error) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path.Join(dir, "."+path.Base(p)+".pi-sbx-land-"+hex.EncodeToString(rnd[:]))
-	if err := make(tmp); err != nil {
-		_ = root.Remove(tmp)
-		return err
+	err := make(tmp)
+	if err == nil {
+		err = verify()
 	}
-	if err := root.Rename(tmp, p); err != nil {
-		_ = root.Remove(tmp)
-		return err
+	if err == nil {
+		err = root.Rename(tmp, p)
 	}
-	return nil
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
+}
+
+// unchanged is hostState as an error: p on the host is as Base has it (mode "": absent).
+func unchanged(ctx context.Context, g *hostgit.Git, root *os.Root, p, mode, id string) error {
+	why, err := hostState(ctx, g, root, p, mode, id)
+	if err == nil && why != "" {
+		err = errors.New(why)
+	}
+	return err
 }
 
 // remove deletes p and then the directories it leaves empty.

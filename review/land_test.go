@@ -312,3 +312,31 @@ func TestCatBlobs(t *testing.T) {
 	assert.ErrorContains(t, err, "git answered \""+missing+" missing\"")
 	assert.Equal(t, 1, n, "nothing after the missing one")
 }
+
+// TestApplyChecksAgainAtTheLastMoment: a host edit made after land's first check (while
+// it writes) is not overwritten: the write stops before its rename, and leaves nothing.
+func TestApplyChecksAgainAtTheLastMoment(t *testing.T) {
+	ctx := context.Background()
+	c, g := fixture(t, landBase, landHead)
+	files, err := Files(ctx, g, c)
+	require.NoError(t, err)
+	root, err := os.OpenRoot(c.Root)
+	require.NoError(t, err)
+	defer root.Close()
+	for _, name := range []string{"edit.txt", "to dir/to.txt"} {
+		f := byPath(files)[name]
+		meddle := filepath.Join(c.Root, f.Path)
+		if f.Status == Renamed {
+			meddle = filepath.Join(c.Root, f.OldPath) // its old path changes meanwhile
+		}
+		require.NoError(t, os.WriteFile(meddle, []byte("edited during the land\n"), 0o644))
+		before := sums(t, c.Root)
+		content, err := blob(ctx, g, f.NewID, 1<<20)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		err = apply(ctx, g, root, f, int64(len(content)), bytes.NewReader(content), &out)
+		assert.ErrorContains(t, err, "changed on the host since the sandbox started", name)
+		assert.Empty(t, changed(before, sums(t, c.Root)), "%s: nothing written, no temporary file left", name)
+		assert.Empty(t, out.String())
+	}
+}
