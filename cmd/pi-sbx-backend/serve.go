@@ -41,7 +41,9 @@ run here and reach docker only through sbx exec. The
 first call creates the session's sandbox pi-sbx-<pid>-<random> with the workspace mounted
 at its host path, installs the agent in the VM and runs every call there. When serve ends
 (stdin closed, SIGTERM), a sandbox it created is removed; after kill -9, a watchdog
-removes it. Nothing ever runs on the host when the sandbox fails.`,
+removes it. A sandbox another session still uses (a shell, an editor's serve joined by
+DOCKER_SANDBOX) is left to them and removed once the last is gone. Nothing ever runs
+on the host when the sandbox fails.`,
 		env: append(append(append([]envDoc{}, sandboxEnv...), deployEnv...),
 			envDoc{"PI_SBX_TOOLS", "+terminal: offer the terminal tools too (what --tools gives, which wins)"},
 			envDoc{"PI_SBX_DETAILS", "structured|none: what --details gives (the flag wins)"}),

@@ -25,7 +25,8 @@ in the session's sandbox: the same one serve would use, created on first need. T
 working directory is DIR (default: the workspace) at its host path. From a terminal it
 runs sbx exec -it in the foreground; from a pipe it reads stdin. The command's exit status
 is passed through. A sandbox the shell created is removed when it ends; with
-DOCKER_SANDBOX=NAME it joins that sandbox and leaves it running.`,
+DOCKER_SANDBOX=NAME it joins that sandbox and leaves it running, and while the shell
+runs, the session that made the sandbox does not remove it.`,
 		env:   sandboxEnv,
 		flags: func(fs *flag.FlagSet) { d.define(fs, "working `DIR` in the sandbox") },
 		run: func(ctx context.Context, std stdio, argv []string) error {
