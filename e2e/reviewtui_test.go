@@ -84,3 +84,15 @@ func TestPiReviewTUI(t *testing.T) {
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)
 }
+
+// TestPiReviewOutsideReviewMode: /sandbox review in a session whose workspace is mounted
+// read/write says so (and why it matters) instead of failing inside serve.
+func TestPiReviewOutsideReviewMode(t *testing.T) {
+	w := newWorld(t)
+	gitInit(t, w.ws)
+	p := startPiTUIWith(t, w, w.ws, "(rw")
+	p.send("/sandbox review")
+	p.expect("review: the workspace is mounted rw, not in review mode", 30*time.Second)
+	p.tmux("send-keys", "-t", "t", "C-d")
+	p.expect("PI-EXIT=0", 30*time.Second)
+}

@@ -61,10 +61,14 @@ export default function piSbx(pi: ExtensionAPI): void {
 					show(ctx, cmd.message, "error");
 					return;
 				case "review":
-					await reviewCommand(sandbox, ctx, cmd);
-					return;
 				case "land":
-					await landCommand(sandbox, ctx, cmd);
+					await sandbox.warmed();
+					if (sandbox.workspaceMode && sandbox.workspaceMode !== "review") {
+						show(ctx, `${cmd.kind}: the workspace is mounted ${sandbox.workspaceMode}, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): the sandbox writes your files directly`, "error");
+						return;
+					}
+					if (cmd.kind === "review") await reviewCommand(sandbox, ctx, cmd);
+					else await landCommand(sandbox, ctx, cmd);
 					return;
 			}
 			let lines: string[];

@@ -34,9 +34,23 @@ type Changes struct {
 	Root string
 	// Sandbox names the sandbox, for messages.
 	Sandbox string
+	// Work, when set, is Head's tree id (WorkID): what the work is, whichever commit
+	// carries it (a sandbox's work is committed afresh at each collect). A review names
+	// it; land's Selection.Head checks it.
+	Work string
 	// BaseRef, when set, is the ref holding Base: land moves it to the commit that
 	// records what it wrote, so the next review shows only what is left.
 	BaseRef string
+}
+
+// WorkID returns c with Work set: Head's tree id.
+func WorkID(ctx context.Context, g *hostgit.Git, c Changes) (Changes, error) {
+	out, err := g.Run(ctx, nil, nil, "rev-parse", "--verify", c.Head+"^{tree}")
+	if err != nil {
+		return c, fmt.Errorf("reading the work of %s: %w", c.Sandbox, err)
+	}
+	c.Work = strings.TrimSpace(string(out))
+	return c, nil
 }
 
 // Status is what happened to a file.

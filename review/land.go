@@ -30,9 +30,9 @@ import (
 type Selection struct {
 	All   bool
 	Paths []string // slash-separated, relative to the workspace root
-	// Head, when set, is the work the user reviewed (a commit id or a prefix of at least
-	// 7 digits, as a review prints it): land refuses if the sandbox's work has moved on
-	// since, so that what lands is what was seen.
+	// Head, when set, is the work the user reviewed (Changes.Work, or a prefix of at
+	// least 7 digits, as a review prints it): land refuses if the sandbox's work has moved
+	// on since, so that what lands is what was seen.
 	Head string
 }
 
@@ -71,8 +71,14 @@ type Landed struct {
 // Each write is reported on out as it happens. Base then moves forward for the landed
 // paths (c.BaseRef, when set), so the next review shows only what is left.
 func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.Writer) (Landed, error) {
-	if h := sel.Head; h != "" && (len(h) < 7 || !strings.HasPrefix(c.Head, strings.ToLower(h))) {
-		return Landed{}, fmt.Errorf("%w (reviewed %s, now %s): review it again", ErrHeadMoved, h, ShortID(c.Head))
+	if h := sel.Head; h != "" {
+		var err error
+		if c, err = WorkID(ctx, g, c); err != nil {
+			return Landed{}, err
+		}
+		if len(h) < 7 || !strings.HasPrefix(c.Work, strings.ToLower(h)) {
+			return Landed{}, fmt.Errorf("%w (reviewed %s, now %s): review it again", ErrHeadMoved, h, ShortID(c.Work))
+		}
 	}
 	files, err := Files(ctx, g, c)
 	if err != nil {

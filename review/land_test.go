@@ -268,16 +268,21 @@ func TestNothingOfTheWorkspaceRuns(t *testing.T) {
 }
 
 // TestLandHead: a land that names the work it reviewed refuses, writing nothing, once the
-// work has moved on; the same work (a 7-digit prefix is enough) lands.
+// work has moved on (or when named by its commit, which changes at each collect); the
+// same work, even in another commit (a 7-digit prefix is enough), lands.
 func TestLandHead(t *testing.T) {
 	c, g := fixture(t, landBase, landHead)
 	before := sums(t, c.Root)
-	for _, head := range []string{strings.Repeat("0", 40), c.Head[:6]} {
+	c, err := WorkID(context.Background(), g, c)
+	require.NoError(t, err)
+	for _, head := range []string{strings.Repeat("0", 40), c.Work[:6], c.Head[:7]} {
 		_, err := Land(context.Background(), g, c, Selection{Paths: []string{"edit.txt"}, Head: head}, &bytes.Buffer{})
 		assert.ErrorIs(t, err, ErrHeadMoved, head)
 	}
 	assert.Empty(t, changed(before, sums(t, c.Root)))
-	_, err := Land(context.Background(), g, c, Selection{Paths: []string{"edit.txt"}, Head: strings.ToUpper(c.Head[:7])}, &bytes.Buffer{})
+	// Another commit of the same tree (the sandbox's work committed again) is the same work.
+	c.Head = gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "commit-tree", c.Work, "-m", "again")
+	_, err = Land(context.Background(), g, c, Selection{Paths: []string{"edit.txt"}, Head: strings.ToUpper(c.Work[:7])}, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "new\n", read(t, c.Root, "edit.txt"))
 }

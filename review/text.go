@@ -47,7 +47,7 @@ func Filter(files []File, paths []string) []File {
 	return out
 }
 
-// ShortID is the first 12 digits of a commit id, as a review names the work it shows
+// ShortID is the first 12 digits of an object id, as a review names the work it shows
 // (land --head takes it back).
 func ShortID(id string) string { return id[:min(12, len(id))] }
 
@@ -66,7 +66,11 @@ func WriteStat(w io.Writer, c Changes, files []File) {
 		fmt.Fprintf(w, "No changes in %s against the workspace as it was when it started.\n", c.Sandbox)
 		return
 	}
-	fmt.Fprintf(w, "%s in %s against the workspace as it was when it started (work %s)\n", strings.TrimPrefix(Summary(files), "review: "), c.Sandbox, ShortID(c.Head))
+	work := ""
+	if c.Work != "" {
+		work = " (work " + ShortID(c.Work) + ")"
+	}
+	fmt.Fprintf(w, "%s in %s against the workspace as it was when it started%s\n", strings.TrimPrefix(Summary(files), "review: "), c.Sandbox, work)
 	var flagged, plain []File
 	for _, f := range files {
 		if f.Flagged() {

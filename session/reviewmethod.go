@@ -52,7 +52,7 @@ type reviewFile struct {
 type reviewResult struct {
 	Sandbox string           `json:"sandbox"`
 	Summary string           `json:"summary"` // "review: N files changed", for a status line
-	Head    string           `json:"head"`    // the work shown: land's head to land exactly it
+	Head    string           `json:"head"`    // the work shown (its tree): land's head to land exactly it
 	Files   []reviewFile     `json:"files"`
 	Landed  []string         `json:"landed,omitempty"`
 	Held    []string         `json:"held,omitempty"`
@@ -72,8 +72,11 @@ func (c *reviewCaller) CallTool(ctx context.Context, call mcpserver.Call) (*mcp.
 		return nil, err
 	}
 	g := work.Git(c.environ)
+	if work, err = review.WorkID(ctx, g, work); err != nil {
+		return nil, err
+	}
 	var text bytes.Buffer
-	res := reviewResult{Sandbox: work.Sandbox, Head: work.Head}
+	res := reviewResult{Sandbox: work.Sandbox, Head: work.Work}
 	if args.Land {
 		landed, err := review.Land(ctx, g, work, review.Selection{All: args.All, Paths: args.Paths, Head: args.Head}, &text)
 		var refused *review.RefusedError

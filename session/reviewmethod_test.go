@@ -71,7 +71,7 @@ func TestReviewRoute(t *testing.T) {
 	assert.Contains(t, text, "Runs on the host")
 	assert.NotContains(t, text, "diff --git")
 
-	assert.Equal(t, c.Head, st.Head)
+	assert.Equal(t, git(t, c.Root, "rev-parse", c.Head+"^{tree}"), st.Head, "the work is Head's tree")
 	text, _, _ = call(`{}`)
 	assert.Contains(t, text, "diff --git a/a.txt b/a.txt")
 
@@ -85,7 +85,7 @@ func TestReviewRoute(t *testing.T) {
 
 	_, err := route.Caller.CallTool(ctx, mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(`{"land":true,"all":true,"head":"0000000"}`)})
 	assert.ErrorIs(t, err, review.ErrHeadMoved)
-	text, st, isErr = call(`{"land":true,"all":true,"head":"` + c.Head + `"}`)
+	text, st, isErr = call(`{"land":true,"all":true,"head":"` + st.Head + `"}`)
 	assert.False(t, isErr, text)
 	assert.Equal(t, []string{"a.txt"}, st.Landed)
 	assert.Equal(t, []string{"Makefile"}, st.Held)

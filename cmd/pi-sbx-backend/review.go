@@ -94,6 +94,9 @@ touched.`,
 				return err
 			}
 			g := c.Git(os.Environ())
+			if c, err = review.WorkID(ctx, g, c); err != nil {
+				return err
+			}
 			files, err := review.Files(ctx, g, c)
 			if err != nil {
 				return err
