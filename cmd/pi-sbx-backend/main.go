@@ -5,6 +5,7 @@
 //	pi-sbx-backend tool --local|--sandbox N  one tool call, one JSON result on stdout
 //	pi-sbx-backend shell [-- CMD…]           a shell (or CMD) in the session's sandbox
 //	pi-sbx-backend exec [-it] -- CMD…        run a command through shell/ (locally)
+//	pi-sbx-backend review|land|discard       a review-mode sandbox's work: see it, land it, drop it
 //	pi-sbx-backend version
 //	pi-sbx-backend help [COMMAND]          (or COMMAND --help) flags and environment
 //
