@@ -345,3 +345,22 @@ func TestApplyChecksAgainAtTheLastMoment(t *testing.T) {
 		assert.Empty(t, out.String())
 	}
 }
+
+// TestTwoLandsKeepBothRecords: a land whose Base is stale (another land moved the ref
+// meanwhile) records on top of the other's: the next review shows neither.
+func TestTwoLandsKeepBothRecords(t *testing.T) {
+	ctx := context.Background()
+	c, g := fixture(t, landBase, landHead)
+	first := c
+	_, err := Land(ctx, g, first, Selection{Paths: []string{"edit.txt"}}, &bytes.Buffer{})
+	require.NoError(t, err)
+	_, err = Land(ctx, g, c, Selection{Paths: []string{"dir"}}, &bytes.Buffer{}) // c.Base is the old one
+	require.NoError(t, err)
+	c.Base = gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "rev-parse", c.BaseRef)
+	files, err := Files(ctx, g, c)
+	require.NoError(t, err)
+	for _, f := range files {
+		assert.NotContains(t, []string{"edit.txt", "dir/deep.txt"}, f.Path)
+	}
+	assert.Len(t, files, len(changesOf(t))-2)
+}

@@ -16,10 +16,10 @@ import (
 )
 
 // record makes the commit that says what was landed: Base's tree with the landed paths
-// at Head's state, Base its parent; and moves c.BaseRef to it (only if it still holds
-// c.Base, so two lands at once cannot lose one's record). Four git commands, however
-// many files and directories: Base's listing, the new trees (their ids computed here,
-// checked against git's), the commit, the ref.
+// at Head's state, Base its parent; and moves c.BaseRef to it (compare and swap: a land
+// that finds the ref moved by another records on top of that one's, so neither record is
+// lost). Four git commands, however many files and directories: Base's listing, the new
+// trees (their ids computed here, checked against git's), the commit, the ref.
 func record(ctx context.Context, g *hostgit.Git, c Changes, landed []File) (string, error) {
 	edits := map[string]*entry{} // path -> Head's entry, nil for gone
 	for _, f := range landed {
@@ -32,22 +32,34 @@ func record(ctx context.Context, g *hostgit.Git, c Changes, landed []File) (stri
 			edits[f.Path] = &entry{mode: f.NewMode, id: f.NewID}
 		}
 	}
-	tree, err := writeTrees(ctx, g, c.Base, edits)
-	if err != nil {
-		return "", fmt.Errorf("recording the land: %w", err)
-	}
 	msg := "pi-sbx: landed " + strconv.Itoa(len(landed)) + " change(s) from " + c.Sandbox
-	id, err := g.Run(ctx, nil, identity, "commit-tree", tree, "-p", c.Base, "-m", msg)
-	if err != nil {
-		return "", fmt.Errorf("recording the land: %w", err)
-	}
-	commit := strings.TrimSpace(string(id))
-	if c.BaseRef != "" {
-		if _, err := g.Run(ctx, nil, nil, "update-ref", "-m", msg, c.BaseRef, commit, c.Base); err != nil {
-			return "", fmt.Errorf("recording the land in %s: %w", c.BaseRef, err)
+	base := c.Base
+	// Another land may have moved the ref meanwhile: record on top of its record then
+	// (the host has what both wrote), a few times at most.
+	for try := 0; ; try++ {
+		tree, err := writeTrees(ctx, g, base, edits)
+		if err != nil {
+			return "", fmt.Errorf("recording the land: %w", err)
 		}
+		id, err := g.Run(ctx, nil, identity, "commit-tree", tree, "-p", base, "-m", msg)
+		if err != nil {
+			return "", fmt.Errorf("recording the land: %w", err)
+		}
+		commit := strings.TrimSpace(string(id))
+		if c.BaseRef == "" {
+			return commit, nil
+		}
+		_, err = g.Run(ctx, nil, nil, "update-ref", "-m", msg, c.BaseRef, commit, base)
+		if err == nil {
+			return commit, nil
+		}
+		now, rerr := g.Run(ctx, nil, nil, "rev-parse", "--verify", c.BaseRef)
+		if moved := strings.TrimSpace(string(now)); rerr == nil && moved != base && try < 4 {
+			base = moved
+			continue
+		}
+		return "", fmt.Errorf("recording the land in %s: %w", c.BaseRef, err)
 	}
-	return commit, nil
 }
 
 // identity is who the record commits are by: fixed, so a user without a git identity
