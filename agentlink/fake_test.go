@@ -4,8 +4,6 @@ package agentlink
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,14 +95,14 @@ func (l *localSbx) Start(ctx context.Context, _ string, c sbx.Cmd) (sbx.Process,
 			return exited(1), nil
 		}
 	}
-	if len(argv) > 5 && argv[0] == "sh" && argv[2] == verifiedRun {
-		// The hash check before the agent runs, as the VM's shell does it.
-		b, err := os.ReadFile(argv[5])
-		if sum := sha256.Sum256(b); err != nil || hex.EncodeToString(sum[:]) != argv[4] {
-			fmt.Fprintf(c.Stderr, "%s in the VM no longer has sha256 %s\n", argv[5], argv[4])
+	if len(argv) > 6 && argv[0] == "sh" && argv[2] == verifiedRun {
+		// The check before the agent runs, as the VM's shell does it.
+		fp, err := exec.Command("stat", "-c", fingerprint, argv[6]).Output()
+		if err != nil || strings.TrimSpace(string(fp)) != argv[5] {
+			fmt.Fprintf(c.Stderr, "%s in the VM was replaced or changed\n", argv[6])
 			return exited(126), nil
 		}
-		argv = argv[5:]
+		argv = argv[6:]
 	}
 	if len(argv) > 1 && argv[1] == "agent" {
 		if l.hang {

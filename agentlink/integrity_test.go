@@ -19,48 +19,62 @@ import (
 )
 
 // TestReplacedAgentIsInstalledAgainBeforeItRuns: an agent binary replaced in the VM after
-// it was installed is not run — its hash is checked before each run (exit 126) — and
-// the call still works, on the agent installed again. Both transports.
+// it was installed is not run — before each run it must still be the file whose hash was
+// checked (exit 126) — and the call still works, on the agent installed again. Both
+// transports.
 func TestReplacedAgentIsInstalledAgainBeforeItRuns(t *testing.T) {
-	for _, transport := range []string{"persistent", "per-call"} {
-		t.Run(transport, func(t *testing.T) {
-			ch, f := newChannel(t, t.TempDir(), nil)
-			var caller mcpserver.Caller = ch
-			if transport == "per-call" {
-				caller = &PerCall{Target: ch.Target}
-			}
-			call := func() {
-				t.Helper()
-				_, err := caller.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
-				require.NoError(t, err)
-			}
-			call()
-			path, err := f.installer.Install(context.Background(), box)
-			require.NoError(t, err)
-			// Replaced as a process in the VM would: a new file renamed over it.
+	replace := map[string]func(t *testing.T, path string){
+		"renamed over": func(t *testing.T, path string) {
 			require.NoError(t, os.WriteFile(path+".new", []byte("#!/bin/sh\necho replaced\n"), 0o755))
 			require.NoError(t, os.Rename(path+".new", path))
-			f.sbx.crash() // the persistent channel's agent starts again on the next call
-			require.Eventually(t, func() bool {
-				ch.mu.Lock()
-				defer ch.mu.Unlock()
-				return ch.cur == nil || !ch.cur.alive()
-			}, 10*time.Second, time.Millisecond, "the channel sees its agent gone")
-			call()
-			want, err := os.ReadFile(f.exe)
+		},
+		"written in place, same size": func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
 			require.NoError(t, err)
-			got, err := os.ReadFile(path)
+			_, err = f.WriteAt([]byte("#!/bin/sh\n"), 0)
 			require.NoError(t, err)
-			assert.Equal(t, want, got, "the agent was installed again")
-			runs := 0
-			for _, argv := range f.sbx.ran() {
-				if argv[0] == "sh" && argv[2] == verifiedRun {
-					runs++
-					assert.Equal(t, path, argv[5], "the agent runs by the path it was installed at")
+			require.NoError(t, f.Close())
+		},
+	}
+	for _, transport := range []string{"persistent", "per-call"} {
+		for how, change := range replace {
+			t.Run(transport+"/"+how, func(t *testing.T) {
+				ch, f := newChannel(t, t.TempDir(), nil)
+				var caller mcpserver.Caller = ch
+				if transport == "per-call" {
+					caller = &PerCall{Target: ch.Target}
 				}
-			}
-			assert.GreaterOrEqual(t, runs, 3, "every run is checked: before, the refused one, after")
-		})
+				call := func() {
+					t.Helper()
+					_, err := caller.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
+					require.NoError(t, err)
+				}
+				call()
+				path, err := f.installer.Install(context.Background(), box)
+				require.NoError(t, err)
+				change(t, path)
+				f.sbx.crash() // the persistent channel's agent starts again on the next call
+				require.Eventually(t, func() bool {
+					ch.mu.Lock()
+					defer ch.mu.Unlock()
+					return ch.cur == nil || !ch.cur.alive()
+				}, 10*time.Second, time.Millisecond, "the channel sees its agent gone")
+				call()
+				want, err := os.ReadFile(f.exe)
+				require.NoError(t, err)
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "the agent was installed again")
+				runs := 0
+				for _, argv := range f.sbx.ran() {
+					if argv[0] == "sh" && argv[2] == verifiedRun {
+						runs++
+						assert.Equal(t, path, argv[6], "the agent runs by the path it was installed at")
+					}
+				}
+				assert.GreaterOrEqual(t, runs, 3, "every run is checked: before, the refused one, after")
+			})
+		}
 	}
 }
 
