@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -98,27 +95,14 @@ func (t *terminals) exec(ctx context.Context, cwd string, raw json.RawMessage, e
 	if err != nil {
 		return result.Result{}, err
 	}
-	dir := cwd
-	if a.Cwd != "" {
-		dir = a.Cwd
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(cwd, dir)
-		}
-	}
+	dir := workdir(cwd, a.Cwd)
 	if unix.Access(dir, unix.F_OK) != nil {
 		return result.Result{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", dir)
 	}
 	vars := append([]string(nil), env.Vars...)
-	keys := make([]string, 0, len(a.Env))
-	for k := range a.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return result.Result{}, fmt.Errorf("env: invalid variable name %q", k)
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		vars = append(vars, k+"="+a.Env[k])
+	vars, err = appendVars(vars, a.Env)
+	if err != nil {
+		return result.Result{}, err
 	}
 	// The result keeps the last 100 KB of output; the stream carries all of it.
 	var tail []byte

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,13 +98,7 @@ func (t *termTools) exec(ctx context.Context, cwd string, raw json.RawMessage, e
 	if err != nil {
 		return result.Result{}, err
 	}
-	dir := cwd
-	if a.Workdir != "" {
-		dir = a.Workdir
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(cwd, dir)
-		}
-	}
+	dir := workdir(cwd, a.Workdir)
 	if unix.Access(dir, unix.F_OK) != nil {
 		return result.Result{}, fmt.Errorf("Working directory does not exist: %s", dir)
 	}
@@ -116,16 +109,9 @@ func (t *termTools) exec(ctx context.Context, cwd string, raw json.RawMessage, e
 	if a.TTY {
 		vars = append(vars, "TERM=xterm-256color")
 	}
-	keys := make([]string, 0, len(a.Env))
-	for k := range a.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return result.Result{}, fmt.Errorf("env: invalid variable name %q", k)
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		vars = append(vars, k+"="+a.Env[k])
+	vars, err = appendVars(vars, a.Env)
+	if err != nil {
+		return result.Result{}, err
 	}
 	var timeout time.Duration
 	if a.TimeoutS != nil {
