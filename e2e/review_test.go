@@ -224,3 +224,52 @@ func bashArgs(script string) string {
 	b, _ := json.Marshal(map[string]string{"command": script})
 	return string(b)
 }
+
+// TestReviewOverlay: review mode on a workspace that is not a git repository mounts it
+// read-only with a copy-on-write layer over it in the VM, at the same path: the
+// sandbox's edits, deletions, a planted .git/hooks/pre-commit and a chmod +x leave
+// every byte of the host tree as it was; Collect reads the upper layer back and returns
+// Base and Head (deletions included, the .git directory never); the layer survives a
+// restart of the sandbox, and teardown keeps the sandbox while work is unlanded.
+func TestReviewOverlay(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	before := treeSums(t, w.ws)
+	cs, cmd, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_GC_HOURS=0")
+	st := call(t, cs, "pi_sbx_status", `{}`)
+	require.False(t, st.IsError, "%s\n%s", text(st), stderr.String())
+	name := w.sandboxes()[0]
+
+	res := call(t, cs, "bash", bashArgs("pwd; stat -f -c %T .; cat edit-me.txt\n"+sandboxWork))
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, w.ws+"\noverlayfs\nalpha\nbeta\ngamma\ndone\n", text(res))
+	res = call(t, cs, "write", `{"path":"notes/new.txt","content":"written by pi's write\n"}`)
+	require.False(t, res.IsError, text(res))
+	res = call(t, cs, "bash", bashArgs("rm -r src/util && mkdir src/util && echo fresh > src/util/other.go"))
+	require.False(t, res.IsError, text(res))
+	assert.Empty(t, diffSums(before, treeSums(t, w.ws)), "not one byte of the host's changed")
+
+	k := w.keeper(t, state)
+	ch, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
+	require.NoError(t, err)
+	base, head := lsTree(t, ch, ch.Base), lsTree(t, ch, ch.Head)
+	assert.Contains(t, base, "build/out.txt", "a non-git workspace is taken whole")
+	assert.Equal(t, "100755 #!/bin/sh\necho run\n", head["run.sh"])
+	assert.Equal(t, "100644 written by pi's write\n", head["notes/new.txt"])
+	assert.Equal(t, "100644 fresh\n", head["src/util/other.go"])
+	assert.NotContains(t, head, "src/util/util.go", "a directory replaced (opaque) drops what it had")
+	assert.NotContains(t, head, "deep/a/b/c/file.md", "a whiteout is a deletion")
+	assert.Equal(t, base["src/main.go"], head["src/main.go"])
+	for p := range head {
+		assert.False(t, strings.HasPrefix(p, ".git/"), "%s: never part of the work", p)
+	}
+
+	// A restart loses the mount, not the layer: the next session lays it again.
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+	assert.Contains(t, stderr.String(), "keeping sandbox "+name)
+	assert.Empty(t, diffSums(before, treeSums(t, w.ws)))
+	cs, _, stderr = w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name)
+	res = call(t, cs, "read", `{"path":"notes/new.txt"}`)
+	require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+	assert.Contains(t, text(res), "written by pi's write")
+}
