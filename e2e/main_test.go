@@ -111,14 +111,32 @@ var pngPixel = []byte{0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00
 // including docker variables that must not leak, plus sbxsim's settings (allowlisted,
 // since the backend passes nothing else to sbx).
 func (w *world) env(extra ...string) []string {
-	return append([]string{
+	return append(append(suiteMode(extra), []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"PI_SBX_BIN=" + simBin,
 		"SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=0",
 		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER",
 		"DOCKER_HOST=unix://" + w.decoy, "DOCKER_CONTEXT=decoy", "COMPOSE_PROJECT_NAME=decoy",
 		"PI_E2E_MARK=forwarded", "HOST_SECRET=must-not-cross",
-	}, extra...)
+	}...), extra...)
+}
+
+// suiteMode runs the whole suite in another workspace mode when the test process has
+// DOCKER_SANDBOX_WORKSPACE_MODE (scripts/test.sh runs a pass with review): every serve
+// gets it, unless a test sets a workspace mode of its own. Review mode's teardown then
+// removes sandboxes with unlanded work too (after fetching it), as the tests expect of
+// a teardown.
+func suiteMode(extra []string) []string {
+	mode := os.Getenv("DOCKER_SANDBOX_WORKSPACE_MODE")
+	if mode == "" {
+		return nil
+	}
+	for _, kv := range extra {
+		if strings.HasPrefix(kv, "DOCKER_SANDBOX_WORKSPACE_") {
+			return nil
+		}
+	}
+	return []string{"DOCKER_SANDBOX_WORKSPACE_MODE=" + mode, "DOCKER_SANDBOX_TEARDOWN_FORCE=1"}
 }
 
 // sim runs sbxsim directly (the test's own view of the sandboxes).

@@ -69,7 +69,7 @@ func TestServePtyExecCancel(t *testing.T) {
 			"command": "sleep 3000 & echo $! > pty.pid; wait"}})
 		done <- err
 	}()
-	pid := waitPid(t, filepath.Join(w.ws, "pty.pid"))
+	pid := w.waitPid(t, box, filepath.Join(w.ws, "pty.pid"))
 	alive := func() bool { _, code := w.sim("exec", box, "kill", "-0", strconv.Itoa(pid)); return code == 0 }
 	require.True(t, alive())
 	cancel()

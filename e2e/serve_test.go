@@ -214,7 +214,7 @@ func TestServeCancelStopsTheCommandInTheVM(t *testing.T) {
 			"command": "sleep 3000 & echo $! > sleep.pid; wait"}})
 		done <- err
 	}()
-	pid := waitPid(t, filepath.Join(w.ws, "sleep.pid"))
+	pid := w.waitPid(t, box, filepath.Join(w.ws, "sleep.pid"))
 	alive := func() bool { _, code := w.sim("exec", box, "kill", "-0", strconv.Itoa(pid)); return code == 0 }
 	require.True(t, alive(), "the command runs in the VM's pid namespace")
 	cancel()
@@ -227,14 +227,17 @@ func TestServeCancelStopsTheCommandInTheVM(t *testing.T) {
 	assert.Contains(t, text(call(t, cs, "bash", `{"command":"echo still here"}`)), "still here")
 }
 
-func waitPid(t *testing.T, file string) int {
+// waitPid waits for a pid file the command in sandbox box writes, and reads it there:
+// in review mode the host never sees what the sandbox writes.
+func (w *world) waitPid(t *testing.T, box, file string) int {
 	var pid int
 	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(file)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
+		out, code := w.sim("exec", box, "cat", file)
+		if code != 0 || !strings.HasSuffix(out, "\n") {
 			return false
 		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		var err error
+		pid, err = strconv.Atoi(strings.TrimSpace(out))
 		return err == nil
 	}, 30*time.Second, 20*time.Millisecond)
 	return pid

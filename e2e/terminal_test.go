@@ -172,7 +172,7 @@ func terminalCases(t *testing.T, tw *termWorld) {
 			assert.Equal(t, 0, *d.ExitCode)
 			assert.Equal(t, "parent-done\n", output(txt))
 			assert.Less(t, time.Since(start), 20*time.Second)
-			pid := waitPid(t, tw.ws+"/orphan.pid")
+			pid := tw.waitPid(t, tw.box, tw.ws+"/orphan.pid")
 			assert.True(t, tw.alive(pid), "the grandchild runs on")
 			tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID})
 			assert.Eventually(t, func() bool { return !tw.alive(pid) }, 10*time.Second, 50*time.Millisecond, "kill_session reaches the group")
@@ -222,7 +222,7 @@ func terminalCases(t *testing.T, tw *termWorld) {
 		}},
 		{"kill_session kills the whole process group", func(t *testing.T) {
 			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "trap '' TERM; sleep 600 & echo $! > group.pid; wait", "yield_time_ms": 250})
-			pid := waitPid(t, tw.ws+"/group.pid")
+			pid := tw.waitPid(t, tw.box, tw.ws+"/group.pid")
 			require.True(t, tw.alive(pid))
 			txt, d2 := tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID})
 			require.NotNil(t, d2.ExitCode, txt)
@@ -299,7 +299,7 @@ func TestTerminalCancelStopsTheWaitNotTheProcess(t *testing.T) {
 
 func cancelStopsTheWait(t *testing.T, tw *termWorld) {
 	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > shell.pid; sleep 2; echo after", "yield_time_ms": 250})
-	pid := waitPid(t, tw.ws+"/shell.pid")
+	pid := tw.waitPid(t, tw.box, tw.ws+"/shell.pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
