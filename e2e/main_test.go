@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -280,4 +281,40 @@ func (w *world) startServe(t testing.TB, dir string, args []string, extraEnv ...
 		}
 	})
 	return p
+}
+
+// reviewSuite reports whether the suite runs in review mode: the sandbox's writes then
+// stay in the sandbox, and a test reads (and resets) them there.
+func reviewSuite() bool { return os.Getenv("DOCKER_SANDBOX_WORKSPACE_MODE") == "review" }
+
+// readWS reads a workspace file as the sandbox's tools left it: on the host, or in the
+// (one) sandbox in review mode.
+func (w *world) readWS(p string) ([]byte, error) {
+	if !reviewSuite() {
+		return os.ReadFile(p)
+	}
+	boxes := w.sandboxes()
+	if len(boxes) != 1 {
+		return nil, fmt.Errorf("reading %s in the sandbox: %d sandboxes", p, len(boxes))
+	}
+	out, code := w.sim("exec", boxes[0], "cat", p)
+	if code != 0 {
+		return nil, fmt.Errorf("reading %s in %s: %s: %w", p, boxes[0], out, os.ErrNotExist)
+	}
+	return []byte(out), nil
+}
+
+// resetWS puts a workspace file back to content ("" removes it) on the host and, in
+// review mode, in the sandbox too: each side then starts a call from the same state.
+func (w *world) resetWS(p, content string) {
+	os.Remove(p)
+	if content != "" {
+		require.NoError(w.t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	if reviewSuite() {
+		for _, box := range w.sandboxes() {
+			out, code := w.sim("exec", box, "sh", "-c", `rm -f "$1"; [ -z "$2" ] || printf %s "$2" > "$1"`, "reset", p, content)
+			require.Zero(w.t, code, out)
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -138,7 +137,7 @@ func TestServeLargeWriteAndEdit(t *testing.T) {
 	require.NoError(t, err)
 	res := call(t, cs, "write", `{"path":"big.go","content":`+string(lit)+`}`)
 	require.False(t, res.IsError, text(res))
-	got, err := os.ReadFile(filepath.Join(w.ws, "big.go"))
+	got, err := w.readWS(filepath.Join(w.ws, "big.go"))
 	require.NoError(t, err)
 	require.True(t, string(got) == big, "the file holds exactly the content sent")
 
@@ -146,7 +145,7 @@ func TestServeLargeWriteAndEdit(t *testing.T) {
 	newLit, _ := json.Marshal(edited)
 	res = call(t, cs, "edit", `{"path":"big.go","edits":[{"oldText":`+string(lit)+`,"newText":`+string(newLit)+`}]}`)
 	require.False(t, res.IsError, text(res))
-	got, err = os.ReadFile(filepath.Join(w.ws, "big.go"))
+	got, err = w.readWS(filepath.Join(w.ws, "big.go"))
 	require.NoError(t, err)
 	assert.True(t, string(got) == edited, "the edit's texts arrived exactly")
 }

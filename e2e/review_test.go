@@ -150,6 +150,7 @@ func TestReviewClone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, w.ws, ch.Root)
 	assert.Equal(t, name, ch.Sandbox)
+	assert.Equal(t, keep.BaseRef(name), ch.BaseRef, "land moves this ref")
 	base := lsTree(t, ch, ch.Base)
 	head := lsTree(t, ch, ch.Head)
 	assert.Equal(t, "100644 alpha\nhost edit\n", base["edit-me.txt"], "Base has the host's uncommitted change")

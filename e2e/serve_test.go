@@ -102,15 +102,10 @@ func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
 	for _, m := range mutating {
 		t.Run(m.name, func(t *testing.T) {
 			p := filepath.Join(w.ws, m.file)
-			reset := func() {
-				os.Remove(p)
-				if m.start != "" {
-					require.NoError(t, os.WriteFile(p, []byte(m.start), 0o644))
-				}
-			}
+			reset := func() { w.resetWS(p, m.start) }
 			reset()
 			got := viaMCP(t, call(t, cs, m.name, m.args))
-			inVM, err := os.ReadFile(p)
+			inVM, err := w.readWS(p)
 			if m.start == "" {
 				require.NoError(t, err, "a file written in the sandbox is on the host")
 			}
@@ -395,7 +390,7 @@ func TestPerCallCarriesLargeArguments(t *testing.T) {
 	require.NoError(t, err)
 	res := call(t, cs, "write", string(args))
 	require.False(t, res.IsError, text(res))
-	got, err := os.ReadFile(filepath.Join(w.ws, "big.txt"))
+	got, err := w.readWS(filepath.Join(w.ws, "big.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, content, string(got))
 }
