@@ -187,7 +187,7 @@ func runTUI(t *testing.T, node, ext, load string, install func(home string), kil
 	boxes := w.sandboxes()
 	require.Len(t, boxes, 1)
 	box := boxes[0]
-	expect("sandbox: " + box + " (rw)")
+	expect("sandbox: " + box + " (" + modeName() + ")")
 
 	tmux("send-keys", "-t", "t", `!test -t 1 && echo TTY-$((40+2)); echo host-$(hostname)`, "Enter")
 	expect("host-" + box)
@@ -201,7 +201,7 @@ func runTUI(t *testing.T, node, ext, load string, install func(home string), kil
 
 	tmux("send-keys", "-t", "t", "/sandbox", "Enter")
 	expect("shell: DOCKER_SANDBOX=" + box + " pi-sbx-backend shell")
-	assert.Contains(t, screen, "workspace: "+w.ws+" (rw, the git repository's root)")
+	assert.Contains(t, screen, "workspace: "+w.ws+" ("+modeName()+", the git repository's root)")
 	assert.Contains(t, screen, "teardown: remove")
 
 	if kill9 {

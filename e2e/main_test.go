@@ -283,6 +283,14 @@ func (w *world) startServe(t testing.TB, dir string, args []string, extraEnv ...
 	return p
 }
 
+// modeName is the workspace mode the suite's sessions run in, as status lines show it.
+func modeName() string {
+	if m := os.Getenv("DOCKER_SANDBOX_WORKSPACE_MODE"); m != "" {
+		return m
+	}
+	return "rw"
+}
+
 // reviewSuite reports whether the suite runs in review mode: the sandbox's writes then
 // stay in the sandbox, and a test reads (and resets) them there.
 func reviewSuite() bool { return os.Getenv("DOCKER_SANDBOX_WORKSPACE_MODE") == "review" }

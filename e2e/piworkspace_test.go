@@ -43,7 +43,7 @@ func TestPiInARepoSubdirectory(t *testing.T) {
 			require.NoError(t, err, "%s", out)
 
 			p := startPiTUI(t, w, src, "PI_FAUX_CALLS="+string(calls), "PI_SBX_WORKSPACE="+tc.setting)
-			p.expect(" (rw", 30*time.Second)
+			p.expect(" ("+modeName(), 30*time.Second)
 			assert.Equal(t, tc.rootShown, strings.Contains(p.screen, "(rw, repo root /"), "status line:\n%s", p.screen)
 
 			p.send("go")
@@ -56,9 +56,9 @@ func TestPiInARepoSubdirectory(t *testing.T) {
 
 			p.send("/sandbox")
 			p.expect("shell: DOCKER_SANDBOX=", 30*time.Second)
-			want := "workspace: " + src + " (rw, pi's cwd)"
+			want := "workspace: " + src + " (" + modeName() + ", pi's cwd)"
 			if tc.rootShown {
-				want = "workspace: " + w.ws + " (rw, the git"
+				want = "workspace: " + w.ws + " (" + modeName() + ", the git"
 			}
 			assert.Contains(t, p.screen, want)
 		})

