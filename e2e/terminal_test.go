@@ -453,7 +453,7 @@ func TestTerminalSessionsDieWithTheirAgent(t *testing.T) {
 			for i, tty := range []bool{false, true} {
 				file := fmt.Sprintf("%s/die%d.pid", tw.ws, i)
 				_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > " + file + "; sleep 600", "tty": tty, "yield_time_ms": 250})
-				pids = append(pids, waitPid(t, file))
+				pids = append(pids, tw.waitPid(t, tw.box, file))
 				last = d.SessionID
 			}
 			out, code := tw.sim("exec", tw.box, "pkill", "-9", "-f", holder[transport])

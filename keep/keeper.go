@@ -170,8 +170,7 @@ var ErrNoWork = errors.New("no review sandbox and no kept work for this workspac
 // into the private store as HeadRef, and returns Base and Head. A sandbox that is gone
 // leaves its kept refs, which are returned as they are.
 func (k *Keeper) Collect(ctx context.Context, r Record) (review.Changes, error) {
-	ch := review.Changes{GitDir: r.GitDir, Root: r.Root, Sandbox: r.Sandbox, BaseRef: BaseRef(r.Sandbox),
-		Refs: []string{StartRef(r.Sandbox), BaseRef(r.Sandbox), HeadRef(r.Sandbox)}}
+	ch := review.Changes{GitDir: r.GitDir, Root: r.Root, Sandbox: r.Sandbox, BaseRef: BaseRef(r.Sandbox)}
 	_, err := k.Client.Lookup(ctx, r.Sandbox)
 	switch {
 	case errors.Is(err, sbx.ErrMissing):
