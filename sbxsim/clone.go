@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -244,4 +245,51 @@ func (m *Manager) dropRemote(ctx context.Context, sb *Sandbox) error {
 		return err
 	}
 	return nil
+}
+
+// unsavedBranches lists the clone's branches whose tip no ref of the host repository
+// holds (not fetched, nor the host's own): the commits `sbx rm` warns about. Refs are
+// read as files — the clone is the sandbox's to write, and nothing of it may run here.
+func unsavedBranches(sb *Sandbox) []string {
+	clone := readRefs(filepath.Join(sb.Clone.Dir, ".git"), "refs/heads/")
+	known := map[string]bool{}
+	for _, tip := range readRefs(filepath.Join(sb.Clone.Root, ".git"), "refs/") {
+		known[tip] = true
+	}
+	var out []string
+	for branch, tip := range clone {
+		if !known[tip] {
+			out = append(out, branch)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readRefs returns the refs under prefix of a git directory (loose and packed), by
+// the name after the prefix; what it cannot read it leaves out.
+func readRefs(gitDir, prefix string) map[string]string {
+	refs := map[string]string{}
+	if b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			id, ref, ok := strings.Cut(line, " ")
+			if name, under := strings.CutPrefix(ref, prefix); ok && under && len(id) >= 40 {
+				refs[name] = id
+			}
+		}
+	}
+	root := filepath.Join(gitDir, filepath.FromSlash(prefix))
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Type()&os.ModeSymlink != 0 {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) > 200 {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		refs[filepath.ToSlash(rel)] = strings.TrimSpace(string(b))
+		return nil
+	})
+	return refs
 }

@@ -3,6 +3,7 @@ package sbxsim
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,24 @@ func TestCloneRootOf(t *testing.T) {
 		real, _ := filepath.EvalSymlinks(tc.want)
 		assert.Equal(t, real, got)
 	}
+}
+
+// TestUnsavedBranches: a clone's branch is unsaved until some host ref holds its tip
+// (fetched under refs/sandboxes/<name>/, or the host's own branch), loose or packed.
+func TestUnsavedBranches(t *testing.T) {
+	dir := t.TempDir()
+	sb := &Sandbox{Name: "b", Clone: &Clone{Root: filepath.Join(dir, "host"), Dir: filepath.Join(dir, "clone")}}
+	write := func(p, s string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	a, b, c := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
+	write(filepath.Join(sb.Clone.Dir, ".git/refs/heads/main"), a+"\n")
+	write(filepath.Join(sb.Clone.Dir, ".git/refs/heads/feat/x"), b+"\n")
+	write(filepath.Join(sb.Clone.Dir, ".git/packed-refs"), "# pack-refs\n"+c+" refs/heads/packed\n")
+	write(filepath.Join(sb.Clone.Root, ".git/refs/heads/main"), a+"\n")
+	assert.Equal(t, []string{"feat/x", "packed"}, unsavedBranches(sb))
+	write(filepath.Join(sb.Clone.Root, ".git/packed-refs"), b+" refs/sandboxes/b/feat/x\n")
+	write(filepath.Join(sb.Clone.Root, ".git/refs/sandboxes/b/packed"), c+"\n")
+	assert.Empty(t, unsavedBranches(sb))
 }

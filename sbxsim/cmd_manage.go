@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -138,7 +139,19 @@ func (c *cli) rm(ctx context.Context, args []string) error {
 			return errors.New("removal declined")
 		}
 	}
-	return c.forEachName(names, func(name string) error { return c.m.remove(ctx, name) })
+	return c.forEachName(names, func(name string) error {
+		if !fs.has("force") {
+			// Clone mode: rm warns about commits the host has not fetched; without a
+			// terminal to confirm, it refuses (sbx-contract.md, inferred).
+			if sb, err := c.m.Store.Load(name); err == nil && sb.Clone != nil {
+				if unsaved := unsavedBranches(sb); len(unsaved) > 0 {
+					return fmt.Errorf("sandbox '%s' has unsaved commits on %s (git fetch %s saves them); use --force to remove it anyway",
+						name, strings.Join(unsaved, ", "), remote(name))
+				}
+			}
+		}
+		return c.m.remove(ctx, name)
+	})
 }
 
 // run starts an existing sandbox without a session (`run --name N -d`), or creates and

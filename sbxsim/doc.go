@@ -51,7 +51,11 @@
 // settings answer in real sbx's shapes (daemon.go, settings.go); create --pull is
 // recorded (nothing is pulled). With ssh.agentForwardingEnabled (on by default, as in
 // sbx) exec sets SSH_AUTH_SOCK=/run/host-services/ssh-auth.sock, where the creator's
-// SSH agent socket is bound.
+// SSH agent socket is bound. create --clone is clone mode (clone.go): the host's git root
+// read-only at /run/sandbox/source, a private clone at the same path on the sandbox's
+// storage, its git daemon published as 127.0.0.1:<ephemeral>->9418 (a new port at each
+// start, the host remote sandbox-<name> rewritten), refs/sandboxes/<name>/* left after rm;
+// rm without --force refuses a clone whose branches hold commits no host ref has.
 //
 // It is a test double, not a security boundary: the sandbox shares the host's kernel
 // (one kernel bug away from the host; no seccomp filter), its root user is the host's
