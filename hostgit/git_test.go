@@ -71,7 +71,7 @@ func TestRun(t *testing.T) {
 
 func TestVerb(t *testing.T) {
 	for args, want := range map[string]string{
-		"diff-tree -r":                      "diff-tree",
+		"diff-tree -r":                       "diff-tree",
 		"-c transfer.fsckObjects=true fetch": "fetch",
 		"--no-pager -c a=b -c c=d cat-file":  "cat-file",
 	} {
