@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -273,4 +274,46 @@ func TestReviewOverlay(t *testing.T) {
 	res = call(t, cs, "read", `{"path":"notes/new.txt"}`)
 	require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
 	assert.Contains(t, text(res), "written by pi's write")
+}
+
+// TestReviewKill9KeepsTheWork: serve killed with kill -9 mid-session leaves its review
+// sandbox to the watchdog, which only stops it; GC then starts it, fetches its work and
+// keeps it (unlanded), and the work is on the host.
+func TestReviewKill9KeepsTheWork(t *testing.T) {
+	w, state := reviewWorld(t, true)
+	cs, cmd, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_GC_HOURS=0")
+	res := call(t, cs, "write", `{"path":"after-kill.txt","content":"kept\n"}`)
+	require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+	name := w.sandboxes()[0]
+	require.NoError(t, cmd.Process.Kill())
+	status := func() string {
+		out, _ := w.sim("ls", "--json")
+		var ls struct {
+			Sandboxes []struct{ Name, Status string } `json:"sandboxes"`
+		}
+		_ = json.Unmarshal([]byte(out), &ls)
+		for _, s := range ls.Sandboxes {
+			if s.Name == name {
+				return s.Status
+			}
+		}
+		return "gone"
+	}
+	require.Eventually(t, func() bool { return status() == "stopped" }, 60*time.Second, 200*time.Millisecond, "the watchdog stops it")
+	time.Sleep(3 * time.Second) // a watchdog that went on to rm would have by now
+	require.Equal(t, "stopped", status(), "and does not remove it")
+
+	gc := exec.Command(backendBin, "gc", "--hours", "0")
+	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
+	b, err := gc.CombinedOutput()
+	require.NoError(t, err, string(b))
+	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept: 1 unlanded change\(s\) \(after-kill.txt\)`, string(b))
+	assert.NotEqual(t, "gone", status())
+
+	k := w.keeper(t, state)
+	r, err := k.Store.Load(name)
+	require.NoError(t, err)
+	ch, err := k.Collect(context.Background(), r)
+	require.NoError(t, err)
+	assert.Equal(t, "100644 kept\n", lsTree(t, ch, ch.Head)["after-kill.txt"])
 }
