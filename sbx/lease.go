@@ -55,6 +55,21 @@ func (l *Leases) sandboxDir(name string) (string, error) {
 // lockPath is the file of the lease lock of sandbox name (a valid name).
 func (l *Leases) lockPath(name string) string { return filepath.Join(l.Dir, name+".lock") }
 
+// openLock opens (making it) the lease lock file of sandbox name, for Lock.
+func (l *Leases) openLock(name string) (*os.File, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
+	}
+	f, err := os.OpenFile(l.lockPath(name), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
+	}
+	return f, nil
+}
+
 // Take records that process pid uses sandbox name (replacing an earlier lease of pid).
 func (l *Leases) Take(name string, pid int, role string, now time.Time) error {
 	dir, err := l.sandboxDir(name)

@@ -109,7 +109,7 @@ func TestWatchdogWaitsForLeaseHolders(t *testing.T) {
 	require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
 	require.NoError(t, leases.Take("box-1", other, "shell", time.Now()))
 	c := NewClient([]string{"PATH=" + os.Getenv("PATH"), "PI_SBX_BIN=" + fakeSbx}, ExecRunner{})
-	w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases)
+	w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, "")
 	require.NoError(t, err)
 	defer w.Stop()
 
@@ -182,34 +182,64 @@ func TestGCPrunesOldLeaseLocks(t *testing.T) {
 // TestWatchdogDecidesUnderTheLeaseLock: with its owner gone and no other lease, the
 // watchdog still waits while a session holds the lease lock (one joining, or tearing
 // down), and removes the sandbox once the lock is free and nobody holds a lease; a
-// lease taken under the lock in the meantime keeps the sandbox.
+// lease taken under the lock in the meantime keeps the sandbox. The lock is taken by
+// the locker (this test binary stands in for pi-sbx-backend, TestMain), never flock(1):
+// the watchdog's PATH has only sleep, as on macOS, which has no flock(1). Without a
+// working locker it decides without the lock (never pins the sandbox), which the other
+// cases show this test would catch. sbx never gets the lock's descriptor.
 func TestWatchdogDecidesUnderTheLeaseLock(t *testing.T) {
-	if _, err := os.Stat(WatchdogFlock); err != nil {
-		t.Fatalf("%s is needed (util-linux, which scripts/setup.sh installs): %v", WatchdogFlock, err)
-	}
-	dir := t.TempDir()
-	record := filepath.Join(dir, "calls")
-	fakeSbx := filepath.Join(dir, "sbx")
-	require.NoError(t, os.WriteFile(fakeSbx, []byte("#!/bin/sh\necho \"$@\" >> "+record+"\n"), 0o755))
-	leases := &Leases{Dir: filepath.Join(dir, "leases")}
-	owner, stopOwner := holder(t)
-	require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
-	c := NewClient([]string{"PATH=" + os.Getenv("PATH"), "PI_SBX_BIN=" + fakeSbx}, ExecRunner{})
-	w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases)
+	self, err := os.Executable()
 	require.NoError(t, err)
-	defer w.Stop()
+	for _, tc := range []struct {
+		name, locker string
+		locked       bool // the watchdog waits for the lock
+	}{
+		{"the locker takes the lock", self, true},
+		{"no locker", "", false},
+		{"a locker that is gone", filepath.Join(t.TempDir(), "removed"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			record := filepath.Join(dir, "calls")
+			fakeSbx := filepath.Join(dir, "sbx")
+			require.NoError(t, os.WriteFile(fakeSbx, []byte("#!/bin/sh\necho \"$@\" >> "+record+"\n[ -e /dev/fd/9 ] && echo 'got descriptor 9' >> "+record+"\nexit 0\n"), 0o755))
+			bin := filepath.Join(dir, "bin")
+			sleep, err := exec.LookPath("sleep")
+			require.NoError(t, err)
+			require.NoError(t, os.Mkdir(bin, 0o700))
+			require.NoError(t, os.Symlink(sleep, filepath.Join(bin, "sleep")))
+			leases := &Leases{Dir: filepath.Join(dir, "leases")}
+			owner, stopOwner := holder(t)
+			require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
+			c := NewClient([]string{"PATH=" + bin, "PI_SBX_BIN=" + fakeSbx}, ExecRunner{})
+			w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, tc.locker)
+			require.NoError(t, err)
+			defer w.Stop()
+			removed := func() bool { b, _ := os.ReadFile(record); return string(b) == "rm --force box-1\n" }
 
-	unlock, err := leases.Lock(context.Background(), "box-1")
-	require.NoError(t, err)
-	stopOwner()
-	time.Sleep(300 * time.Millisecond) // thirty polls with the owner dead, the lock held
-	assert.NoFileExists(t, record, "torn down while a session held the lease lock")
-	joiner, stopJoiner := holder(t)
-	require.NoError(t, leases.Take("box-1", joiner, "shell", time.Now()))
-	unlock()
-	time.Sleep(300 * time.Millisecond)
-	assert.NoFileExists(t, record, "torn down under the lease of pid %d, taken under the lock", joiner)
-	stopJoiner()
-	require.Eventually(t, func() bool { b, _ := os.ReadFile(record); return string(b) == "rm --force box-1\n" },
-		10*time.Second, 10*time.Millisecond)
+			unlock, err := leases.Lock(context.Background(), "box-1")
+			require.NoError(t, err)
+			stopOwner()
+			if !tc.locked {
+				require.Eventually(t, removed, 10*time.Second, 10*time.Millisecond, "decided without the lock")
+				unlock()
+				return
+			}
+			time.Sleep(300 * time.Millisecond) // thirty polls with the owner dead, the lock held
+			assert.NoFileExists(t, record, "torn down while a session held the lease lock")
+			joiner, stopJoiner := holder(t)
+			require.NoError(t, leases.Take("box-1", joiner, "shell", time.Now()))
+			unlock()
+			time.Sleep(300 * time.Millisecond)
+			assert.NoFileExists(t, record, "torn down under the lease of pid %d, taken under the lock", joiner)
+			stopJoiner()
+			require.Eventually(t, removed, 10*time.Second, 10*time.Millisecond)
+			// The watchdog holds the lock until it exits: a joiner waits for the teardown.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			unlock, err = leases.Lock(ctx, "box-1")
+			require.NoError(t, err, "the lock is free once the watchdog is done")
+			unlock()
+		})
+	}
 }

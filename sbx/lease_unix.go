@@ -4,9 +4,8 @@ package sbx
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,30 +15,40 @@ import (
 // is flock(2)'s, which the kernel releases when its holder dies; waiting for it ends with
 // ctx.
 func (l *Leases) Lock(ctx context.Context, name string) (unlock func(), err error) {
-	if err := ValidateName(name); err != nil {
+	f, err := l.openLock(name)
+	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
-	}
-	f, err := os.OpenFile(l.lockPath(name), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		switch err {
+	err = pollLock(ctx, name, func() (bool, error) {
+		switch err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err {
 		case nil:
-			return func() { f.Close() }, nil // closing the descriptor releases the lock
+			return true, nil
 		case unix.EWOULDBLOCK, unix.EINTR:
+			return false, nil
 		default:
-			f.Close()
-			return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
+			return false, err
 		}
-		// Held while another process tears the sandbox down: a few seconds at most.
-		if !pause(ctx, 20*time.Millisecond) {
-			f.Close()
-			return nil, fmt.Errorf("waiting for the lease lock of sandbox %s: %w", name, ctx.Err())
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil // closing the descriptor releases the lock
+}
+
+// WatchdogLock waits for the lease lock on descriptor fd, which the watchdog's shell
+// opened on the lock file and keeps open (WatchdogLockCommand runs this). flock(2)'s lock
+// belongs to the open file, not to this process, so it stays taken after this returns,
+// until the shell closes the descriptor or dies: the same lock Lock takes, without
+// flock(1), which macOS lacks.
+func WatchdogLock(fd int) error {
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			if err != nil {
+				return fmt.Errorf("locking descriptor %d: %w", fd, err)
+			}
+			return nil
 		}
 	}
 }

@@ -1,8 +1,9 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package sbx
 
-// On hosts without kill(2) semantics liveness is unknown: GC then keeps every sandbox.
+// On hosts with neither kill(2) nor OpenProcess liveness is unknown: GC then keeps every
+// sandbox, and a lease always counts.
 func processAlive(int) alive  { return aliveUnknown }
 func bootID() string          { return "" }
 func processStart(int) string { return "" }

@@ -330,7 +330,7 @@ func TestWatchdogTearsDownAfterOwnerDies(t *testing.T) {
 			owner := exec.Command("sleep", "1000")
 			require.NoError(t, owner.Start())
 			c := NewClient([]string{"PATH=" + os.Getenv("PATH"), "PI_SBX_BIN=" + fakeSbx, "DOCKER_HOST=unix:///decoy"}, ExecRunner{})
-			w, err := c.StartWatchdog(owner.Process.Pid, "box-1", mode, 10*time.Millisecond, nil)
+			w, err := c.StartWatchdog(owner.Process.Pid, "box-1", mode, 10*time.Millisecond, nil, "")
 			require.NoError(t, err)
 			defer w.Stop()
 			_, err = os.Stat(record)
@@ -476,7 +476,7 @@ func (r *slowWatchdogRunner) Start(ctx context.Context, _ string, _ Cmd) (Proces
 // sbx rm again and again.
 func TestWatchdogStopWaitsUntilGone(t *testing.T) {
 	r := &slowWatchdogRunner{}
-	w, err := (&Client{Bin: "sbx", Runner: r}).StartWatchdog(os.Getpid(), "box", TeardownRemove, 0, nil)
+	w, err := (&Client{Bin: "sbx", Runner: r}).StartWatchdog(os.Getpid(), "box", TeardownRemove, 0, nil, "")
 	require.NoError(t, err)
 	require.NoError(t, w.Stop())
 	assert.True(t, r.exited.Load(), "the watchdog process is gone when Stop returns")
@@ -492,7 +492,7 @@ func TestWatchdogStoppedNeverTearsDown(t *testing.T) {
 	owner := exec.Command("sleep", "1000")
 	require.NoError(t, owner.Start())
 	c := &Client{Bin: fakeSbx, Runner: ExecRunner{}, Env: []string{"PATH=" + os.Getenv("PATH")}}
-	w, err := c.StartWatchdog(owner.Process.Pid, "box", TeardownRemove, 50*time.Millisecond, nil)
+	w, err := c.StartWatchdog(owner.Process.Pid, "box", TeardownRemove, 50*time.Millisecond, nil, "")
 	require.NoError(t, err)
 	require.NoError(t, w.Stop())
 	require.NoError(t, owner.Process.Kill())

@@ -32,6 +32,9 @@ type Session struct {
 	// Owner is the process whose death tears a created sandbox down (the watchdog); 0
 	// means no watchdog.
 	Owner int
+	// Locker is the program the watchdog takes the lease lock with (this executable, its
+	// WatchdogLockCommand); "" leaves the watchdog to decide without the lock.
+	Locker string
 	// ReadOnly mounts the workspace read-only (DOCKER_SANDBOX_WORKSPACE_RO): sbx wants a
 	// read/write primary, so a scratch directory Home/.sbx-prime-<name> is the primary
 	// and the workspace an additional `:ro` one.
@@ -241,7 +244,7 @@ func (s *Session) ensure(ctx context.Context) error {
 	if arm {
 		// Armed before create: even a kill -9 of this process during the create must not
 		// leave the sandbox running.
-		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.watchdogMode(), 0, s.Owners.Leases())
+		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.watchdogMode(), 0, s.Owners.Leases(), s.Locker)
 		if err != nil {
 			s.logf("pi-sbx-backend: %v (the sandbox is torn down on orderly shutdown only)\n", err)
 		}

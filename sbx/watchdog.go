@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 )
@@ -13,13 +12,18 @@ import (
 // lease on the sandbox (lease.go) to be gone too, then tears the sandbox down with a few
 // tries. It is a shell loop rather than a Go process so it costs nothing while it waits
 // and survives its owner's `kill -9`. A lease counts while its pid runs (a reused pid
-// only delays the teardown; the Go side also checks start times). Where flock(1) is
-// there (WatchdogFlock), it decides and tears down under the lease lock, as the Go side
-// does: a session joining meanwhile waits and then finds the sandbox gone.
+// only delays the teardown; the Go side also checks start times). It decides and tears
+// down under the lease lock, as the Go side does, so a session joining meanwhile waits
+// and then finds the sandbox gone: it opens the lock file as descriptor 9 and has the
+// locker (this program, `LOCKER watchdog-lock 9`, WatchdogLock) take flock(2) on it,
+// which stays taken while the shell keeps 9 open. That works on every unix host
+// (macOS has no flock(1)). A locker that cannot run (removed since) leaves it to decide
+// without the lock rather than never. sbx does not get descriptor 9: a daemon it leaves
+// behind would hold the lock for ever.
 //
 //	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox,
-//	$6 its lease directory and $7 its lease lock ("" none), $8 flock(1) ("" none)
-const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6 lockf=$7 flock=$8
+//	$6 its lease directory and $7 its lease lock ("" none), $8 the locker ("" none)
+const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6 lockf=$7 locker=$8
 held() {
 	kill -0 "$pid" 2>/dev/null && return 0
 	[ -n "$leases" ] || return 1
@@ -31,7 +35,7 @@ held() {
 	return 1
 }
 # command: a failed redirection of a bare exec would end this shell, and the teardown.
-lock() { [ -n "$lockf" ] && [ -n "$flock" ] && command exec 9>>"$lockf" && "$flock" 9; }
+lock() { [ -n "$lockf" ] && [ -n "$locker" ] && command exec 9>>"$lockf" && "$locker" ` + WatchdogLockCommand + ` 9; }
 while :; do
 	while held; do sleep "$poll"; done
 	lock
@@ -39,14 +43,26 @@ while :; do
 	exec 9>&-
 done
 for i in 1 2 3 4 5; do
-	if [ "$mode" = stop ]; then "$sbx" stop "$name"; else "$sbx" rm --force "$name"; fi && exit 0
+	if [ "$mode" = stop ]; then "$sbx" stop "$name" 9>&-; else "$sbx" rm --force "$name" 9>&-; fi && exit 0
 	sleep 2
 done
 exit 1`
 
-// WatchdogFlock is the flock(1) program the watchdog takes the lease lock with, when the
-// host has it (util-linux: Linux; not macOS, where the watchdog decides without it).
-const WatchdogFlock = "/usr/bin/flock"
+// WatchdogLockCommand is the internal subcommand of this program that the watchdog runs
+// to take the lease lock on its descriptor (WatchdogLock).
+const WatchdogLockCommand = "watchdog-lock"
+
+// RunWatchdogLock is WatchdogLockCommand: args are the descriptor to lock.
+func RunWatchdogLock(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%s: want one descriptor, got %q", WatchdogLockCommand, args)
+	}
+	fd, err := strconv.Atoi(args[0])
+	if err != nil || fd < 3 {
+		return fmt.Errorf("%s: %q is not a descriptor the shell opened", WatchdogLockCommand, args[0])
+	}
+	return WatchdogLock(fd)
+}
 
 // WatchdogShell is the program the watchdog runs (its script is watchdogScript).
 const WatchdogShell = "/bin/sh"
@@ -63,8 +79,10 @@ const stopWait = 5 * time.Second
 // StartWatchdog starts a detached watchdog for sandbox name that runs `sbx rm --force`
 // (mode TeardownRemove) or `sbx stop` (TeardownStop) once process owner is gone, with the
 // same scrubbed environment as every sbx call, and no other process holds a lease on it
-// in leases (nil: none are kept). poll is how often it checks (2s when zero).
-func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration, leases *Leases) (*Watchdog, error) {
+// in leases (nil: none are kept). poll is how often it checks (2s when zero). locker is
+// the program that takes the lease lock for it (WatchdogLockCommand: this executable,
+// checked as a host file); "" leaves it to decide without the lock.
+func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration, leases *Leases, locker string) (*Watchdog, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -87,11 +105,7 @@ func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration,
 		if err != nil {
 			return nil, err
 		}
-		var flock string
-		if fi, err := os.Stat(WatchdogFlock); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			flock = WatchdogFlock
-		}
-		args = append(args, dir, leases.lockPath(name), flock)
+		args = append(args, dir, leases.lockPath(name), locker)
 	}
 	// Not bound to any caller's context: it must outlive this process. Stop ends it.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -79,6 +79,11 @@ func Open(o Options) (*Session, error) {
 		return nil, err
 	}
 	session.HostFiles = files
+	// The watchdog runs exactly the file checked above, whatever a symlink on the way
+	// points to later.
+	if real, err := filepath.EvalSymlinks(o.Exe); err == nil {
+		session.Locker = real
+	}
 	if owners, err := sbx.OwnersFromEnv(environ); err == nil {
 		session.Owners = owners // GC collects only what an owner record proves abandoned
 	}
@@ -99,15 +104,12 @@ func (s *Session) End(ctx context.Context) error {
 }
 
 // HostFiles are the files this process runs on the host or installs into the VM: the sbx
-// program (resolved and pinned by ResolveBin), the watchdog's shell (and flock, where
-// the host has it), this executable exe
-// (the agent on a linux host of the VM's architecture) and the linux agents beside it.
+// program (resolved and pinned by ResolveBin), the watchdog's shell, this executable exe
+// (the watchdog's locker; the agent on a linux host of the VM's architecture) and the
+// linux agents beside it.
 func HostFiles(c *sbx.Client, exe string) ([]sbx.HostFile, error) {
 	files := append(c.ResolveBin(), sbx.HostFile{Role: "the watchdog's shell", Path: sbx.WatchdogShell})
-	if _, err := os.Stat(sbx.WatchdogFlock); err == nil {
-		files = append(files, sbx.HostFile{Role: "the watchdog's flock", Path: sbx.WatchdogFlock})
-	}
-	files = append(files, sbx.HostFile{Role: "this program (" + prog + ", also the agent it installs)", Path: exe})
+	files = append(files, sbx.HostFile{Role: "this program (" + prog + ", the watchdog's locker, also the agent it installs)", Path: exe})
 	// The agents beside it; one that does not exist is in this executable's directory,
 	// which is checked with it.
 	for _, arch := range []string{"amd64", "arm64"} {

@@ -54,6 +54,7 @@ func commands() []command {
 		gcCommand(),
 		doctorCommand(),
 		versionCommand(),
+		watchdogLockCommand(),
 	}, append(reviewCommands(openKeptWork), localCommands()...)...)
 }
 
