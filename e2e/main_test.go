@@ -79,7 +79,23 @@ func newWorld(t testing.TB) *world {
 		assert.Zero(t, w.decoyHits.Load(), "the host DOCKER_HOST decoy socket was connected to")
 	})
 	writeFixture(t, w.ws)
+	if os.Getenv("PI_SBX_E2E_GIT") == "1" {
+		gitFixture(t, w.ws)
+	}
 	return w
+}
+
+// gitFixture makes the workspace a git repository with the fixture committed
+// (PI_SBX_E2E_GIT=1: with DOCKER_SANDBOX_WORKSPACE_MODE=review the suite then runs on sbx
+// --clone sandboxes).
+func gitFixture(t testing.TB, dir string) {
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "fixture"}} {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
 }
 
 // writeFixture lays out a small project: text, nested code, an ignored file, an image.

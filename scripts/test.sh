@@ -34,7 +34,10 @@ go test -count=1 -timeout 20m ./... 2>&1 | tee .cache/test.log
 # suiteMode). Left out: tests about rw mode itself (a sandbox the user made, the host seeing
 # the sandbox's writes, pi's rw status line).
 echo "== go test ./e2e, review mode" >&2
-DOCKER_SANDBOX_WORKSPACE_MODE=review go test -count=1 -timeout 10m ./e2e -run "$(cat e2e/testdata/review-suite.txt | paste -sd'|')" 2>&1 | tee -a .cache/test.log
+review_tests=$(paste -sd'|' e2e/testdata/review-suite.txt)
+# A plain workspace (a copy-on-write layer in the VM), then a git one (sbx create --clone).
+DOCKER_SANDBOX_WORKSPACE_MODE=review go test -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+PI_SBX_E2E_GIT=1 DOCKER_SANDBOX_WORKSPACE_MODE=review go test -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
 # The race detector over the concurrent parts (needs cgo's C compiler).
 if command -v gcc >/dev/null 2>&1; then
 	echo "== go test -race" >&2
