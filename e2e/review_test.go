@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -316,4 +317,39 @@ func TestReviewKill9KeepsTheWork(t *testing.T) {
 	ch, err := k.Collect(context.Background(), r)
 	require.NoError(t, err)
 	assert.Equal(t, "100644 kept\n", lsTree(t, ch, ch.Head)["after-kill.txt"])
+}
+
+// TestConcurrentCollects: collects of one sandbox at once (pi's status refresh while the
+// user runs `review`) all succeed with the same work; each snapshots into the clone's
+// one ref and fetches into the store's one temporary ref, so unserialized, one failed.
+func TestConcurrentCollects(t *testing.T) {
+	for _, git := range []bool{true, false} {
+		t.Run(map[bool]string{true: "clone", false: "overlay"}[git], func(t *testing.T) {
+			w, state := reviewWorld(t, git)
+			cs, _, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_TEARDOWN_FORCE=1")
+			res := call(t, cs, "bash", bashArgs(sandboxWork))
+			require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+
+			k := w.keeper(t, state)
+			const n = 6
+			got := make([]review.Changes, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got[i], errs[i] = keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
+				}()
+			}
+			wg.Wait()
+			for i := range n {
+				require.NoError(t, errs[i], "collect %d", i)
+				tree := func(ch review.Changes) string {
+					return gitIn(t, "/", "--git-dir="+ch.GitDir, "rev-parse", ch.Head+"^{tree}")
+				}
+				assert.Equal(t, tree(got[0]), tree(got[i]), "collect %d's work", i)
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/filelock"
 	"github.com/pi-sbx/pi-sbx-backend/review"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
@@ -169,9 +170,18 @@ var ErrNoWork = errors.New("no review sandbox and no kept work for this workspac
 // Collect fetches sandbox r.Sandbox's current work (an exec starts a stopped sandbox)
 // into the private store as HeadRef, and returns Base and Head. A sandbox that is gone
 // leaves its kept refs, which are returned as they are.
+//
+// Collects of one sandbox are serialized across processes (pi's status refresh and a
+// `review` in a terminal at once): both would snapshot into the clone's one ref and
+// fetch into the store's one temporary ref, and one of them would fail.
 func (k *Keeper) Collect(ctx context.Context, r Record) (review.Changes, error) {
 	ch := review.Changes{GitDir: r.GitDir, Root: r.Root, Sandbox: r.Sandbox, BaseRef: BaseRef(r.Sandbox)}
-	_, err := k.Client.Lookup(ctx, r.Sandbox)
+	unlock, err := collectLock(ctx, r)
+	if err != nil {
+		return ch, err
+	}
+	defer unlock()
+	_, err = k.Client.Lookup(ctx, r.Sandbox)
 	switch {
 	case errors.Is(err, sbx.ErrMissing):
 		return k.kept(ctx, r, ch)
@@ -186,6 +196,18 @@ func (k *Keeper) Collect(ctx context.Context, r Record) (review.Changes, error) 
 		return ch, err
 	}
 	return k.kept(ctx, r, ch)
+}
+
+// collectLock takes the lock of r's collects, a file beside its private store.
+func collectLock(ctx context.Context, r Record) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(r.GitDir), 0o700); err != nil {
+		return nil, fmt.Errorf("collecting the work of %s: %w", r.Sandbox, err)
+	}
+	unlock, err = filelock.Lock(ctx, strings.TrimSuffix(r.GitDir, ".git")+".collect.lock")
+	if err != nil {
+		return nil, fmt.Errorf("collecting the work of %s: %w", r.Sandbox, err)
+	}
+	return unlock, nil
 }
 
 // kept returns the refs kept for r.

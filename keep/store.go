@@ -153,8 +153,10 @@ func (s Store) Forget(ctx context.Context, name string) error {
 	if err := os.RemoveAll(s.GitDir(name)); err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	for _, f := range []string{p, filepath.Join(s.Dir, name+".collect.lock")} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }

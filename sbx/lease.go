@@ -1,6 +1,7 @@
 package sbx
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/filelock"
 )
 
 // One sandbox may be used by several processes at once: a pi session's serve, an
@@ -55,19 +58,21 @@ func (l *Leases) sandboxDir(name string) (string, error) {
 // lockPath is the file of the lease lock of sandbox name (a valid name).
 func (l *Leases) lockPath(name string) string { return filepath.Join(l.Dir, name+".lock") }
 
-// openLock opens (making it) the lease lock file of sandbox name, for Lock.
-func (l *Leases) openLock(name string) (*os.File, error) {
+// Lock serializes taking a lease on sandbox name with deciding to tear it down, across
+// processes: a joiner's lease is either seen by the teardown or taken after it. The
+// kernel releases the lock when its holder dies; waiting for it ends with ctx.
+func (l *Leases) Lock(ctx context.Context, name string) (unlock func(), err error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
 	}
-	f, err := os.OpenFile(l.lockPath(name), os.O_RDWR|os.O_CREATE, 0o600)
+	unlock, err = filelock.Lock(ctx, l.lockPath(name))
 	if err != nil {
 		return nil, fmt.Errorf("locking the leases on sandbox %s: %w", name, err)
 	}
-	return f, nil
+	return unlock, nil
 }
 
 // Take records that process pid uses sandbox name (replacing an earlier lease of pid).

@@ -3,38 +3,11 @@
 package sbx
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
 )
-
-// Lock serializes taking a lease on sandbox name with deciding to tear it down, across
-// processes: a joiner's lease is either seen by the teardown or taken after it. The lock
-// is flock(2)'s, which the kernel releases when its holder dies; waiting for it ends with
-// ctx.
-func (l *Leases) Lock(ctx context.Context, name string) (unlock func(), err error) {
-	f, err := l.openLock(name)
-	if err != nil {
-		return nil, err
-	}
-	err = pollLock(ctx, name, func() (bool, error) {
-		switch err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err {
-		case nil:
-			return true, nil
-		case unix.EWOULDBLOCK, unix.EINTR:
-			return false, nil
-		default:
-			return false, err
-		}
-	})
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil // closing the descriptor releases the lock
-}
 
 // WatchdogLock waits for the lease lock on descriptor fd, which the watchdog's shell
 // opened on the lock file and keeps open (WatchdogLockCommand runs this). flock(2)'s lock

@@ -1,8 +1,6 @@
 package sbx
 
 import (
-	"context"
-	"errors"
 	"os"
 	"testing"
 
@@ -22,49 +20,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
-
-// TestPollLock: the loop both platforms' Lock use tries until the lock is taken, stops
-// at the first error, and gives up when ctx ends.
-func TestPollLock(t *testing.T) {
-	boom := errors.New("boom")
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	for _, tc := range []struct {
-		name    string
-		ctx     context.Context
-		answers []error // nil: taken; errBusy: held by another; other: the call failed
-		tries   int
-		err     error
-	}{
-		{"free", context.Background(), []error{nil}, 1, nil},
-		{"held, then free", context.Background(), []error{errBusy, errBusy, nil}, 3, nil},
-		{"fails", context.Background(), []error{errBusy, boom}, 2, boom},
-		{"held until ctx ends", cancelled, []error{errBusy, nil}, 1, context.Canceled},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tries := 0
-			err := pollLock(tc.ctx, "box", func() (bool, error) {
-				a := tc.answers[tries]
-				tries++
-				switch a {
-				case nil:
-					return true, nil
-				case errBusy:
-					return false, nil
-				}
-				return false, a
-			})
-			assert.Equal(t, tc.tries, tries)
-			if tc.err == nil {
-				require.NoError(t, err)
-			} else {
-				require.ErrorIs(t, err, tc.err)
-			}
-		})
-	}
-}
-
-var errBusy = errors.New("held by another process")
 
 // TestWindowsLiveness checks the arithmetic of owner_windows.go, which only Windows
 // runs.

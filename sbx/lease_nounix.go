@@ -1,0 +1,8 @@
+//go:build !unix
+
+package sbx
+
+import "errors"
+
+// WatchdogLock is unsupported where there is no watchdog (no /bin/sh: Windows).
+func WatchdogLock(int) error { return errors.ErrUnsupported }
