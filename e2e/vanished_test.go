@@ -31,6 +31,13 @@ func testServeRecreatesARemovedSandbox(t *testing.T, transport string) {
 		require.Zero(t, code, out)
 		require.Empty(t, w.sandboxes())
 		res = call(t, cs, "bash", `{"command":"echo again-in-$(hostname)"}`)
+		if res.IsError && strings.Contains(text(res), "stopped during the call") {
+			// The call raced the removal: it went to the channel before serve saw the
+			// agent die. Its outcome is unknown, so it is not repeated behind the
+			// model's back; the error says so, and the next call runs in the new one.
+			assert.Contains(t, text(res), "the next call restarts it")
+			res = call(t, cs, "bash", `{"command":"echo again-in-$(hostname)"}`)
+		}
 		require.False(t, res.IsError, "round %d: %s\nstderr:\n%s", round, text(res), stderr.String())
 		assert.Contains(t, text(res), "again-in-"+box, "the same sandbox name, made again")
 		assert.Equal(t, []string{box}, w.sandboxes())
