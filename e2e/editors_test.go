@@ -88,13 +88,15 @@ func (l launch) environ(w *world) []string {
 // TestEditorConfigsInREADME runs each editor configuration of the README as written:
 // valid JSON of the editor's shape, an absolute path to the binary, and serve (or shell)
 // started with exactly those arguments and variables (plus sbxsim's) answering a real
-// MCP client — in the project's own sandbox, which they all share.
+// MCP client with content only (no details for the editor to show the model instead) —
+// in the project's own sandbox, which they all share.
 func TestEditorConfigsInREADME(t *testing.T) {
 	mcpServers := []struct{ name, key string }{
 		{"vscode-mcp", "servers"}, {"cursor", "mcpServers"}, {"zed", "context_servers"}, {"mcphub", "mcpServers"},
 	}
 	w := newWorld(t)
 	project := sbx.ProjectName(w.ws)
+	long := longFile(t, w.ws)
 	for _, tc := range mcpServers {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := editorConfigs(t)[tc.name]
@@ -119,6 +121,10 @@ func TestEditorConfigsInREADME(t *testing.T) {
 			res := call(t, cs, "ls", `{}`)
 			require.False(t, res.IsError, text(res))
 			assert.Contains(t, text(res), "README.md", "serve lists the project")
+			res = call(t, cs, "read", long)
+			require.False(t, res.IsError, text(res))
+			assert.Contains(t, text(res), "Use offset=", "the model reads the file and pi's note")
+			assert.Nil(t, res.StructuredContent, "no truncation record that an editor would show the model instead")
 			assert.Equal(t, []string{project}, w.sandboxes(), "the project's own sandbox")
 		})
 	}

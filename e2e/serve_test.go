@@ -55,7 +55,7 @@ var readOnlyCalls = []struct{ name, args string }{
 
 func TestServeRunsTheSevenToolsInTheSandbox(t *testing.T) {
 	w := newWorld(t)
-	cs, cmd, stderr := w.serve(nil, nil)
+	cs, cmd, stderr := w.serve(nil, withDetails)
 	ctx := context.Background()
 
 	list, err := cs.ListTools(ctx, nil)
@@ -240,7 +240,7 @@ func (w *world) waitPid(t *testing.T, box, file string) int {
 
 func TestServeRecoversWhenTheAgentIsKilled(t *testing.T) {
 	w := newWorld(t)
-	cs, _, _ := w.serve(nil, nil)
+	cs, _, _ := w.serve(nil, withDetails)
 	call(t, cs, "ls", `{}`)
 	box := w.sandboxes()[0]
 
@@ -305,7 +305,7 @@ func TestServeKeepsAPinnedSandbox(t *testing.T) {
 
 func TestServeConcurrentCalls(t *testing.T) {
 	w := newWorld(t)
-	cs, _, _ := w.serve(nil, nil)
+	cs, _, _ := w.serve(nil, withDetails)
 	want := w.local("read", `{"path":"README.md"}`)
 	call(t, cs, "ls", `{}`)
 	const n = 200
@@ -346,7 +346,7 @@ func TestWatchdogRemovesTheSandboxAfterKill9(t *testing.T) {
 
 func TestServeReadOnlyWorkspace(t *testing.T) {
 	w := newWorld(t)
-	cs, cmd, _ := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_RO=1")
+	cs, cmd, _ := w.serve(nil, withDetails, "DOCKER_SANDBOX_WORKSPACE_RO=1")
 	assert.Equal(t, w.local("read", `{"path":"README.md"}`), viaMCP(t, call(t, cs, "read", `{"path":"README.md"}`)))
 	res := call(t, cs, "write", `{"path":"README.md","content":"overwritten"}`)
 	assert.True(t, res.IsError)

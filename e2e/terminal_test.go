@@ -40,14 +40,14 @@ type termDetails struct {
 	LogPath    string `json:"log_path"`
 }
 
-// newTermWorld starts `serve --tools +terminal` (with args) on a pinned sandbox h20t-….
+// newTermWorld starts `serve --tools +terminal --details structured` (with args) on a pinned sandbox h20t-….
 func newTermWorld(t *testing.T, args ...string) *termWorld {
 	w := newWorld(t)
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	box := "h20t-" + hex.EncodeToString(b[:])
 	w.create(box)
-	cs, _, _ := w.serve(nil, append([]string{"--tools", "+terminal"}, args...), "DOCKER_SANDBOX="+box)
+	cs, _, _ := w.serve(nil, append([]string{"--tools", "+terminal", "--details", "structured"}, args...), "DOCKER_SANDBOX="+box)
 	return &termWorld{world: w, cs: cs, box: box}
 }
 

@@ -31,6 +31,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
+	env["PI_SBX_DETAILS"] = "structured" // the results are compared with tool --local's, details included
 	type callSpec struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`

@@ -1,10 +1,12 @@
 package main
 
 // Details modes (serve --details, PI_SBX_DETAILS): whether results carry pi's details as
-// structuredContent.
+// structuredContent. MCP means structuredContent to be the result itself, so Claude Code,
+// Codex and other clients show it to the model instead of the content: a read would reach
+// the model as its truncation record. Only a client that knows pi's details asks for them.
 const (
-	detailsStructured = "structured" // the default: what the pi package reads
-	detailsNone       = "none"       // content only, for clients that show the model structuredContent
+	detailsNone       = "none"       // the default: content, _meta and isError only
+	detailsStructured = "structured" // pi's details too: what the pi package reads
 )
 
 // contentOnly reads a --details value (or PI_SBX_DETAILS when the flag is empty).
@@ -14,10 +16,10 @@ func contentOnly(flag, env string) (bool, error) {
 		v = env
 	}
 	switch v {
-	case "", detailsStructured:
-		return false, nil
-	case detailsNone:
+	case "", detailsNone:
 		return true, nil
+	case detailsStructured:
+		return false, nil
 	}
-	return false, usagef("--details %q: want %s or %s", v, detailsStructured, detailsNone)
+	return false, usagef("--details %q: want %s or %s", v, detailsNone, detailsStructured)
 }

@@ -31,7 +31,7 @@ func serveCommand() command {
 	var o serveOptions
 	return command{
 		name:     "serve",
-		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--tools +terminal] [--details structured|none] [--log-level LEVEL]",
+		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--tools +terminal] [--details none|structured] [--log-level LEVEL]",
 		summary:  "MCP server on stdio; every tool call runs in the session's sandbox",
 		help: `An MCP server on stdio (stdout carries the protocol only; logs and sandbox-creation
 progress go to stderr). Its tools are pi's seven (bash read write edit grep find ls), which
@@ -46,12 +46,12 @@ DOCKER_SANDBOX) is left to them and removed once the last is gone. Nothing ever 
 on the host when the sandbox fails.`,
 		env: append(append(append([]envDoc{}, sandboxEnv...), deployEnv...),
 			envDoc{"PI_SBX_TOOLS", "+terminal: offer the terminal tools too (what --tools gives, which wins)"},
-			envDoc{"PI_SBX_DETAILS", "structured|none: what --details gives (the flag wins)"}),
+			envDoc{"PI_SBX_DETAILS", "none|structured: what --details gives (the flag wins)"}),
 		flags: func(fs *flag.FlagSet) {
 			o.dirs.define(fs, "working `DIR` of tool calls")
 			fs.StringVar(&o.transport, "transport", "persistent", "`MODE` of reaching the sandbox: persistent (one agent channel) or per-call")
 			logLevelFlag(fs, &o.logLevel)
-			fs.StringVar(&o.details, "details", "", "`MODE` of pi's details in results: structured (as structuredContent, what the pi package reads; the default) or none (content only: for Claude Code, Codex and other clients that show the model structuredContent instead of content); default PI_SBX_DETAILS")
+			fs.StringVar(&o.details, "details", "", "`MODE` of pi's details in results: none (content, _meta and isError only; the default, right for Claude Code, Codex and other clients, which show the model structuredContent instead of content) or structured (pi's details as structuredContent too, for a client that reads them, as the pi package does); default PI_SBX_DETAILS")
 			fs.StringVar(&o.tools, "tools", "", "`+SET`s of tools to offer besides pi's seven and docker_*: +terminal (exec_command, write_stdin, read_output, kill_session, list_sessions); default PI_SBX_TOOLS")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {

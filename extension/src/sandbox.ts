@@ -142,7 +142,8 @@ export class Sandbox {
 		this.workspace = ws;
 		this.spec = {
 			bin,
-			args: ["serve", "--workspace", ws.root, "--cwd", ws.cwd],
+			// pi shows the user its tools' details (diffs, truncation): serve sends them only when asked.
+			args: ["serve", "--workspace", ws.root, "--cwd", ws.cwd, "--details", "structured"],
 			cwd: ctx.cwd,
 			// pi's tool list stays pi's own unless PI_SBX_MODE asks for the docker_* tools.
 			env: { PI_SBX_MODE: "tools", ...serveEnv(process.env, sessionVars(ctx)) },
