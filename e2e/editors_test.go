@@ -124,7 +124,7 @@ func TestEditorConfigsInREADME(t *testing.T) {
 			res = call(t, cs, "read", long)
 			require.False(t, res.IsError, text(res))
 			assert.Contains(t, text(res), "Use offset=", "the model reads the file and pi's note")
-			assert.Nil(t, res.StructuredContent, "no truncation record that an editor would show the model instead")
+			assert.Empty(t, detailKeys(res.StructuredContent), "no truncation record that an editor would show the model instead")
 			assert.Equal(t, []string{project}, w.sandboxes(), "the project's own sandbox")
 		})
 	}
