@@ -353,3 +353,29 @@ func TestConcurrentCollects(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectIsBounded: the sandbox's work is untrusted data; a collect that would bring
+// more than the keeper's bound fails, saying so, and moves no ref.
+func TestCollectIsBounded(t *testing.T) {
+	for _, git := range []bool{true, false} {
+		t.Run(map[bool]string{true: "clone", false: "overlay"}[git], func(t *testing.T) {
+			w, state := reviewWorld(t, git)
+			cs, _, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_TEARDOWN_FORCE=1")
+			res := call(t, cs, "bash", `{"command":"head -c 300000 /dev/urandom > big.bin && echo ok"}`)
+			require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+
+			k := w.keeper(t, state)
+			k.MaxFetch = 100_000
+			_, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
+			require.ErrorContains(t, err, "the sandbox sent more than 100000 bytes")
+			name := w.sandboxes()[0]
+			_, err = exec.Command("git", "--git-dir="+k.Store.GitDir(name), "rev-parse", "-q", "--verify", keep.HeadRef(name)).Output()
+			assert.Error(t, err, "no Head recorded from a collect that failed")
+
+			k.MaxFetch = 0 // the default bound takes it
+			ch, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
+			require.NoError(t, err)
+			assert.Contains(t, lsTree(t, ch, ch.Head), "big.bin")
+		})
+	}
+}

@@ -234,24 +234,12 @@ func (k *Keeper) fetch(ctx context.Context, r Record) (string, error) {
 	if r.Kind == KindOverlay {
 		return k.fetchOverlay(ctx, r)
 	}
-	bundle, err := os.CreateTemp("", "pi-sbx-work-*.bundle")
+	bundle, err := k.download(ctx, r, "pi-sbx-work-*.bundle", []string{"sh", "-c", collectScript, "pi-sbx-collect", r.Root},
+		sbx.ExecOpts{Workdir: r.Root})
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(bundle.Name())
-	defer bundle.Close()
-	w := &capped{w: bundle, n: k.maxFetch()}
-	res, err := k.Client.Exec(ctx, r.Sandbox, []string{"sh", "-c", collectScript, "pi-sbx-collect", r.Root},
-		sbx.ExecOpts{Stdout: w, Workdir: r.Root, Timeout: 10 * time.Minute})
-	if w.over {
-		return "", fmt.Errorf("the sandbox sent more than %d bytes", k.maxFetch())
-	}
-	if err == nil && res.ExitCode != 0 {
-		err = fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
-	}
-	if err != nil {
-		return "", err
-	}
 	if err := bundle.Close(); err != nil {
 		return "", err
 	}
@@ -266,6 +254,36 @@ func (k *Keeper) fetch(ctx context.Context, r Record) (string, error) {
 	}
 	_, _ = k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "update-ref", "-d", HeadRef(r.Sandbox) + ".new"}})
 	return head, nil
+}
+
+// download runs argv in sandbox r and returns its stdout in a new temporary file (at
+// offset 0; the caller removes it), failing when the sandbox sends more than maxFetch
+// bytes: its replies are untrusted.
+func (k *Keeper) download(ctx context.Context, r Record, pattern string, argv []string, o sbx.ExecOpts) (*os.File, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	w := &capped{w: f, n: k.maxFetch()}
+	o.Stdout, o.Timeout = w, 10*time.Minute
+	res, err := k.Client.Exec(ctx, r.Sandbox, argv, o)
+	switch {
+	case w.over:
+		return fail(fmt.Errorf("the sandbox sent more than %d bytes", k.maxFetch()))
+	case err != nil:
+		return fail(err)
+	case res.ExitCode != 0:
+		return fail(fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr)))
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	return f, nil
 }
 
 func (k *Keeper) maxFetch() int64 {

@@ -64,29 +64,15 @@ func (k *Keeper) mountOverlay(ctx context.Context, r Record) error {
 // applied as a new commit: files and symbolic links as they are there, whiteouts as
 // deletions, an opaque directory as the deletion of what Base had there first.
 func (k *Keeper) fetchOverlay(ctx context.Context, r Record) (string, error) {
-	arch, err := os.CreateTemp("", "pi-sbx-upper-*.tar")
+	argv := []string{"sh", "-c", `[ -d "$1" ] || exit 0; exec tar -C "$1" --xattrs --xattrs-include='trusted.overlay.*' --numeric-owner -cf - .`, "pi-sbx-upper", upperDir}
+	arch, err := k.download(ctx, r, "pi-sbx-upper-*.tar", argv, rootExec(sbx.ExecOpts{Workdir: "/"}))
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(arch.Name())
 	defer arch.Close()
-	w := &capped{w: arch, n: k.maxFetch()}
-	argv := []string{"sh", "-c", `[ -d "$1" ] || exit 0; exec tar -C "$1" --xattrs --xattrs-include='trusted.overlay.*' --numeric-owner -cf - .`, "pi-sbx-upper", upperDir}
-	res, err := k.Client.Exec(ctx, r.Sandbox, argv, rootExec(sbx.ExecOpts{Stdout: w, Workdir: "/", Timeout: 10 * time.Minute}))
-	if w.over {
-		return "", fmt.Errorf("the sandbox sent more than %d bytes", k.maxFetch())
-	}
-	if err == nil && res.ExitCode != 0 {
-		err = fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
-	}
-	if err != nil {
-		return "", err
-	}
 	start, err := k.rev(ctx, r.GitDir, StartRef(r.Sandbox))
 	if err != nil {
-		return "", err
-	}
-	if _, err := arch.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
 	stream, err := os.CreateTemp("", "pi-sbx-import-")
