@@ -77,6 +77,9 @@ type Config struct {
 	// SaveWork, if set, saves a review sandbox's work before GC removes it and says when
 	// it must be kept (keep.Keeper.Save); ForceGC removes it all the same.
 	SaveWork func(ctx context.Context, name string) error
+	// KeepWork, if set, is SaveWork for a GC without ForceGC: it may keep a stopped
+	// sandbox on what the host already knows, without starting it (keep.Keeper.SaveStopped).
+	KeepWork func(ctx context.Context, name string) error
 	ForceGC  bool
 }
 

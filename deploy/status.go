@@ -204,5 +204,9 @@ func (d *Deployer) gcTool(ctx context.Context, raw json.RawMessage) (string, err
 
 // GC sweeps stale sandboxes, never this session's.
 func (d *Deployer) GC(ctx context.Context, maxAge time.Duration, dryRun bool) ([]sbx.GCEntry, error) {
-	return d.Sbx.GC(ctx, d.Owners, sbx.GCOptions{MaxAge: maxAge, DryRun: dryRun, Keep: []string{d.Name}, Save: d.SaveWork, Force: d.ForceGC})
+	save := d.SaveWork
+	if !d.ForceGC && d.KeepWork != nil {
+		save = d.KeepWork // forced, the work is fetched afresh before the sandbox goes
+	}
+	return d.Sbx.GC(ctx, d.Owners, sbx.GCOptions{MaxAge: maxAge, DryRun: dryRun, Keep: []string{d.Name}, Save: save, Force: d.ForceGC})
 }

@@ -311,6 +311,19 @@ func TestReviewKill9KeepsTheWork(t *testing.T) {
 	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept: 1 unlanded change\(s\) \(after-kill.txt\)`, string(b))
 	assert.NotEqual(t, "gone", status())
 
+	// The work is on the host now: the next sweep keeps the sandbox on that, without
+	// starting it (a start publishes the clone's git daemon on a new port, which sbx
+	// writes into the host's remote).
+	remote := func() string { return gitIn(t, w.ws, "remote", "get-url", "sandbox-"+name) }
+	before := remote()
+	gc = exec.Command(backendBin, "gc", "--hours", "0")
+	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
+	b, err = gc.CombinedOutput()
+	require.NoError(t, err, string(b))
+	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept: 1 unlanded change\(s\) \(after-kill.txt\)`, string(b))
+	assert.Equal(t, before, remote(), "the second sweep did not start the sandbox")
+	assert.Equal(t, "stopped", status())
+
 	k := w.keeper(t, state)
 	r, err := k.Store.Load(name)
 	require.NoError(t, err)

@@ -84,10 +84,39 @@ func (k *Keeper) Save(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if len(paths) > 0 {
-		return fmt.Errorf("%d unlanded change(s) (%s): see them with `pi-sbx-backend review`, then land or discard them", len(paths), sample(paths))
+	return unlanded(paths)
+}
+
+// SaveStopped is Save for a sweep that keeps what must be kept (GC without --force),
+// of sandboxes that are stopped: when the work kept on the host already has unlanded
+// changes, the sandbox stays without being started again — a VM start on every sweep
+// otherwise (10–15 s with real sbx) to learn what is already known. Only a sandbox
+// whose kept work is all landed (or was never collected) is started and collected
+// afresh, as Save does, before it may go. Nothing is lost either way: a sandbox this
+// keeps still holds its newest work, and review collects it.
+func (k *Keeper) SaveStopped(ctx context.Context, name string) error {
+	r, err := k.Store.Load(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	ch, err := k.kept(ctx, r, review.Changes{GitDir: r.GitDir, Root: r.Root, Sandbox: r.Sandbox, BaseRef: BaseRef(r.Sandbox)})
+	if err == nil {
+		if paths, err := k.Unlanded(ctx, ch); err == nil && len(paths) > 0 {
+			return unlanded(paths)
+		}
+	}
+	return k.Save(ctx, name)
+}
+
+// unlanded is the error that keeps a sandbox whose work has paths not landed.
+func unlanded(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d unlanded change(s) (%s): see them with `pi-sbx-backend review`, then land or discard them", len(paths), sample(paths))
 }
 
 // sample names a few paths.

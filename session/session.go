@@ -34,6 +34,8 @@ type Session struct {
 	// SaveWork saves a review sandbox's work before GC removes it (keep.Keeper.Save);
 	// nil without a state directory.
 	SaveWork func(ctx context.Context, name string) error
+	// KeepWork is SaveWork for GC without --force (keep.Keeper.SaveStopped).
+	KeepWork func(ctx context.Context, name string) error
 }
 
 // Options say where a session works and how it reaches sbx.
@@ -90,7 +92,7 @@ func Open(o Options) (*Session, error) {
 	s := &Session{Client: client, Session: session, Workspace: ws, Cwd: dir,
 		VMEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), Reuse: reuse, Environ: environ}
 	if keeper != nil {
-		s.SaveWork = keeper.Save
+		s.SaveWork, s.KeepWork = keeper.Save, keeper.SaveStopped
 	}
 	return s, nil
 }

@@ -26,7 +26,7 @@ func newDeployer(s *session.Session) (*deploy.Deployer, error) {
 		Sbx: s.Client, Sandbox: s.Ensure, Name: s.Name, Workspace: s.Workspace,
 		ReadOnly: s.ReadOnly, Pinned: s.Pinned, Teardown: s.Teardown,
 		Environ: s.Environ, Policy: sbx.NewEnvPolicy(s.Environ), Owners: s.Owners, Home: envValue(s.Environ, "HOME"),
-		Removed: s.Session.Removed, SaveWork: s.SaveWork,
+		Removed: s.Session.Removed, SaveWork: s.SaveWork, KeepWork: s.KeepWork,
 	})
 }
 
