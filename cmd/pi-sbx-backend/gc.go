@@ -22,12 +22,13 @@ func gcCommand() command {
 		synopsis: "[--hours N] [--dry-run] [--force]",
 		summary:  "remove stale pi-sbx-* sandboxes (stopped, owner gone, older than N hours)",
 		help: `Removes pi-sbx-* sandboxes that sbx lists as stopped, whose owner record (kept by the
-sess that created them) shows the owner gone, and that are older than --hours. Running
+session that created them) shows the owner gone, and that are older than --hours. Running
 sandboxes, pinned ones (DOCKER_SANDBOX, DOCKER_SANDBOX_REUSE), sandboxes without an owner
 record, unknown states and other sandboxes are never touched. A review-mode sandbox
 (DOCKER_SANDBOX_WORKSPACE_MODE=review) has its work fetched to the host first, and is kept
-while some of it is not landed (--force removes it; the fetched work stays on the host).
-Each verdict is printed with its reason.`,
+while some of it is not landed (--force fetches afresh and removes it; the fetched work
+stays on the host); once the work on the host shows unlanded changes, later sweeps keep
+the sandbox without starting it. Each verdict is printed with its reason.`,
 		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
 		flags: func(fs *flag.FlagSet) {
 			fs.Float64Var(&o.hours, "hours", 24, "minimum age in `HOURS` (0: any age)")
