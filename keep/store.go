@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/statefile"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
 
@@ -86,18 +87,10 @@ func (s Store) Save(r Record) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fmt.Errorf("making the review store: %w", err)
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	if err := statefile.WriteJSON(p, r); err != nil {
 		return fmt.Errorf("writing the review record of %s: %w", r.Sandbox, err)
 	}
-	return os.Rename(tmp, p)
+	return nil
 }
 
 // Load reads sandbox name's record; fs.ErrNotExist when there is none.

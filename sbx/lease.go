@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/filelock"
+	"github.com/pi-sbx/pi-sbx-backend/internal/statefile"
 )
 
 // One sandbox may be used by several processes at once: a pi session's serve, an
@@ -81,19 +82,9 @@ func (l *Leases) Take(name string, pid int, role string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(Lease{PID: pid, Boot: bootID(), Start: processStart(pid), Since: now.UTC(), Role: role})
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("taking the lease on sandbox %s: %w", name, err)
-	}
-	p := filepath.Join(dir, strconv.Itoa(pid)+leaseSuffix)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("taking the lease on sandbox %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, p); err != nil { // atomic: a reader never sees half a lease
+	lease := Lease{PID: pid, Boot: bootID(), Start: processStart(pid), Since: now.UTC(), Role: role}
+	// Whole or not at all: a reader never sees half a lease.
+	if err := statefile.WriteJSON(filepath.Join(dir, strconv.Itoa(pid)+leaseSuffix), lease); err != nil {
 		return fmt.Errorf("taking the lease on sandbox %s: %w", name, err)
 	}
 	return nil
@@ -114,9 +105,9 @@ func (l *Leases) Drop(name string, pid int) error {
 }
 
 // Others returns the live leases on sandbox name held by processes other than pid,
-// oldest first (none when l is nil). Leases of processes that are provably gone are removed on the way; one
-// that cannot be read, or whose holder's liveness cannot be told, counts as live (it
-// keeps the sandbox, never removes it).
+// oldest first (none when l is nil). Leases of processes that are provably gone are
+// removed on the way; one that cannot be read, or whose holder's liveness cannot be
+// told, counts as live (it keeps the sandbox, never removes it).
 func (l *Leases) Others(name string, pid int) ([]Lease, error) {
 	if l == nil {
 		return nil, nil
@@ -168,7 +159,7 @@ func Describe(leases []Lease) string {
 	return strings.Join(parts, ", ")
 }
 
-// prune removes the lock files (lease_unix.go) of sandboxes sbx no longer lists that
+// prune removes the lock files (Lock's) of sandboxes sbx no longer lists that
 // nobody holds a lease on and that were made longer ago than maxAge: one is left per
 // sandbox name ever used otherwise. A lock removed while a process waits on it only
 // lets two processes decide about a sandbox that does not exist at once.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/statefile"
 )
 
 // Owner is the project's own record of who created a sandbox, kept on the host (never in
@@ -63,18 +65,7 @@ func (o *Owners) Record(name string, pid int, pinned bool, workspace string, now
 		return err
 	}
 	rec := Owner{Name: name, PID: pid, Boot: bootID(), Start: processStart(pid), Created: now.UTC(), Pinned: pinned, Workspace: workspace}
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
-		return fmt.Errorf("owner record: %w", err)
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("owner record: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
+	if err := statefile.WriteJSON(p, rec); err != nil {
 		return fmt.Errorf("owner record: %w", err)
 	}
 	return nil
