@@ -163,7 +163,7 @@ func (m *scriptedModel) anthropicAPI() http.Handler {
 				}
 				for _, b := range blocks {
 					if b.Type == "tool_result" {
-						results = append(results, toolResult{Text: anthropicResultText(b.Content), IsError: b.IsError})
+						results = append(results, toolResult{Text: resultText(b.Content), IsError: b.IsError})
 					}
 				}
 			}
@@ -188,14 +188,15 @@ func (m *scriptedModel) anthropicAPI() http.Handler {
 	})
 }
 
-// anthropicResultText joins a tool_result's content: a string, or text blocks.
-func anthropicResultText(raw json.RawMessage) string {
+// resultText joins a tool result's content as both APIs send it: a string, or a list of
+// blocks (Anthropic's tool_result content, a Responses function_call_output) whose text
+// fields are joined; blocks without text (images) add nothing.
+func resultText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var blocks []struct {
-		Type string `json:"type"`
 		Text string `json:"text"`
 	}
 	json.Unmarshal(raw, &blocks)
@@ -283,7 +284,7 @@ func (m *scriptedModel) responsesAPI() http.Handler {
 				Output json.RawMessage `json:"output"`
 			}
 			if json.Unmarshal(raw, &item) == nil && item.Type == "function_call_output" {
-				results = append(results, toolResult{Text: responsesOutputText(item.Output)})
+				results = append(results, toolResult{Text: resultText(item.Output)})
 			}
 		}
 		s := newSSE(w)
@@ -312,23 +313,6 @@ func (m *scriptedModel) responsesAPI() http.Handler {
 func responsesMessage(text string) map[string]any {
 	return map[string]any{"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
 		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
-}
-
-// responsesOutputText is a function_call_output's text: a string, or content items.
-func responsesOutputText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var items []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &items)
-	var b strings.Builder
-	for _, it := range items {
-		b.WriteString(it.Text)
-	}
-	return b.String()
 }
 
 // egress is a proxy that refuses everything and remembers what was tried: the clients
