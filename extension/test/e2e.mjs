@@ -8,15 +8,8 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-	createAgentSessionFromServices,
-	createAgentSessionRuntime,
-	createAgentSessionServices,
-	ModelRuntime,
-	SessionManager,
-	SettingsManager,
-} from "@earendil-works/pi-coding-agent";
-import { fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
+import { startPi as startPiIn } from "./pi-session.mjs";
 
 const config = JSON.parse(process.argv[2]);
 const ws = config.ws;
@@ -41,47 +34,7 @@ function same(got, want, what) {
 const ALL_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /** A pi runtime (what `pi` itself builds) with or without the extension, on the faux model. */
-async function startPi({ extension, tools }) {
-	const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-agent-"));
-	const faux = fauxProvider({ provider: "faux", models: [{ id: "scripted", reasoning: false }] });
-	const modelRuntime = await ModelRuntime.create({ modelsPath: null, refreshOnCreate: false, authPath: path.join(agentDir, "auth.json") });
-	modelRuntime.registerNativeProvider(faux.provider);
-	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-	const errors = [];
-	const createRuntime = async ({ cwd, sessionManager, sessionStartEvent }) => {
-		const services = await createAgentSessionServices({
-			cwd,
-			agentDir,
-			settingsManager,
-			modelRuntime,
-			resourceLoaderOptions: {
-				noExtensions: true,
-				noSkills: true,
-				noPromptTemplates: true,
-				noThemes: true,
-				noContextFiles: true,
-				additionalExtensionPaths: extension ? [config.extension] : [],
-			},
-		});
-		const created = await createAgentSessionFromServices({
-			services,
-			sessionManager,
-			sessionStartEvent,
-			model: faux.getModel(),
-			thinkingLevel: "off",
-			tools,
-		});
-		return { ...created, services, diagnostics: services.diagnostics };
-	};
-	const runtime = await createAgentSessionRuntime(createRuntime, { cwd: ws, agentDir, sessionManager: SessionManager.inMemory(ws) });
-	const bind = async () => {
-		await runtime.session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`) });
-		const loaded = runtime.session.resourceLoader?.getExtensions?.();
-		if (loaded?.errors?.length) errors.push(...loaded.errors.map((e) => JSON.stringify(e)));
-	};
-	await bind();
-	return { runtime, faux, errors, bind, get session() { return runtime.session; } };
-}
+const startPi = ({ extension, tools }) => startPiIn({ cwd: ws, extensionPath: extension ? config.extension : "", tools });
 
 /** Runs one prompt through a scripted list of assistant turns; returns what happened. */
 async function converse(pi, steps, prompt = "go") {

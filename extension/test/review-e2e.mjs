@@ -4,55 +4,13 @@
 // then `/sandbox review --stat` prints the review (no UI: on stdout). It then prints
 // READY and waits to be killed (e2e/reviewshow_test.go checks the host, lands, and kills
 // pi with SIGKILL). Run as: node review-e2e.mjs CONFIG_JSON.
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import {
-	createAgentSessionFromServices,
-	createAgentSessionRuntime,
-	createAgentSessionServices,
-	ModelRuntime,
-	SessionManager,
-	SettingsManager,
-} from "@earendil-works/pi-coding-agent";
-import { fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
+import { startPi } from "./pi-session.mjs";
 
 const config = JSON.parse(process.argv[2]);
 const ws = config.ws;
 
-const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-agent-"));
-const faux = fauxProvider({ provider: "faux", models: [{ id: "scripted", reasoning: false }] });
-const modelRuntime = await ModelRuntime.create({ modelsPath: null, refreshOnCreate: false, authPath: path.join(agentDir, "auth.json") });
-modelRuntime.registerNativeProvider(faux.provider);
-const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-const createRuntime = async ({ cwd, sessionManager, sessionStartEvent }) => {
-	const services = await createAgentSessionServices({
-		cwd,
-		agentDir,
-		settingsManager,
-		modelRuntime,
-		resourceLoaderOptions: {
-			noExtensions: true,
-			noSkills: true,
-			noPromptTemplates: true,
-			noThemes: true,
-			noContextFiles: true,
-			additionalExtensionPaths: [config.extension],
-		},
-	});
-	const created = await createAgentSessionFromServices({
-		services,
-		sessionManager,
-		sessionStartEvent,
-		model: faux.getModel(),
-		thinkingLevel: "off",
-		tools: ["read", "bash", "edit", "write"],
-	});
-	return { ...created, services, diagnostics: services.diagnostics };
-};
-const runtime = await createAgentSessionRuntime(createRuntime, { cwd: ws, agentDir, sessionManager: SessionManager.inMemory(ws) });
-const errors = [];
-await runtime.session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`) });
+const { runtime, faux, errors } = await startPi({ cwd: ws, extensionPath: config.extension, tools: ["read", "bash", "edit", "write"] });
 if (errors.length) throw new Error(`extension errors: ${errors.join("; ")}`);
 
 const calls = (...list) => fauxAssistantMessage(list.map(([name, args, id]) => fauxToolCall(name, args, { id })), { stopReason: "toolUse" });
@@ -79,6 +37,7 @@ faux.setResponses([
 ]);
 await runtime.session.prompt("go");
 unsub();
+if (faux.getPendingResponseCount() !== 0) throw new Error(`the script stopped early: ${faux.getPendingResponseCount()} turns left`);
 const failed = results.filter((r) => r.isError);
 if (failed.length) throw new Error(`tool calls failed: ${JSON.stringify(failed)}`);
 
