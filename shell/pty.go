@@ -40,8 +40,10 @@ type Pty struct {
 // StartPty starts argv under a new pseudo-terminal. Cancelling ctx kills the command's
 // process group.
 func StartPty(ctx context.Context, argv []string, o PtyOptions) (*Pty, error) {
-	if len(argv) == 0 {
-		return nil, errors.New("pty: no command")
+	// Not CommandContext's cancel: ctx kills the whole group (below), not only the leader.
+	cmd, err := command(context.Background(), "pty", argv, o.Dir, o.Env)
+	if err != nil {
+		return nil, err
 	}
 	master, tty, err := openPty()
 	if err != nil {
@@ -56,8 +58,6 @@ func StartPty(ctx context.Context, argv []string, o PtyOptions) (*Pty, error) {
 		tty.Close()
 		return nil, err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = o.Dir, append(os.Environ(), o.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	ctty := 0 // the child's fd holding the terminal
 	if o.NoInput {

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,11 +29,10 @@ const ioDrain = time.Second
 // Run runs argv to completion and returns its exit code (128 + n for a death by
 // signal n). Cancelling ctx kills it (its process group unless Foreground).
 func Run(ctx context.Context, argv []string, o RunOptions) (int, error) {
-	if len(argv) == 0 {
-		return 0, errors.New("run: no command")
+	cmd, err := command(ctx, "run", argv, o.Dir, o.Env)
+	if err != nil {
+		return 0, err
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = o.Dir, append(os.Environ(), o.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
 	cmd.WaitDelay = ioDrain
 	if !o.Foreground {
@@ -44,7 +42,7 @@ func Run(ctx context.Context, argv []string, o RunOptions) (int, error) {
 			return nil
 		}
 	}
-	err := cmd.Run()
+	err = cmd.Run()
 	if cmd.ProcessState == nil {
 		return 0, fmt.Errorf("run %s: %w", argv[0], err)
 	}
@@ -53,4 +51,15 @@ func Run(ctx context.Context, argv []string, o RunOptions) (int, error) {
 		return 0, fmt.Errorf("run %s: no exit status: %w", argv[0], err)
 	}
 	return code, nil
+}
+
+// command is argv's exec.Cmd, run in dir with env added to this process's environment
+// (a later KEY wins); what names the caller in the error for an empty argv.
+func command(ctx context.Context, what string, argv []string, dir string, env []string) (*exec.Cmd, error) {
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("%s: no command", what)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	return cmd, nil
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,15 +34,14 @@ type Process struct {
 // back the exit status. The command is killed when the process that spawned it dies
 // (Linux's parent-death signal), so a session nobody can name any more does not live on.
 func Spawn(argv []string, o SpawnOptions) (*Process, error) {
-	if len(argv) == 0 {
-		return nil, errors.New("spawn: no command")
+	cmd, err := command(context.Background(), "spawn", argv, o.Dir, o.Env)
+	if err != nil {
+		return nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("spawn: output pipe: %w", err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = o.Dir, append(os.Environ(), o.Env...)
 	cmd.Stdout, cmd.Stderr = w, w // *os.File: handed to the child, no copying goroutine
 	cmd.SysProcAttr = spawnAttr()
 	err = cmd.Start()
@@ -122,11 +122,10 @@ func (s *UTF8Stream) Flush() string { return string(s.d.flush()) }
 // stderr at /dev/null, not waited for and not killed with this process (a server that
 // later invocations of this program talk to).
 func SpawnDetached(argv []string, o SpawnOptions) error {
-	if len(argv) == 0 {
-		return errors.New("spawn: no command")
+	cmd, err := command(context.Background(), "spawn", argv, o.Dir, o.Env)
+	if err != nil {
+		return err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = o.Dir, append(os.Environ(), o.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("spawn %s: %w", argv[0], err)
