@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -314,7 +315,7 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 				}
 				return WaitResult{State: st, Matched: true, wakes: wakes}, nil
 			}
-			if i := lastNewline(b); i >= 0 {
+			if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
 				scanFrom = start + int64(i) + 1
 			}
 		}
@@ -336,13 +337,4 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 			return WaitResult{State: s.State(), wakes: wakes}, ctx.Err()
 		}
 	}
-}
-
-func lastNewline(b []byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == '\n' {
-			return i
-		}
-	}
-	return -1
 }
