@@ -69,6 +69,18 @@ type TerminalResizeArgs struct {
 	Rows      uint16 `json:"rows"`
 }
 
+// Session returns the session the call names.
+func (a WriteStdinArgs) Session() int { return a.SessionID }
+
+// Session returns the session the call names.
+func (a ReadOutputArgs) Session() int { return a.SessionID }
+
+// Session returns the session the call names.
+func (a KillSessionArgs) Session() int { return a.SessionID }
+
+// Session returns the session the call names.
+func (a TerminalResizeArgs) Session() int { return a.SessionID }
+
 // Signals are the names kill_session takes.
 var Signals = []string{"TERM", "KILL", "INT", "HUP", "QUIT", "USR1", "USR2", "STOP", "CONT"}
 

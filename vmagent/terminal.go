@@ -78,6 +78,16 @@ func (t *termTools) session(id int) (*term.Session, error) {
 	return s, err
 }
 
+// sessionCall decodes a session tool's arguments and looks up the session they name.
+func sessionCall[A interface{ Session() int }](t *termTools, raw json.RawMessage, env tools.Env) (A, *term.Session, error) {
+	a, err := decode[A](raw, env)
+	if err != nil {
+		return a, nil, err
+	}
+	s, err := t.session(a.Session())
+	return a, s, err
+}
+
 // sessionDetails is the terminal tools' structuredContent.
 type sessionDetails struct {
 	SessionID  int    `json:"session_id"`
@@ -131,15 +141,11 @@ func (t *termTools) exec(ctx context.Context, cwd string, raw json.RawMessage, e
 		return result.Result{}, err
 	}
 	yield := clampYield(a.YieldTimeMs, tools.ExecYieldDefault)
-	return t.waitAndReply(ctx, s, start, 0, term.WaitSpec{Deadline: start.Add(yield)}, a.MaxOutputTokens, nil, env)
+	return t.waitAndReply(ctx, s, start, term.WaitSpec{Deadline: start.Add(yield)}, a.MaxOutputTokens, nil, env)
 }
 
 func (t *termTools) write(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
-	a, err := decode[tools.WriteStdinArgs](raw, env)
-	if err != nil {
-		return result.Result{}, err
-	}
-	s, err := t.session(a.SessionID)
+	a, s, err := sessionCall[tools.WriteStdinArgs](t, raw, env)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -151,15 +157,11 @@ func (t *termTools) write(ctx context.Context, _ string, raw json.RawMessage, en
 	}
 	from := s.Cursor()
 	yield := clampYield(a.YieldTimeMs, tools.WriteYieldDefault)
-	return t.waitAndReply(ctx, s, start, from, term.WaitSpec{From: from, Deadline: start.Add(yield)}, a.MaxOutputTokens, nil, env)
+	return t.waitAndReply(ctx, s, start, term.WaitSpec{From: from, Deadline: start.Add(yield)}, a.MaxOutputTokens, nil, env)
 }
 
 func (t *termTools) read(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
-	a, err := decode[tools.ReadOutputArgs](raw, env)
-	if err != nil {
-		return result.Result{}, err
-	}
-	s, err := t.session(a.SessionID)
+	a, s, err := sessionCall[tools.ReadOutputArgs](t, raw, env)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -187,15 +189,11 @@ func (t *termTools) read(ctx context.Context, _ string, raw json.RawMessage, env
 	if a.TailLines != nil && *a.TailLines < 0 {
 		return result.Result{}, fmt.Errorf("tail_lines must be >= 0, got %d", *a.TailLines)
 	}
-	return t.waitAndReply(ctx, s, start, from, w, a.MaxOutputTokens, a.TailLines, env)
+	return t.waitAndReply(ctx, s, start, w, a.MaxOutputTokens, a.TailLines, env)
 }
 
 func (t *termTools) kill(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
-	a, err := decode[tools.KillSessionArgs](raw, env)
-	if err != nil {
-		return result.Result{}, err
-	}
-	s, err := t.session(a.SessionID)
+	a, s, err := sessionCall[tools.KillSessionArgs](t, raw, env)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -219,7 +217,7 @@ func (t *termTools) kill(ctx context.Context, _ string, raw json.RawMessage, env
 			}
 		}
 	}
-	return t.waitAndReply(ctx, s, start, from, term.WaitSpec{From: from, Deadline: time.Now().Add(killGrace)}, nil, nil, env)
+	return t.waitAndReply(ctx, s, start, term.WaitSpec{From: from, Deadline: time.Now().Add(killGrace)}, nil, nil, env)
 }
 
 func (t *termTools) list(context.Context, string, json.RawMessage, tools.Env) (result.Result, error) {
@@ -260,11 +258,7 @@ func (t *termTools) list(context.Context, string, json.RawMessage, tools.Env) (r
 }
 
 func (t *termTools) resize(_ context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
-	a, err := decode[tools.TerminalResizeArgs](raw, env)
-	if err != nil {
-		return result.Result{}, err
-	}
-	s, err := t.session(a.SessionID)
+	a, s, err := sessionCall[tools.TerminalResizeArgs](t, raw, env)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -275,8 +269,8 @@ func (t *termTools) resize(_ context.Context, _ string, raw json.RawMessage, env
 }
 
 // waitAndReply waits as w says, streaming raw output as progress, then replies with the
-// rendered output since from.
-func (t *termTools) waitAndReply(ctx context.Context, s *term.Session, start time.Time, from int64, w term.WaitSpec,
+// rendered output since w.From.
+func (t *termTools) waitAndReply(ctx context.Context, s *term.Session, start time.Time, w term.WaitSpec,
 	maxTokens, tailLines *int, env tools.Env) (result.Result, error) {
 	if env.OnProgress != nil {
 		var dec shell.UTF8Stream
@@ -289,7 +283,7 @@ func (t *termTools) waitAndReply(ctx context.Context, s *term.Session, start tim
 		}
 		w.ProgressEvery = progressEvery
 	}
-	w.From = from
+	from := w.From
 	wr, err := s.Wait(ctx, w)
 	if err != nil {
 		return result.Result{}, err // cancelled: the wait stops, the command runs on
