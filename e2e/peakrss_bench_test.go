@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -163,28 +162,15 @@ func BenchmarkPeakRSS(b *testing.B) {
 
 // peakServe is a serve started by a BenchmarkPeakRSS case, and its agent once found.
 type peakServe struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	agent  int
+	*servePipes
+	agent int
 }
 
+// startPeakServe starts serve in the workspace (world.startServe: its stdin is closed and
+// it is waited for when the benchmark ends, even one that failed midway).
 func startPeakServe(b *testing.B, w *world) *peakServe {
 	b.Helper()
-	cmd := exec.Command(backendBin, "serve")
-	cmd.Dir, cmd.Env = w.ws, w.env()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	return &peakServe{cmd: cmd, stdin: stdin, stdout: stdout}
+	return &peakServe{servePipes: w.startServe(b, w.ws, nil)}
 }
 
 // dial speaks MCP to serve with the project's client and makes the agent start.
@@ -216,5 +202,5 @@ func (s *peakServe) report(b *testing.B) {
 // end closes serve's stdin (it tears its sandbox down) and waits for it.
 func (s *peakServe) end() {
 	s.stdin.Close()
-	_ = s.cmd.Wait()
+	<-s.exited
 }
