@@ -115,12 +115,12 @@ func (g *Git) Stream(ctx context.Context, stdin io.Reader, w io.Writer, env []st
 	cmd.Env = g.Env(env...)
 	cmd.Dir = g.Dir
 	cmd.Stdin = stdin
-	capped := &capWriter{w: w, left: limit}
+	capped := NewCapWriter(w, limit)
 	cmd.Stdout = capped
 	var stderr bytes.Buffer
 	cmd.Stderr = &tail{buf: &stderr, max: 16 << 10}
 	err := cmd.Run()
-	if capped.over {
+	if capped.Over() {
 		return fmt.Errorf("git %s: output over %d bytes", verb(args), limit)
 	}
 	var ee *exec.ExitError
@@ -159,24 +159,6 @@ func verb(args []string) string {
 		}
 	}
 	return strings.Join(args, " ")
-}
-
-// errOver stops a command whose output passed its cap.
-var errOver = errors.New("output over its limit")
-
-type capWriter struct {
-	w    io.Writer
-	left int64
-	over bool
-}
-
-func (c *capWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > c.left {
-		c.over = true
-		return 0, errOver
-	}
-	c.left -= int64(len(p))
-	return c.w.Write(p)
 }
 
 // tail keeps the first max bytes of stderr (git's message comes first).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/hostgit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/filelock"
 	"github.com/pi-sbx/pi-sbx-backend/review"
 	"github.com/pi-sbx/pi-sbx-backend/sbx"
@@ -269,11 +270,11 @@ func (k *Keeper) download(ctx context.Context, r Record, pattern string, argv []
 		os.Remove(f.Name())
 		return nil, err
 	}
-	w := &capped{w: f, n: k.maxFetch()}
+	w := hostgit.NewCapWriter(f, k.maxFetch())
 	o.Stdout, o.Timeout = w, 10*time.Minute
 	res, err := k.Client.Exec(ctx, r.Sandbox, argv, o)
 	switch {
-	case w.over:
+	case w.Over():
 		return fail(fmt.Errorf("the sandbox sent more than %d bytes", k.maxFetch()))
 	case err != nil:
 		return fail(err)
@@ -310,20 +311,4 @@ func (k *Keeper) Unlanded(ctx context.Context, ch review.Changes) ([]string, err
 		}
 	}
 	return paths, nil
-}
-
-// capped passes at most n bytes on, then fails every write.
-type capped struct {
-	w    io.Writer
-	n    int64
-	over bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if int64(len(p)) > c.n {
-		c.over = true
-		return 0, errors.New("too much output")
-	}
-	c.n -= int64(len(p))
-	return c.w.Write(p)
 }
