@@ -34,6 +34,17 @@ var safety = []string{
 	"-c", "maintenance.auto=false",
 }
 
+// Identity is the environment naming the author and committer of the commits the
+// program writes (start states, collected work, land records): fixed, so a user without
+// a git identity can review and land, and plainly not the user. Callers pass it as env
+// (a new slice each call, theirs to append to).
+func Identity() []string {
+	return []string{
+		"GIT_AUTHOR_NAME=pi-sbx-backend", "GIT_AUTHOR_EMAIL=pi-sbx-backend@localhost",
+		"GIT_COMMITTER_NAME=pi-sbx-backend", "GIT_COMMITTER_EMAIL=pi-sbx-backend@localhost",
+	}
+}
+
 // Git runs git for one object store.
 type Git struct {
 	// Program is the git executable (default "git", found on PATH).

@@ -20,12 +20,6 @@ type Git struct {
 var extra = []string{"-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true", "-c", "protocol.file.allow=always",
 	"-c", "commit.gpgSign=false"}
 
-// identity is the author and committer of the commits keep writes.
-var identity = []string{
-	"GIT_AUTHOR_NAME=pi-sbx-backend", "GIT_AUTHOR_EMAIL=pi-sbx-backend@localhost",
-	"GIT_COMMITTER_NAME=pi-sbx-backend", "GIT_COMMITTER_EMAIL=pi-sbx-backend@localhost",
-}
-
 // run is one git command: args start with --git-dir= (and --work-tree=).
 type run struct {
 	args  []string
@@ -45,7 +39,7 @@ func (g *Git) do(ctx context.Context, r run) (string, error) {
 			break
 		}
 	}
-	env := append(append([]string(nil), identity...), r.env...)
+	env := append(hostgit.Identity(), r.env...)
 	out, err := h.Run(ctx, r.stdin, env, append(append([]string(nil), extra...), args...)...)
 	return string(out), err
 }

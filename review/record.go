@@ -41,7 +41,7 @@ func record(ctx context.Context, g *hostgit.Git, c Changes, landed []File) (stri
 		if err != nil {
 			return "", fmt.Errorf("recording the land: %w", err)
 		}
-		id, err := g.Run(ctx, nil, identity, "commit-tree", tree, "-p", base, "-m", msg)
+		id, err := g.Run(ctx, nil, hostgit.Identity(), "commit-tree", tree, "-p", base, "-m", msg)
 		if err != nil {
 			return "", fmt.Errorf("recording the land: %w", err)
 		}
@@ -60,13 +60,6 @@ func record(ctx context.Context, g *hostgit.Git, c Changes, landed []File) (stri
 		}
 		return "", fmt.Errorf("recording the land in %s: %w", c.BaseRef, err)
 	}
-}
-
-// identity is who the record commits are by: fixed, so a user without a git identity
-// can land, and plainly not the user.
-var identity = []string{
-	"GIT_AUTHOR_NAME=pi-sbx-backend", "GIT_AUTHOR_EMAIL=pi-sbx-backend@localhost",
-	"GIT_COMMITTER_NAME=pi-sbx-backend", "GIT_COMMITTER_EMAIL=pi-sbx-backend@localhost",
 }
 
 // entry is one tree entry: git's mode (as ls-tree prints it) and object id.
