@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -104,14 +103,12 @@ func reviewShow(t *testing.T, git bool) {
 	assert.Empty(t, hostChanged(), "the sandbox's work reached the host before land")
 
 	cli := func(args ...string) (string, int) {
-		cmd := exec.Command(backendBin, args...)
-		cmd.Dir, cmd.Env = w.ws, env
+		cmd := command(backendBin, env, args...)
+		cmd.Dir = w.ws
 		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return string(out), ee.ExitCode()
-		}
-		require.NoError(t, err)
-		return string(out), 0
+		code := exitCode(err)
+		require.NotEqual(t, -1, code, "%v did not run or was killed: %v", args, err)
+		return string(out), code
 	}
 	ok := func(args ...string) string {
 		out, code := cli(args...)
