@@ -363,6 +363,11 @@ func TestConcurrentCollects(t *testing.T) {
 				}
 				assert.Equal(t, tree(got[0]), tree(got[i]), "collect %d's work", i)
 			}
+			// ...and that work is the sandbox's, not the same wrong answer six times.
+			head := lsTree(t, got[0], got[0].Head)
+			assert.Equal(t, "100755 #!/bin/sh\necho run\n", head["run.sh"])
+			assert.Equal(t, "100644 package main\n", head["src/new.go"])
+			assert.NotContains(t, head, "deep/a/b/c/file.md")
 		})
 	}
 }
@@ -382,13 +387,16 @@ func TestCollectIsBounded(t *testing.T) {
 			_, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
 			require.ErrorContains(t, err, "the sandbox sent more than 100000 bytes")
 			name := w.sandboxes()[0]
-			_, err = exec.Command("git", "--git-dir="+k.Store.GitDir(name), "rev-parse", "-q", "--verify", keep.HeadRef(name)).Output()
-			assert.Error(t, err, "no Head recorded from a collect that failed")
+			headRecorded := func() error {
+				return exec.Command("git", "--git-dir="+k.Store.GitDir(name), "rev-parse", "-q", "--verify", keep.HeadRef(name)).Run()
+			}
+			assert.Error(t, headRecorded(), "no Head recorded from a collect that failed")
 
 			k.MaxFetch = 0 // the default bound takes it
 			ch, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
 			require.NoError(t, err)
 			assert.Contains(t, lsTree(t, ch, ch.Head), "big.bin")
+			assert.NoError(t, headRecorded(), "the probe above sees a Head once one is recorded")
 		})
 	}
 }
