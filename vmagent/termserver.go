@@ -1,7 +1,6 @@
 package vmagent
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pi-sbx/pi-sbx-backend/jsonwire"
 	"github.com/pi-sbx/pi-sbx-backend/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/tools"
 )
@@ -124,9 +124,8 @@ func ServeTerminals(ctx context.Context, ln net.Listener, reg *Registry, idle ti
 
 func serveTerminalConn(ctx context.Context, c net.Conn, reg *Registry) {
 	defer c.Close()
-	r := bufio.NewReaderSize(c, 64<<10)
-	line, err := readLine(r, maxRequest)
-	if err != nil {
+	line, tooLong, err := jsonwire.NewLineReader(c).ReadLine(maxRequest)
+	if err != nil || tooLong {
 		return
 	}
 	var req termRequest
@@ -136,7 +135,7 @@ func serveTerminalConn(ctx context.Context, c net.Conn, reg *Registry) {
 	} else {
 		ctx, cancel := context.WithCancel(ctx)
 		go func() { // the client closing its end (it was cancelled, or died) ends the wait
-			_, _ = io.Copy(io.Discard, r)
+			_, _ = io.Copy(io.Discard, c)
 			cancel()
 		}()
 		res, err := reg.Run(ctx, req.Cwd, req.Name, req.Args, tools.Env{Vars: req.Vars})
@@ -150,23 +149,6 @@ func serveTerminalConn(ctx context.Context, c net.Conn, reg *Registry) {
 	b, err := json.Marshal(resp)
 	if err == nil {
 		_, _ = c.Write(append(b, '\n'))
-	}
-}
-
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
-	var out []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		out = append(out, chunk...)
-		if len(out) > limit {
-			return nil, errors.New("request too long")
-		}
-		if err == nil {
-			return out, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
 	}
 }
 
@@ -234,12 +216,15 @@ func (d *TerminalDialer) call(ctx context.Context, req termRequest) (result.Resu
 	if _, err := c.Write(append(b, '\n')); err != nil {
 		return result.Result{}, fmt.Errorf("asking the terminal server: %w", err)
 	}
-	line, err := readLine(bufio.NewReader(c), agentReplyMax)
+	line, tooLong, err := jsonwire.NewLineReader(c).ReadLine(agentReplyMax)
 	if err != nil {
 		if ctx.Err() != nil {
 			return result.Result{}, ctx.Err()
 		}
 		return result.Result{}, fmt.Errorf("reading the terminal server's answer: %w", err)
+	}
+	if tooLong {
+		return result.Result{}, fmt.Errorf("the terminal server's answer is longer than %d bytes", agentReplyMax)
 	}
 	var resp termResponse
 	if err := json.Unmarshal(line, &resp); err != nil {
