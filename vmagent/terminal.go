@@ -300,25 +300,25 @@ func (t *termTools) waitAndReply(ctx context.Context, s *term.Session, start tim
 		o.MaxBytes = min(truncate.DefaultMaxBytes, *maxTokens*4)
 	}
 	tr := truncate.Tail(text, o)
-	d := sessionDetails{SessionID: s.ID, Running: !st.Exited, TimedOut: st.TimedOut, WallTimeMs: time.Since(start).Milliseconds(),
+	wall := time.Since(start) // one figure for the text and the details
+	d := sessionDetails{SessionID: s.ID, Running: !st.Exited, TimedOut: st.TimedOut, WallTimeMs: wall.Milliseconds(),
 		Offset: off, NextOffset: end, TotalBytes: st.Total, LogPath: s.LogPath, Truncated: tr.Truncated}
 	if w.Until != nil {
 		d.Matched = &wr.Matched
 	}
-	var head strings.Builder
-	fmt.Fprintf(&head, "Wall time: %.1f seconds\n", time.Since(start).Seconds())
 	var outcome result.Outcome
+	if st.Exited {
+		code := st.Code
+		d.ExitCode = &code
+		outcome = result.Exited(code)
+	}
+	var head strings.Builder
+	fmt.Fprintf(&head, "Wall time: %.1f seconds\n", wall.Seconds())
 	switch {
 	case st.Exited && st.TimedOut:
-		code := st.Code
-		d.ExitCode = &code
-		fmt.Fprintf(&head, "Process killed after its timeout_s (exit code %d)\n", code)
-		outcome = result.Exited(code)
+		fmt.Fprintf(&head, "Process killed after its timeout_s (exit code %d)\n", st.Code)
 	case st.Exited:
-		code := st.Code
-		d.ExitCode = &code
-		fmt.Fprintf(&head, "Process exited with code %d\n", code)
-		outcome = result.Exited(code)
+		fmt.Fprintf(&head, "Process exited with code %d\n", st.Code)
 	default:
 		fmt.Fprintf(&head, "Process running with session ID %d\n", s.ID)
 	}
