@@ -94,6 +94,17 @@ func reviewWorld(t *testing.T, git bool) (*world, string) {
 	return w, state
 }
 
+// sweep runs `pi-sbx-backend gc --hours 0` with args in the workspace, on the test's
+// state directory, and returns its output; the sweep must succeed.
+func (w *world) sweep(t *testing.T, state string, args ...string) string {
+	t.Helper()
+	gc := command(backendBin, w.env("XDG_STATE_HOME="+state), append([]string{"gc", "--hours", "0"}, args...)...)
+	gc.Dir = w.ws
+	out, err := gc.CombinedOutput()
+	require.NoError(t, err, "gc %v: %s", args, out)
+	return string(out)
+}
+
 func (w *world) keeper(t *testing.T, state string) *keep.Keeper {
 	env := w.env("XDG_STATE_HOME=" + state)
 	k, err := keep.New(env, sbx.NewClient(env, sbx.ExecRunner{}))
@@ -186,17 +197,11 @@ func TestReviewClone(t *testing.T) {
 	assert.Contains(t, out, name)
 
 	// GC keeps it as long as the work is unlanded, and removes it when forced.
-	gc := exec.Command(backendBin, "gc", "--hours", "0")
-	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
-	b, err := gc.CombinedOutput()
-	require.NoError(t, err, string(b))
-	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept`, string(b))
-	assert.Contains(t, string(b), "4 unlanded change(s)")
-	gc = exec.Command(backendBin, "gc", "--hours", "0", "--force")
-	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
-	b, err = gc.CombinedOutput()
-	require.NoError(t, err, string(b))
-	assert.Regexp(t, `removed +`+name, string(b))
+	b := w.sweep(t, state)
+	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept`, b)
+	assert.Contains(t, b, "4 unlanded change(s)")
+	b = w.sweep(t, state, "--force")
+	assert.Regexp(t, `removed +`+name, b)
 	assert.NotContains(t, w.sandboxes(), name)
 
 	kept, err := keep.Collect(context.Background(), k, keep.Options{Workspace: w.ws})
@@ -304,11 +309,8 @@ func TestReviewKill9KeepsTheWork(t *testing.T) {
 	time.Sleep(3 * time.Second) // a watchdog that went on to rm would have by now
 	require.Equal(t, "stopped", status(), "and does not remove it")
 
-	gc := exec.Command(backendBin, "gc", "--hours", "0")
-	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
-	b, err := gc.CombinedOutput()
-	require.NoError(t, err, string(b))
-	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept: 1 unlanded change\(s\) \(after-kill.txt\)`, string(b))
+	b := w.sweep(t, state)
+	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept: 1 unlanded change\(s\) \(after-kill.txt\)`, b)
 	assert.NotEqual(t, "gone", status())
 
 	// The work is on the host now: the next sweep keeps the sandbox on that, without
@@ -316,11 +318,8 @@ func TestReviewKill9KeepsTheWork(t *testing.T) {
 	// writes into the host's remote).
 	remote := func() string { return gitIn(t, w.ws, "remote", "get-url", "sandbox-"+name) }
 	before := remote()
-	gc = exec.Command(backendBin, "gc", "--hours", "0")
-	gc.Dir, gc.Env = w.ws, w.env("XDG_STATE_HOME="+state)
-	b, err = gc.CombinedOutput()
-	require.NoError(t, err, string(b))
-	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept: 1 unlanded change\(s\) \(after-kill.txt\)`, string(b))
+	b = w.sweep(t, state)
+	assert.Regexp(t, `kept +`+name+` \(stopped\): its work is kept: 1 unlanded change\(s\) \(after-kill.txt\)`, b)
 	assert.Equal(t, before, remote(), "the second sweep did not start the sandbox")
 	assert.Equal(t, "stopped", status())
 
