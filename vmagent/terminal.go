@@ -209,9 +209,11 @@ func (t *termTools) kill(ctx context.Context, _ string, raw json.RawMessage, env
 		return result.Result{}, err
 	}
 	if a.Signal == "" { // the default: TERM, then KILL for a group that ignored it
-		if st, err := s.Wait(ctx, term.WaitSpec{From: from, Deadline: time.Now().Add(killGrace)}); err != nil {
+		st, err := s.Wait(ctx, term.WaitSpec{From: from, Deadline: time.Now().Add(killGrace)})
+		if err != nil {
 			return result.Result{}, err
-		} else if !st.Exited {
+		}
+		if !st.Exited {
 			if err := s.Signal(syscall.SIGKILL); err != nil {
 				return result.Result{}, err
 			}
