@@ -1,6 +1,10 @@
 package tools
 
-import "github.com/google/jsonschema-go/jsonschema"
+import (
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
 
 // The terminal tools: commands that keep running between calls (dev servers, watchers,
 // REPLs, prompts), run by the agent in the VM. Names and parameters follow codex's
@@ -116,7 +120,7 @@ func ExecCommand() *Tool {
 				"tty":               Boolean("Run on a pseudo-terminal (stdin, stdout, stderr), so that write_stdin can type into it and programs behave interactively (default: false: pipes, stdin /dev/null)"),
 				"cols":              termSize("Terminal width in columns with tty (default 80)"),
 				"rows":              termSize("Terminal height in rows with tty (default 24)"),
-				"yield_time_ms":     Integer("How long to wait for the command to finish before returning its session_id (default 10000; clamped to 250-30000)"),
+				"yield_time_ms":     Integer(fmt.Sprintf("How long to wait for the command to finish before returning its session_id (default %d; clamped to %d-%d)", ExecYieldDefault, YieldMin, YieldMax)),
 				"max_output_tokens": maxOutputTokens(),
 				"timeout_s":         Number("Kill the command's process group after this many seconds (default: no timeout; it runs until it exits or kill_session)"),
 			})),
@@ -134,7 +138,7 @@ func WriteStdin() *Tool {
 			Object([]string{"session_id"}, map[string]*jsonschema.Schema{
 				"session_id":        sessionID(),
 				"chars":             String("Characters to type (may be empty to poll)"),
-				"yield_time_ms":     Integer("How long to wait for output after writing (default 250; clamped to 250-30000)"),
+				"yield_time_ms":     Integer(fmt.Sprintf("How long to wait for output after writing (default %d; clamped to %d-%d)", WriteYieldDefault, YieldMin, YieldMax)),
 				"max_output_tokens": maxOutputTokens(),
 			})),
 	}
@@ -150,7 +154,7 @@ func ReadOutput() *Tool {
 		Schema: inOrder([]string{"session_id", "wait_ms", "until_regex", "since_offset", "tail_lines", "max_output_tokens"},
 			Object([]string{"session_id"}, map[string]*jsonschema.Schema{
 				"session_id":        sessionID(),
-				"wait_ms":           Integer("How long to wait at most, in ms (default 0, or 30000 with until_regex; at most 300000)"),
+				"wait_ms":           Integer(fmt.Sprintf("How long to wait at most, in ms (default 0, or %d with until_regex; at most %d)", ReadWaitUntil, ReadWaitMax)),
 				"until_regex":       String("Return as soon as the output since the read's start matches this regular expression (RE2 syntax, matched line by line)"),
 				"since_offset":      Integer("Byte offset in the raw output to read from (a reply's next_offset; 0: from the start, as far as memory holds it)"),
 				"tail_lines":        Integer("Return only the last N lines"),
