@@ -121,19 +121,17 @@ func Files(ctx context.Context, g *hostgit.Git, c Changes) ([]File, error) {
 	if c.Base == "" || c.Head == "" {
 		return nil, fmt.Errorf("the work of %s has no base or head commit", c.Sandbox)
 	}
-	raw, err := g.Run(ctx, nil, nil, "diff-tree", "-r", "-z", "-M", "--no-abbrev", "--raw", "--no-commit-id", c.Base, c.Head)
+	// One diff for both listings: git writes the raw records, then the numstat ones.
+	out, err := g.Run(ctx, nil, nil, "diff-tree", "-r", "-z", "-M", "--no-abbrev", "--raw", "--numstat", "--no-commit-id", c.Base, c.Head)
 	if err != nil {
 		return nil, fmt.Errorf("listing the changes of %s: %w", c.Sandbox, err)
 	}
-	files, err := parseRaw(raw)
+	fields := bytes.Split(out, []byte{0})
+	files, n, err := parseRaw(fields)
 	if err != nil {
 		return nil, fmt.Errorf("listing the changes of %s: %w", c.Sandbox, err)
 	}
-	num, err := g.Run(ctx, nil, nil, "diff-tree", "-r", "-z", "-M", "--numstat", "--no-commit-id", c.Base, c.Head)
-	if err != nil {
-		return nil, fmt.Errorf("counting the changed lines of %s: %w", c.Sandbox, err)
-	}
-	if err := addNumstat(files, num); err != nil {
+	if err := addNumstat(files, fields[n:]); err != nil {
 		return nil, fmt.Errorf("counting the changed lines of %s: %w", c.Sandbox, err)
 	}
 	if err := classify(ctx, g, c, files); err != nil {
@@ -143,26 +141,28 @@ func Files(ctx context.Context, g *hostgit.Git, c Changes) ([]File, error) {
 	return files, nil
 }
 
-// parseRaw reads `git diff-tree -r -z --raw` output:
-// ":OLDMODE NEWMODE OLDID NEWID STATUS\0PATH\0" (a rename: "R<score>\0OLD\0NEW\0").
-func parseRaw(raw []byte) ([]File, error) {
-	fields := bytes.Split(raw, []byte{0})
+// parseRaw reads the raw records of `git diff-tree -r -z --raw` output split at its
+// NULs: ":OLDMODE NEWMODE OLDID NEWID STATUS\0PATH\0" (a rename:
+// "R<score>\0OLD\0NEW\0"). It stops at the first field that is not a record's head
+// (where --numstat's records start) and returns how many fields it read.
+func parseRaw(fields [][]byte) ([]File, int, error) {
 	var files []File
-	for i := 0; i < len(fields); i++ {
+	i := 0
+	for ; i < len(fields); i++ {
 		head := string(fields[i])
-		if head == "" && i == len(fields)-1 {
+		if !strings.HasPrefix(head, ":") {
 			break
 		}
-		meta := strings.Fields(strings.TrimPrefix(head, ":"))
-		if !strings.HasPrefix(head, ":") || len(meta) != 5 || i+1 >= len(fields) {
-			return nil, fmt.Errorf("unexpected raw diff record %q", head)
+		meta := strings.Fields(head[1:])
+		if len(meta) != 5 || i+1 >= len(fields) {
+			return nil, 0, fmt.Errorf("unexpected raw diff record %q", head)
 		}
 		f := File{OldMode: meta[0], NewMode: meta[1], OldID: meta[2], NewID: meta[3], Status: Status(meta[4][:1])}
 		i++
 		f.Path = string(fields[i])
 		if f.Status == Renamed || f.Status == "C" {
 			if i+1 >= len(fields) {
-				return nil, fmt.Errorf("rename record without its new path")
+				return nil, 0, fmt.Errorf("rename record without its new path")
 			}
 			f.Status = Renamed
 			f.OldPath = f.Path
@@ -178,22 +178,22 @@ func parseRaw(raw []byte) ([]File, error) {
 		switch f.Status {
 		case Added, Modified, Deleted, Renamed, TypeChg:
 		default:
-			return nil, fmt.Errorf("unexpected change status %q for %q", meta[4], f.Path)
+			return nil, 0, fmt.Errorf("unexpected change status %q for %q", meta[4], f.Path)
 		}
 		f.seq = len(files)
 		files = append(files, f)
 	}
-	return files, nil
+	return files, i, nil
 }
 
-// addNumstat sets the line counts and the binary flag from `git diff-tree --numstat -z`:
-// "ADDED\tREMOVED\tPATH\0", a rename "ADDED\tREMOVED\t\0OLD\0NEW\0", "-\t-" for binary.
-func addNumstat(files []File, num []byte) error {
+// addNumstat sets the line counts and the binary flag from the records of
+// `git diff-tree --numstat -z` split at its NULs: "ADDED\tREMOVED\tPATH", a rename
+// "ADDED\tREMOVED\t" then OLD and NEW, "-\t-" for binary.
+func addNumstat(files []File, fields [][]byte) error {
 	byPath := make(map[string]*File, len(files))
 	for i := range files {
 		byPath[files[i].Path] = &files[i]
 	}
-	fields := bytes.Split(num, []byte{0})
 	for i := 0; i < len(fields); i++ {
 		rec := string(fields[i])
 		if rec == "" && i == len(fields)-1 {
