@@ -279,7 +279,7 @@ func hostState(ctx context.Context, g *hostgit.Git, root *os.Root, p, mode, id s
 		if err != nil {
 			return "", err
 		}
-		want, err := blob(ctx, g, id, 4096)
+		want, err := blob(ctx, g, id, maxLinkTarget)
 		if err != nil {
 			return "", err
 		}

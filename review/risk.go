@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -68,6 +69,10 @@ func classify(ctx context.Context, g *hostgit.Git, c Changes, files []File) erro
 	if err != nil {
 		return err
 	}
+	blobs, err := readRiskBlobs(ctx, g, files)
+	if err != nil {
+		return err
+	}
 	for i := range files {
 		f := &files[i]
 		if f.NewMode == "" {
@@ -81,20 +86,12 @@ func classify(ctx context.Context, g *hostgit.Git, c Changes, files []File) erro
 			f.Risks = append(f.Risks, "a submodule: git checks out and may run what it names")
 		}
 		if f.NewMode == ModeSymlink {
-			why, err := linkRisk(ctx, g, *f)
-			if err != nil {
-				return err
-			}
-			if why != "" {
+			if why := linkRisk(*f, blobs[f.NewID]); why != "" {
 				f.Risks = append(f.Risks, why)
 			}
 		}
 		if path.Base(f.Path) == "package.json" {
-			why, err := packageRisk(ctx, g, *f)
-			if err != nil {
-				return err
-			}
-			if why != "" {
+			if why := packageRisk(*f, blobs); why != "" {
 				f.Risks = append(f.Risks, why)
 			}
 		}
@@ -133,24 +130,21 @@ func pathRisks(p string) []string {
 	return out
 }
 
-// linkRisk flags a symlink whose target leaves the workspace or enters .git.
-func linkRisk(ctx context.Context, g *hostgit.Git, f File) (string, error) {
-	target, err := blob(ctx, g, f.NewID, 4096)
-	if err != nil {
-		return "", fmt.Errorf("reading the symlink %s: %w", f.Path, err)
-	}
+// linkRisk flags a symlink (its target read) whose target leaves the workspace or
+// enters .git.
+func linkRisk(f File, target []byte) string {
 	t := string(target)
 	if path.IsAbs(t) {
-		return "symlink out of the workspace (to " + t + ")", nil
+		return "symlink out of the workspace (to " + t + ")"
 	}
 	resolved := path.Join(path.Dir(f.Path), t)
 	if resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return "symlink out of the workspace (to " + t + ")", nil
+		return "symlink out of the workspace (to " + t + ")"
 	}
 	if resolved == ".git" || strings.HasPrefix(resolved, ".git/") {
-		return "symlink into .git (to " + t + ")", nil
+		return "symlink into .git (to " + t + ")"
 	}
-	return "", nil
+	return ""
 }
 
 // packageJSON is what of a package.json npm, yarn or pnpm run.
@@ -160,37 +154,81 @@ type packageJSON struct {
 	Config  any            `json:"config"`
 }
 
-// packageRisk flags a package.json whose scripts (or bin, or config) changed.
-func packageRisk(ctx context.Context, g *hostgit.Git, f File) (string, error) {
-	const limit = 8 << 20
-	load := func(id string) (packageJSON, bool, error) {
+// packageRisk flags a package.json whose scripts (or bin, or config) changed; blobs
+// holds its contents (readRiskBlobs).
+func packageRisk(f File, blobs map[string][]byte) string {
+	load := func(id string) (packageJSON, bool) {
 		var p packageJSON
-		if id == "" || f.OldMode == ModeSymlink {
-			return p, true, nil
+		if !readsPackage(f, id) {
+			return p, true
 		}
-		b, err := blob(ctx, g, id, limit)
-		if err != nil {
-			return p, false, fmt.Errorf("reading %s: %w", f.Path, err)
-		}
-		return p, json.Unmarshal(b, &p) == nil, nil
+		return p, json.Unmarshal(blobs[id], &p) == nil
 	}
-	old, _, err := load(f.OldID)
-	if err != nil {
-		return "", err
-	}
-	cur, ok, err := load(f.NewID)
-	if err != nil {
-		return "", err
-	}
+	old, _ := load(f.OldID)
+	cur, ok := load(f.NewID)
 	switch {
 	case !ok:
-		return "package.json that is not valid JSON (npm may read it otherwise)", nil
+		return "package.json that is not valid JSON (npm may read it otherwise)"
 	case !reflect.DeepEqual(old.Scripts, cur.Scripts):
-		return "package.json scripts changed: npm runs them", nil
+		return "package.json scripts changed: npm runs them"
 	case !reflect.DeepEqual(old.Bin, cur.Bin) || !reflect.DeepEqual(old.Config, cur.Config):
-		return "package.json bin or config changed", nil
+		return "package.json bin or config changed"
 	}
-	return "", nil
+	return ""
+}
+
+// readsPackage reports whether packageRisk reads blob id of package.json f: not when
+// there is none, nor when f was a symlink.
+func readsPackage(f File, id string) bool {
+	return id != "" && f.OldMode != ModeSymlink
+}
+
+// Bounds of what classify reads of one blob: the objects are the sandbox's.
+const (
+	maxLinkTarget  = 4096
+	maxPackageJSON = 8 << 20
+)
+
+// readRiskBlobs reads, with one `git cat-file --batch`, the contents classify looks
+// into: the targets of the symbolic links files add and the package.json files on both
+// sides. A blob over its bound fails the listing.
+func readRiskBlobs(ctx context.Context, g *hostgit.Git, files []File) (map[string][]byte, error) {
+	limits := map[string]int64{}
+	var ids, names []string
+	want := func(id, name string, limit int64) {
+		if _, ok := limits[id]; !ok {
+			ids, names = append(ids, id), append(names, name)
+		}
+		limits[id] = max(limits[id], limit)
+	}
+	for _, f := range files {
+		if f.NewMode == "" {
+			continue
+		}
+		if f.NewMode == ModeSymlink {
+			want(f.NewID, "the symlink "+f.Path, maxLinkTarget)
+		}
+		if path.Base(f.Path) == "package.json" {
+			for _, id := range []string{f.OldID, f.NewID} {
+				if readsPackage(f, id) {
+					want(id, f.Path, maxPackageJSON)
+				}
+			}
+		}
+	}
+	blobs := make(map[string][]byte, len(ids))
+	err := catBlobs(ctx, g, ids, func(i int, size int64, content io.Reader) error {
+		if size > limits[ids[i]] {
+			return fmt.Errorf("reading %s: blob %s is over %d bytes", names[i], ids[i], limits[ids[i]])
+		}
+		b, err := io.ReadAll(content)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", names[i], err)
+		}
+		blobs[ids[i]] = b
+		return nil
+	})
+	return blobs, err
 }
 
 // ignoredPaths asks git which of the added paths a git workspace's ignore rules hide (its
