@@ -143,14 +143,19 @@ func TestOrphanDoesNotHoldTheExit(t *testing.T) {
 		m := newManager(t, Limits{})
 		// On a terminal the shell's exit hangs up its group, as closing a window does;
 		// an orphan that ignores SIGHUP (nohup) lives on.
-		sp := sh("(trap '' HUP; sleep 0.5; echo from-orphan) & sleep 0.1; echo parent") // the trap is set before the shell exits
+		// The orphan writes only once the test has seen the exit (a file it waits for),
+		// so an exit that waited for the orphan comes only after 30 s: wait's 20 s
+		// deadline fails it.
+		release := filepath.Join(t.TempDir(), "release")
+		sp := sh("(trap '' HUP; i=0; until [ -e " + release + " ] || [ $i -ge 1500 ]; do sleep 0.02; i=$((i+1)); done; echo from-orphan) & sleep 0.1; echo parent") // the trap is set before the shell exits
 		sp.TTY = tty
 		s, err := m.Start(sp)
 		require.NoError(t, err)
-		start := time.Now()
 		st := wait(t, s)
-		assert.Less(t, time.Since(start), 400*time.Millisecond, "tty %v: the exit did not wait for the orphan", tty)
 		assert.Zero(t, st.Code)
+		out, _, _ := s.Output(0)
+		assert.NotContains(t, string(out), "from-orphan", "tty %v: the exit came before the orphan wrote", tty)
+		require.NoError(t, os.WriteFile(release, nil, 0o600))
 		require.Eventually(t, func() bool {
 			out, _, _ := s.Output(0)
 			return strings.Contains(string(out), "from-orphan")
