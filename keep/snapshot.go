@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -63,6 +64,13 @@ func (k *Keeper) snapshot(ctx context.Context, r Record) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("listing the workspace: %w", err)
 	}
+	// Symlinks' targets are hashed from files here, with the workspace's files: one
+	// hash-object for all (--stdin-paths would follow a link).
+	links, err := os.MkdirTemp("", "pi-sbx-links-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(links)
 	var files []string // to hash, in order
 	var index []entry
 	for _, e := range listed {
@@ -83,11 +91,12 @@ func (k *Keeper) snapshot(ctx context.Context, r Record) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			sha, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "hash-object", "-w", "--no-filters", "--stdin"}, stdin: strings.NewReader(target)})
-			if err != nil {
+			tmp := filepath.Join(links, strconv.Itoa(len(files)))
+			if err := os.WriteFile(tmp, []byte(target), 0o600); err != nil {
 				return "", err
 			}
-			index = append(index, entry{"120000", strings.TrimSpace(sha), e.path})
+			files = append(files, tmp)
+			index = append(index, entry{mode: "120000", path: e.path})
 		case fi.Mode().IsRegular():
 			mode := "100644"
 			if fi.Mode()&0o100 != 0 {
