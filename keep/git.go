@@ -3,7 +3,6 @@ package keep
 import (
 	"context"
 	"io"
-	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/hostgit"
 )
@@ -20,26 +19,17 @@ type Git struct {
 var extra = []string{"-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true", "-c", "protocol.file.allow=always",
 	"-c", "commit.gpgSign=false"}
 
-// run is one git command: args start with --git-dir= (and --work-tree=).
+// run is one git command on the git directory dir.
 type run struct {
-	args  []string
-	stdin io.Reader
-	env   []string // GIT_INDEX_FILE and the like
+	dir      string
+	workTree string // the host work tree, for listing it (hostgit.Git.WorkTree)
+	args     []string
+	stdin    io.Reader
+	env      []string // GIT_INDEX_FILE and the like
 }
 
 func (g *Git) do(ctx context.Context, r run) (string, error) {
-	h := &hostgit.Git{Environ: g.Environ}
-	args := r.args
-	for len(args) > 0 {
-		if v, ok := strings.CutPrefix(args[0], "--git-dir="); ok {
-			h.Dir, args = v, args[1:]
-		} else if v, ok := strings.CutPrefix(args[0], "--work-tree="); ok {
-			h.WorkTree, args = v, args[1:]
-		} else {
-			break
-		}
-	}
-	env := append(hostgit.Identity(), r.env...)
-	out, err := h.Run(ctx, r.stdin, env, append(append([]string(nil), extra...), args...)...)
+	h := &hostgit.Git{Environ: g.Environ, Dir: r.dir, WorkTree: r.workTree}
+	out, err := h.Run(ctx, r.stdin, append(hostgit.Identity(), r.env...), append(append([]string(nil), extra...), r.args...)...)
 	return string(out), err
 }

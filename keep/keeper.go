@@ -81,7 +81,7 @@ func (k *Keeper) Begin(ctx context.Context, r Record) error {
 		return fmt.Errorf("writing the start state: %w", err)
 	}
 	for _, ref := range []string{StartRef(r.Sandbox), BaseRef(r.Sandbox)} {
-		if _, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "update-ref", ref, base}}); err != nil {
+		if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", ref, base}}); err != nil {
 			return err
 		}
 	}
@@ -122,11 +122,11 @@ func (k *Keeper) Seed(ctx context.Context, r Record) error {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "base.bundle")
-	args := []string{"--git-dir=" + r.GitDir, "bundle", "create", "-q", path, BaseRef(r.Sandbox)}
-	if head, _ := k.Git.do(ctx, run{args: []string{"--git-dir=" + r.HostGit, "rev-parse", "-q", "--verify", "HEAD^{commit}"}}); strings.TrimSpace(head) != "" {
+	args := []string{"bundle", "create", "-q", path, BaseRef(r.Sandbox)}
+	if head, _ := k.Git.do(ctx, run{dir: r.HostGit, args: []string{"rev-parse", "-q", "--verify", "HEAD^{commit}"}}); strings.TrimSpace(head) != "" {
 		args = append(args, "^"+strings.TrimSpace(head)) // the clone has the host's history
 	}
-	if _, err := k.Git.do(ctx, run{args: args}); err != nil {
+	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: args}); err != nil {
 		return fmt.Errorf("bundling the start state: %w", err)
 	}
 	bundle, err := os.Open(path) // git wrote it through a lock file: a new file
@@ -193,7 +193,7 @@ func (k *Keeper) Collect(ctx context.Context, r Record) (review.Changes, error) 
 	if err != nil {
 		return ch, fmt.Errorf("collecting the work of %s: %w", r.Sandbox, err)
 	}
-	if _, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "update-ref", HeadRef(r.Sandbox), head}}); err != nil {
+	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", HeadRef(r.Sandbox), head}}); err != nil {
 		return ch, err
 	}
 	return k.kept(ctx, r, ch)
@@ -226,7 +226,7 @@ func (k *Keeper) kept(ctx context.Context, r Record, ch review.Changes) (review.
 }
 
 func (k *Keeper) rev(ctx context.Context, gitDir, ref string) (string, error) {
-	out, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + gitDir, "rev-parse", "-q", "--verify", ref + "^{commit}"}})
+	out, err := k.Git.do(ctx, run{dir: gitDir, args: []string{"rev-parse", "-q", "--verify", ref + "^{commit}"}})
 	return strings.TrimSpace(out), err
 }
 
@@ -245,7 +245,7 @@ func (k *Keeper) fetch(ctx context.Context, r Record) (string, error) {
 		return "", err
 	}
 	// Only these refspecs: whatever else the bundle names is not taken.
-	if _, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head",
 		"--no-recurse-submodules", bundle.Name(), "+" + vmHead + ":" + HeadRef(r.Sandbox) + ".new", "+refs/heads/*:" + BranchesRef(r.Sandbox) + "*"}}); err != nil {
 		return "", fmt.Errorf("fetching the sandbox's bundle: %w", err)
 	}
@@ -253,7 +253,7 @@ func (k *Keeper) fetch(ctx context.Context, r Record) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, _ = k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "update-ref", "-d", HeadRef(r.Sandbox) + ".new"}})
+	_, _ = k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", "-d", HeadRef(r.Sandbox) + ".new"}})
 	return head, nil
 }
 
@@ -300,7 +300,7 @@ func (k *Keeper) Unlanded(ctx context.Context, ch review.Changes) ([]string, err
 	if ch.Base == ch.Head {
 		return nil, nil
 	}
-	out, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + ch.GitDir, "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", ch.Base, ch.Head}})
+	out, err := k.Git.do(ctx, run{dir: ch.GitDir, args: []string{"diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", ch.Base, ch.Head}})
 	if err != nil {
 		return nil, err
 	}

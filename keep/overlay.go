@@ -88,14 +88,14 @@ func (k *Keeper) fetchOverlay(ctx context.Context, r Record) (string, error) {
 	if _, err := stream.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
-	if _, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "fast-import", "--quiet", "--done", "--force"}, stdin: stream}); err != nil {
+	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"fast-import", "--quiet", "--done", "--force"}, stdin: stream}); err != nil {
 		return "", err
 	}
 	head, err := k.rev(ctx, r.GitDir, ref)
 	if err != nil {
 		return "", err
 	}
-	_, _ = k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "update-ref", "-d", ref}})
+	_, _ = k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", "-d", ref}})
 	return head, nil
 }
 

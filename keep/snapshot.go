@@ -25,7 +25,7 @@ func (k *Keeper) initStore(ctx context.Context, gitDir, hostGit string) error {
 	if err := os.MkdirAll(gitDir, 0o700); err != nil {
 		return fmt.Errorf("making the review store: %w", err)
 	}
-	if _, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + gitDir, "init", "--bare", "--quiet", "--template="}}); err != nil {
+	if _, err := k.Git.do(ctx, run{dir: gitDir, args: []string{"init", "--bare", "--quiet", "--template="}}); err != nil {
 		return err
 	}
 	if hostGit != "" {
@@ -107,7 +107,7 @@ func (k *Keeper) snapshot(ctx context.Context, r Record) (string, error) {
 		}
 	}
 	if len(files) > 0 {
-		out, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + r.GitDir, "hash-object", "-w", "--no-filters", "--stdin-paths"},
+		out, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"hash-object", "-w", "--no-filters", "--stdin-paths"},
 			stdin: strings.NewReader(strings.Join(files, "\n") + "\n")})
 		if err != nil {
 			return "", err
@@ -126,7 +126,7 @@ func (k *Keeper) snapshot(ctx context.Context, r Record) (string, error) {
 	}
 	var parent string
 	if r.HostGit != "" {
-		parent, _ = k.Git.do(ctx, run{args: []string{"--git-dir=" + r.HostGit, "rev-parse", "-q", "--verify", "HEAD^{commit}"}})
+		parent, _ = k.Git.do(ctx, run{dir: r.HostGit, args: []string{"rev-parse", "-q", "--verify", "HEAD^{commit}"}})
 		parent = strings.TrimSpace(parent)
 	}
 	return k.commit(ctx, r.GitDir, index, parent, "pi-sbx: the workspace when "+r.Sandbox+" started")
@@ -146,18 +146,18 @@ func (k *Keeper) commit(ctx context.Context, gitDir string, index []entry, paren
 	for _, e := range index {
 		fmt.Fprintf(&info, "%s %s\t%s\x00", e.mode, e.sha, e.path)
 	}
-	if _, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + gitDir, "update-index", "-z", "--index-info"}, stdin: &info, env: env}); err != nil {
+	if _, err := k.Git.do(ctx, run{dir: gitDir, args: []string{"update-index", "-z", "--index-info"}, stdin: &info, env: env}); err != nil {
 		return "", err
 	}
-	tree, err := k.Git.do(ctx, run{args: []string{"--git-dir=" + gitDir, "write-tree", "--missing-ok"}, env: env})
+	tree, err := k.Git.do(ctx, run{dir: gitDir, args: []string{"write-tree", "--missing-ok"}, env: env})
 	if err != nil {
 		return "", err
 	}
-	args := []string{"--git-dir=" + gitDir, "commit-tree", "--no-gpg-sign", "-m", msg, strings.TrimSpace(tree)}
+	args := []string{"commit-tree", "--no-gpg-sign", "-m", msg, strings.TrimSpace(tree)}
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
-	c, err := k.Git.do(ctx, run{args: args})
+	c, err := k.Git.do(ctx, run{dir: gitDir, args: args})
 	return strings.TrimSpace(c), err
 }
 
@@ -166,8 +166,8 @@ func (k *Keeper) commit(ctx context.Context, gitDir string, index []entry, paren
 func (k *Keeper) listClone(ctx context.Context, r Record) ([]entry, error) {
 	// -C: from the root, so that no prefix limits what is listed (hostgit runs git in
 	// the git directory).
-	base := []string{"--git-dir=" + r.HostGit, "--work-tree=" + r.Root, "-C", r.Root, "ls-files", "-z"}
-	staged, err := k.Git.do(ctx, run{args: append(append([]string(nil), base...), "--stage")})
+	base := []string{"-C", r.Root, "ls-files", "-z"}
+	staged, err := k.Git.do(ctx, run{dir: r.HostGit, workTree: r.Root, args: append(append([]string(nil), base...), "--stage")})
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (k *Keeper) listClone(ctx context.Context, r Record) ([]entry, error) {
 		}
 		out = append(out, e)
 	}
-	others, err := k.Git.do(ctx, run{args: append(append([]string(nil), base...), "--others", "--exclude-standard")})
+	others, err := k.Git.do(ctx, run{dir: r.HostGit, workTree: r.Root, args: append(append([]string(nil), base...), "--others", "--exclude-standard")})
 	if err != nil {
 		return nil, err
 	}

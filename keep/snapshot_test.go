@@ -30,7 +30,7 @@ func TestSnapshotOverlay(t *testing.T) {
 	require.NoError(t, err)
 
 	show := func(args ...string) string {
-		out, err := k.Git.do(ctx, run{args: append([]string{"--git-dir=" + r.GitDir}, args...)})
+		out, err := k.Git.do(ctx, run{dir: r.GitDir, args: args})
 		require.NoError(t, err, "%v", args)
 		return out
 	}
