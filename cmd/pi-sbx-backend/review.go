@@ -281,12 +281,7 @@ func (w keptWork) Collect(ctx context.Context, ws string) (review.Changes, error
 	if name == "" && w.reuse {
 		name = sbx.ProjectName(ws)
 	}
-	c, err := keep.Collect(ctx, w.keeper, keep.Options{Workspace: ws, Sandbox: name})
-	if err != nil {
-		return c, err
-	}
-	c.BaseRef = keep.BaseRef(c.Sandbox)
-	return c, nil
+	return keep.Collect(ctx, w.keeper, keep.Options{Workspace: ws, Sandbox: name}) // with BaseRef set
 }
 
 // Discard implements workSource: the sandbox, which holds its own copy of the work, is
