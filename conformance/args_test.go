@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // argCases are raw tool arguments as a model or an MCP client may send them: strings

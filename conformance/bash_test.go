@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
-	"github.com/pi-sbx/pi-sbx-backend/shell"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/shell"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 )
 
 // afterExit starts a background job that prints five lines once the shell has exited,

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 )
 
 // TestEditMatchesPi compares pi 1.6.0's edit with ours: the result text, details.diff,

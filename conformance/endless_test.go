@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 )
 
 // Files without end given as grep's path: a symlink to /dev/zero. pi's rg reads it for

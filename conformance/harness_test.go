@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 )
 
 // Call is one tool invocation, run by both the oracle and our binary.

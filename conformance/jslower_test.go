@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestJSLowerTableIsNodes checks that fsops/testdata/js-lower.json, against which fsops
+// TestJSLowerTableIsNodes checks that internal/vm/fsops/testdata/js-lower.json, against which fsops
 // tests its jsLower code point by code point, is what pi's Node says: regenerate it with
-// `node conformance/jslower.mjs > fsops/testdata/js-lower.json` when Node changes.
+// `node conformance/jslower.mjs > internal/vm/fsops/testdata/js-lower.json` when Node changes.
 func TestJSLowerTableIsNodes(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join(repoRoot(), "fsops/testdata/js-lower.json"))
+	want, err := os.ReadFile(filepath.Join(repoRoot(), "internal/vm/fsops/testdata/js-lower.json"))
 	require.NoError(t, err)
-	assert.True(t, string(want) == string(runNode(t, "jslower.mjs", nil)), "fsops/testdata/js-lower.json is stale")
+	assert.True(t, string(want) == string(runNode(t, "jslower.mjs", nil)), "internal/vm/fsops/testdata/js-lower.json is stale")
 }

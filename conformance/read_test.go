@@ -23,7 +23,7 @@ import (
 	"golang.org/x/image/bmp"
 	_ "golang.org/x/image/webp" // decode pi's WebP results
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 )
 
 // webp1x1 are tiny WebP files (lossless, lossy, lossy with alpha); Go cannot encode WebP.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // TestToolDefinitionsMatchPi checks that every front end advertises pi's own names,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -18,7 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pi-sbx/pi-sbx-backend/fsops"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/fsops"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

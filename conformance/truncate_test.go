@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/truncate"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/truncate"
 )
 
 // TestTruncateMatchesPi feeds the same generated inputs to pi's exported truncation

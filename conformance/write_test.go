@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 )
 
 // TestWriteMatchesPi compares pi 1.6.0's write with ours: the result, every error text,

@@ -16,42 +16,81 @@ import (
 
 const module = "github.com/pi-sbx/pi-sbx-backend"
 
-// hostPackages are the packages serve, shell, tool --sandbox, verify and gc run on the
-// host.
-var hostPackages = []string{"mcpserver", "agentlink", "jsonwire", "session", "sbx", "tools", "deploy", "review", "hostgit"}
+// The folders say where code runs: internal/host on the user's machine, internal/vm in
+// the sandbox (the agent), internal/wire on both (the protocol and pi's formats). The
+// simulator is neither side: nothing of the product links it.
+const (
+	hostDir = "internal/host"
+	vmDir   = "internal/vm"
+	wireDir = "internal/wire"
+	simDir  = "internal/sbxsim"
+)
+
+// sbxDoor is the one package that starts sbx.
+const sbxDoor = hostDir + "/sbx"
 
 // gitDoor is the one package besides sbx/ that starts a process on the host: git, on the
 // object store the sandbox's work was fetched into, with hooks, fsmonitor, drivers and
 // the user's GIT_* variables kept out (security.md, section 13).
-const gitDoor = "hostgit"
+const gitDoor = hostDir + "/review/hostgit"
 
 // hostFiles are the files of cmd/pi-sbx-backend that implement host subcommands. The
 // command is one binary (it is also the agent), so these files are held to the host rules
 // by their own imports and those imports' dependencies.
 var hostFiles = []string{"serve.go", "sandbox.go", "shell.go", "tool_sandbox.go", "deploy.go", "verify.go", "gc.go", "review.go"}
 
-// vmOnly are the packages that only the in-sandbox agent (and tool --local) may link.
-var vmOnly = []string{module + "/fsops", module + "/shell", module + "/terminal", module + "/vmagent", module + "/cmd/sbxsim", module + "/sbxsim"}
+// under reports whether the module-relative package path rel is dir or inside it.
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
-// TestHostPathLinksNoVMCode: everything the host side links, transitively (go list
-// -deps), is free of the tool implementations (fsops, shell, vmagent) and of the
-// simulator; and the VM side links no sbx.
-func TestHostPathLinksNoVMCode(t *testing.T) {
-	deps := listDeps(t, hostRoots(t)...)
-	for _, bad := range vmOnly {
-		_, linked := deps[bad]
-		assert.False(t, linked, "the host path links %s (imported by %s)", bad, importers(deps, bad))
+// vmOnly reports whether a module package may be linked only by the in-sandbox agent
+// (and tool --local), or by tests: the tool implementations and the simulator.
+func vmOnly(rel string) bool {
+	return under(rel, vmDir) || under(rel, simDir) || rel == "cmd/sbxsim"
+}
+
+// TestSidesByFolder is the layout's one rule, by folder: nothing under internal/host
+// imports anything under internal/vm (or the simulator), nothing under internal/vm
+// imports internal/host, internal/wire imports neither side, and the product links
+// neither the simulator nor the tests' builder.
+func TestSidesByFolder(t *testing.T) {
+	banned := map[string]func(rel string) bool{
+		hostDir: vmOnly,
+		vmDir:   func(rel string) bool { return under(rel, hostDir) || under(rel, simDir) },
+		wireDir: func(rel string) bool { return under(rel, hostDir) || under(rel, vmDir) || under(rel, simDir) },
+		"cmd/pi-sbx-backend": func(rel string) bool {
+			return under(rel, simDir) || rel == "internal/testbin"
+		},
 	}
-	for _, vm := range []string{"./fsops", "./shell", "./vmagent"} {
-		for pkg := range listDeps(t, vm) {
-			assert.NotEqual(t, module+"/sbx", pkg, "%s links sbx", vm)
+	for dir, bad := range banned {
+		pkgs := 0
+		for pkg, d := range listDeps(t, "./"+dir+"/...") {
+			rel, ours := strings.CutPrefix(pkg, module+"/")
+			if !ours || !under(rel, dir) {
+				continue
+			}
+			pkgs++
+			for _, imp := range d.imports {
+				irel, ours := strings.CutPrefix(imp, module+"/")
+				assert.False(t, ours && bad(irel), "%s (under %s) imports %s", rel, dir, irel)
+			}
 		}
+		require.Positive(t, pkgs, "no packages under %s", dir)
 	}
 	// Descriptions are plain data: no protocol, no wire format, no implementation.
-	for pkg := range listDeps(t, "./tools") {
-		for _, bad := range []string{"/mcpserver", "/jsonwire", "/agentlink", "/vmagent", "/fsops", "/shell", "/sbx"} {
-			assert.NotEqual(t, module+bad, pkg, "tools links %s", pkg)
+	for pkg := range listDeps(t, "./"+wireDir+"/tools") {
+		for _, bad := range []string{wireDir + "/mcpserver", wireDir + "/jsonwire"} {
+			assert.NotEqual(t, module+"/"+bad, pkg, "tools links %s", pkg)
 		}
+	}
+}
+
+// TestHostPathLinksNoVMCode: everything the host subcommands link, transitively, is free
+// of the tool implementations and of the simulator.
+func TestHostPathLinksNoVMCode(t *testing.T) {
+	deps := listDeps(t, hostRoots(t)...)
+	for pkg := range deps {
+		rel, ours := strings.CutPrefix(pkg, module+"/")
+		assert.False(t, ours && vmOnly(rel), "the host path links %s (imported by %s)", rel, importers(deps, pkg))
 	}
 }
 
@@ -76,13 +115,13 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 			imports := fileImports(t, path)
 			src, err := os.ReadFile(path)
 			require.NoError(t, err)
-			if rel != "sbx" && rel != gitDoor {
+			if rel != sbxDoor && rel != gitDoor {
 				assert.NotContains(t, imports, "os/exec", "%s starts processes", path)
 				for _, call := range []string{"StartProcess", "ForkExec", "syscall.Exec", "unix.Exec"} {
 					assert.NotContains(t, string(src), call, "%s starts processes", path)
 				}
 			}
-			netOK := rel == "deploy" && f == "curl.go"
+			netOK := rel == hostDir+"/deploy" && f == "curl.go"
 			if !netOK {
 				for _, n := range []string{"net", "net/http", "net/rpc", "net/smtp"} {
 					assert.NotContains(t, imports, n, "%s opens network connections", path)
@@ -105,25 +144,34 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 	assert.NotContains(t, string(mod), "github.com/docker/", "no Docker client library in the module")
 }
 
-// TestLayerRules: what each package must not link, transitively (README's layout
-// table, last column).
+// TestLayerRules: within a side, what each package must not link, transitively.
 func TestLayerRules(t *testing.T) {
-	impl := []string{"fsops", "shell", "vmagent"}
+	const (
+		session   = hostDir + "/session"
+		agentlink = hostDir + "/agentlink"
+		deploy    = hostDir + "/deploy"
+		review    = hostDir + "/review"
+		keep      = review + "/keep"
+		mcpserver = wireDir + "/mcpserver"
+		jsonwire  = wireDir + "/jsonwire"
+		tools     = wireDir + "/tools"
+		fsops     = vmDir + "/fsops"
+		shell     = vmDir + "/shell"
+		vmagent   = vmDir + "/vmagent"
+	)
 	rules := map[string][]string{
-		"session":   impl,
-		"keep":      append([]string{"session", "mcpserver", "agentlink", "deploy"}, impl...),
-		"mcpserver": append([]string{"sbx", "agentlink", "session"}, impl...),
-		"agentlink": append([]string{"session", "deploy"}, impl...),
-		"deploy":    append([]string{"agentlink", "session"}, impl...),
-		"vmagent":   {"sbx", "agentlink", "session", "deploy"},
-		"tools":     append([]string{"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy"}, impl...),
-		"fsops":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "shell"},
-		"shell":     {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "fsops"},
-		"terminal":  {"mcpserver", "jsonwire", "agentlink", "session", "sbx", "deploy", "tools", "vmagent", "fsops"},
-		"pi/result": {"tools", "mcpserver", "fsops", "shell"},
+		keep:                   {session, mcpserver, agentlink, deploy},
+		mcpserver:              {sbxDoor, agentlink, session},
+		agentlink:              {session, deploy},
+		deploy:                 {agentlink, session},
+		tools:                  {mcpserver, jsonwire},
+		fsops:                  {mcpserver, jsonwire, tools, vmagent, shell},
+		shell:                  {mcpserver, jsonwire, tools, vmagent, fsops},
+		vmDir + "/terminal":    {mcpserver, jsonwire, tools, vmagent, fsops},
+		wireDir + "/pi/result": {tools, mcpserver},
 		// review knows two commits in a host object store, not sandboxes or protocols.
-		"review":  append([]string{"sbx", "session", "agentlink", "mcpserver", "jsonwire", "deploy", "tools"}, impl...),
-		"hostgit": {"sbx", "session", "agentlink", "mcpserver", "jsonwire", "deploy", "tools", "review", "fsops", "shell", "vmagent"},
+		review:  {sbxDoor, session, agentlink, mcpserver, jsonwire, deploy, tools},
+		gitDoor: {sbxDoor, session, agentlink, mcpserver, jsonwire, deploy, tools, review},
 	}
 	for pkg, banned := range rules {
 		deps := listDeps(t, "./"+pkg)
@@ -133,13 +181,13 @@ func TestLayerRules(t *testing.T) {
 				continue
 			}
 			for _, b := range banned {
-				assert.False(t, rel == b || strings.HasPrefix(rel, b+"/"), "%s links %s (imported by %s)", pkg, rel, importers(deps, d))
+				// A package may link what sits inside its own folder (review's hostgit).
+				assert.False(t, rel == b || (under(rel, b) && !under(pkg, b)), "%s links %s (imported by %s)", pkg, rel, importers(deps, d))
 			}
 		}
 	}
-	for d := range listDeps(t, "./jsonwire") {
-		_, ours := strings.CutPrefix(d, module+"/")
-		assert.False(t, ours && d != module+"/jsonwire", "jsonwire links %s", d)
+	for d := range listDeps(t, "./"+jsonwire) {
+		assert.False(t, strings.HasPrefix(d, module+"/") && d != module+"/"+jsonwire, "jsonwire links %s", d)
 	}
 }
 
@@ -153,7 +201,7 @@ func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 		rel, ours := strings.CutPrefix(pkg, module+"/")
 		assert.NotContains(t, d.imports, module+"/internal/testbin", "%s links the tests' builder", pkg)
 		// internal/testbin builds the programs for tests (go build); nothing else links it.
-		if !ours || rel == "sbx" || rel == gitDoor || rel == "shell" || rel == "sbxsim" || strings.HasPrefix(rel, "sbxsim/") || rel == "cmd/sbxsim" || rel == "internal/testbin" {
+		if !ours || rel == sbxDoor || rel == gitDoor || rel == vmDir+"/shell" || under(rel, simDir) || rel == "cmd/sbxsim" || rel == "internal/testbin" {
 			continue
 		}
 		checked++
@@ -173,20 +221,12 @@ func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 // hostRoots are the host packages that exist plus the project packages the host files
 // of cmd/pi-sbx-backend import; those files must not import VM-only packages themselves.
 func hostRoots(t *testing.T) []string {
-	var roots []string
-	for _, p := range hostPackages {
-		if _, err := os.Stat(filepath.Join("..", p)); err == nil {
-			roots = append(roots, "./"+p)
-		}
-	}
-	require.Len(t, roots, len(hostPackages), "a host package moved; update hostPackages")
+	roots := []string{"./" + hostDir + "/...", "./" + wireDir + "/..."}
 	for _, f := range existingHostFiles(t) {
 		for _, imp := range fileImports(t, f) {
-			for _, bad := range vmOnly {
-				assert.NotEqual(t, bad, imp, "%s imports %s", f, bad)
-			}
-			if strings.HasPrefix(imp, module+"/") {
-				roots = append(roots, "./"+strings.TrimPrefix(imp, module+"/"))
+			if rel, ours := strings.CutPrefix(imp, module+"/"); ours {
+				assert.False(t, vmOnly(rel), "%s imports %s", f, rel)
+				roots = append(roots, "./"+rel)
 			}
 		}
 	}

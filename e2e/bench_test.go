@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
-	"github.com/pi-sbx/pi-sbx-backend/vmagent"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/vmagent"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 var benchCalls = []struct{ name, args string }{

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 )
 
 // TestServeEndsWhenItsClientIsGoneMidCall: a client killed while a call runs (pi by

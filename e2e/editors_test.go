@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
 
 // The README's editor configurations name these placeholders for the user's own paths.

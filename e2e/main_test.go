@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
-	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 )
 
 // Binaries built once for the package.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 )
 
 // BenchmarkPeakRSS reports the peak resident sets (VmHWM) of serve and of the in-VM agent

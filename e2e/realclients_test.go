@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
 )
 
 // The real third-party MCP clients, installed from npm into .cache/ by scripts/setup.sh.

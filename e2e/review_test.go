@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/keep"
-	"github.com/pi-sbx/pi-sbx-backend/review"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // treeSums is every entry under dir (.git included): path -> mode and content hash (a

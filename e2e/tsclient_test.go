@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/pi/result"
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // TestTypeScriptSDKClient drives serve with the official TypeScript MCP SDK

@@ -39,8 +39,8 @@ for arch in amd64 arm64; do
 	gzip -9 -n -c "$work/agent-linux-$arch" >"$work/linux-$arch.gz"
 done
 printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
-	"$root/agentbin/agents/linux-amd64.gz" "$work/linux-amd64.gz" \
-	"$root/agentbin/agents/linux-arm64.gz" "$work/linux-arm64.gz" >"$work/overlay.json"
+	"$root/internal/host/agentbin/agents/linux-amd64.gz" "$work/linux-amd64.gz" \
+	"$root/internal/host/agentbin/agents/linux-arm64.gz" "$work/linux-arm64.gz" >"$work/overlay.json"
 
 rm -rf "$out"
 mkdir -p "$out/npm" "$work/hosts"

@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
-	"github.com/pi-sbx/pi-sbx-backend/vmagent"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/vmagent"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 )
 
 func agentCommand() command {

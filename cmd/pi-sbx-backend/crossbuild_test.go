@@ -32,7 +32,7 @@ func TestHostBuildsWhereSbxRuns(t *testing.T) {
 			list.Env = env
 			deps, err := list.Output()
 			require.NoError(t, err)
-			for _, inVM := range []string{"fsops", "shell", "vmagent"} {
+			for _, inVM := range []string{"internal/vm/fsops", "internal/vm/shell", "internal/vm/vmagent"} {
 				linked := strings.Contains("\n"+string(deps), "\n"+mod+inVM+"\n")
 				assert.Equal(t, goos == "linux", linked, "%s links %s", target, inVM)
 			}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/deploy"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
-	"github.com/pi-sbx/pi-sbx-backend/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/deploy"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 )
 
 // deployEnv documents the variables of the docker_* tools and GC.

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pi-sbx/pi-sbx-backend/doctor"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/doctor"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 func doctorCommand() command {

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/pi-sbx/pi-sbx-backend/shell"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/shell"
 )
 
 // execFlags are exec's options, parsed like docker exec's: -i, -t, -it, --cwd DIR.

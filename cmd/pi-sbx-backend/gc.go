@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 type gcOptions struct {

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pi-sbx/pi-sbx-backend/keep"
-	"github.com/pi-sbx/pi-sbx-backend/review"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
-	"github.com/pi-sbx/pi-sbx-backend/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 )
 
 // workSource finds a workspace's review-mode work: the sandbox's current work (fetched

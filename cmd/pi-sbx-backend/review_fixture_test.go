@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pi-sbx/pi-sbx-backend/review"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
 )
 
 // refWork is the tests' work source: the sandbox named by FIXTURE_SANDBOX left its work

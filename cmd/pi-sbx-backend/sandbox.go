@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
-	"github.com/pi-sbx/pi-sbx-backend/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 )
 
 // dirOptions are the --workspace and --cwd flags of the sandbox commands.

@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/pi-sbx/pi-sbx-backend/agentlink"
-	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
-	"github.com/pi-sbx/pi-sbx-backend/session"
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // serveOptions are serve's flags.

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // loginShell is what `shell` runs without a command: bash if the VM has it, else sh.

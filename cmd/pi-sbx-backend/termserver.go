@@ -9,9 +9,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/shell"
-	"github.com/pi-sbx/pi-sbx-backend/terminal"
-	"github.com/pi-sbx/pi-sbx-backend/vmagent"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/shell"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/terminal"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/vmagent"
 )
 
 // termServerIdle is how long the terminal server waits, with no session left and no

@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // toolOptions are tool's flags.

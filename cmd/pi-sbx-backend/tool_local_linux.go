@@ -6,8 +6,8 @@ import (
 	"context"
 	"os"
 
-	"github.com/pi-sbx/pi-sbx-backend/tools"
-	"github.com/pi-sbx/pi-sbx-backend/vmagent"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/vmagent"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // runToolLocal runs one call on this machine, with pi's PI_* variables for bash. The

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pi-sbx/pi-sbx-backend/agentlink"
-	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
-	"github.com/pi-sbx/pi-sbx-backend/session"
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // runToolSandbox runs one call in the named (existing) sandbox through the agent and

@@ -3,8 +3,8 @@ package main
 import (
 	"strings"
 
-	"github.com/pi-sbx/pi-sbx-backend/mcpserver"
-	"github.com/pi-sbx/pi-sbx-backend/tools"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // extraTools are the tool sets a client asks serve for beyond pi's seven and the

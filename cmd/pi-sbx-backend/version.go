@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/pi-sbx/pi-sbx-backend/agentbin"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentbin"
 )
 
 // commit is set by release builds (-ldflags "-X main.commit=…"); other builds read

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 
-	"github.com/pi-sbx/pi-sbx-backend/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // watchdogLockCommand is the lock step of the teardown watchdog (sbx/watchdog.go): the

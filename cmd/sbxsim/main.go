@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pi-sbx/pi-sbx-backend/sbxsim"
+	"github.com/pi-sbx/pi-sbx-backend/internal/sbxsim"
 )
 
 func main() {

@@ -1,7 +1,0 @@
-package fsops
-
-import "github.com/pi-sbx/pi-sbx-backend/fsops/internal/fileio"
-
-// NodeError is a file-system failure worded as Node.js words it (see fileio.NodeError):
-// the tools return it where pi throws Node's error unchanged.
-type NodeError = fileio.NodeError

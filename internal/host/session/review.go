@@ -1,0 +1,44 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+)
+
+// reviewMode sets up DOCKER_SANDBOX_WORKSPACE_MODE=review on a session: a git workspace
+// becomes an `sbx create --clone` sandbox, any other a read-only mount with a
+// copy-on-write layer; the start state is written on the host when the sandbox is made,
+// and teardown (and the watchdog, which only stops) keeps the work. It returns the host
+// directories the sandbox can read from, for the host-file check.
+func reviewMode(s *sbx.Session, k *keep.Keeper) string {
+	rec := k.NewRecord(s.Name, s.Workspace)
+	if rec.Kind == keep.KindClone {
+		s.Clone = true
+	} else {
+		s.ReadOnly = true // sbx mounts it read-only; the layer is laid over it in the VM
+	}
+	s.Started = func(ctx context.Context, name string, created bool) error {
+		if created {
+			if err := k.Begin(ctx, rec); err != nil {
+				return err
+			}
+		} else if kept, err := k.Store.Load(name); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("it exists but was not made in review mode (its workspace may be mounted read/write): remove it or choose another sandbox")
+		} else if err != nil {
+			return err
+		} else if kept.Kind != rec.Kind || kept.Root != rec.Root {
+			return fmt.Errorf("it was made in review mode for %s (%s), not for %s", kept.Root, kept.Kind, rec.Root)
+		}
+		if created || rec.Kind == keep.KindOverlay { // a restarted VM lost its mounts
+			return k.Seed(ctx, rec)
+		}
+		return nil
+	}
+	s.Keep = k.Save
+	return rec.Root
+}

@@ -1,0 +1,137 @@
+// Package session is the host's side of one session: the sandbox it works in (created
+// on first need, torn down at its end), the sbx client that reaches it, the working
+// directory in it and the variables forwarded into it, all read from the environment
+// once; the files it runs on the host, checked against what the sandbox can write; and
+// serve's status method, which warms the sandbox up.
+package session
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+)
+
+// Session is what serve, shell, verify and gc share: the session's sandbox (created on
+// first need), the sbx client that reaches it, the working directory in it and the
+// variables forwarded into it.
+type Session struct {
+	Client *sbx.Client
+	*sbx.Session
+	Workspace string   // primary workspace, absolute
+	Cwd       string   // working directory in the VM: the workspace or --cwd, at its host path
+	VMEnv     []string // KEY=VALUE forwarded as -e (PI_*, the allowlist)
+	Reuse     bool     // DOCKER_SANDBOX_REUSE: the project's sandbox, kept
+	Environ   []string // the environment the session's settings were read from
+	// Preflight, when set, reports the cheap host checks serve ran at start (doctor's
+	// quick subset): an error is the first failure and its fix, as a status line shows
+	// it ("sandbox: sbx is signed out — run sbx login"). pi_sbx_status answers with it.
+	Preflight func(ctx context.Context) error
+	// SaveWork saves a review sandbox's work before GC removes it (keep.Keeper.Save);
+	// nil without a state directory.
+	SaveWork func(ctx context.Context, name string) error
+	// KeepWork is SaveWork for GC without --force (keep.Keeper.SaveStopped).
+	KeepWork func(ctx context.Context, name string) error
+}
+
+// Options say where a session works and how it reaches sbx.
+type Options struct {
+	Environ   []string   // the settings (DOCKER_SANDBOX*, PI_SBX_BIN, the env policy)
+	Pid       int        // the owner: the watchdog removes the sandbox when it dies
+	Workspace string     // an existing directory, absolute
+	Cwd       string     // absolute; "" is the workspace
+	Exe       string     // this program: checked, with the agents, as a host file
+	Progress  io.Writer  // sandbox-creation progress (stderr)
+	Runner    sbx.Runner // runs the sbx program (sbx.ExecRunner{})
+}
+
+// Open reads the session's settings from o.Environ and checks, before anything runs,
+// that no file it would run on the host is one the sandbox can write.
+func Open(o Options) (*Session, error) {
+	ws, dir := o.Workspace, o.Cwd
+	if dir == "" {
+		dir = ws
+	}
+	environ, reuse := reuseEnv(o.Environ, ws)
+	client := sbx.NewClient(environ, o.Runner)
+	session, err := sbx.NewSession(client, environ, o.Pid, ws, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	// Nothing the sandbox can write may ever run on the host: refuse before starting
+	// anything, and pin the sbx program to the file that was checked.
+	mounts := session.Mounts()
+	keeper, keepErr := keep.New(environ, client)
+	if session.Mode == sbx.ModeReview {
+		if keepErr != nil {
+			return nil, keepErr
+		}
+		root := reviewMode(session, keeper)
+		mounts = append(session.Mounts(), root) // clone mode's source is mounted too
+	}
+	files, err := HostFiles(client, o.Exe)
+	if err != nil {
+		return nil, err
+	}
+	if err := sbx.CheckHostFiles(files, mounts); err != nil {
+		return nil, err
+	}
+	session.HostFiles = files
+	// The watchdog runs exactly the file checked above, whatever a symlink on the way
+	// points to later.
+	if real, err := filepath.EvalSymlinks(o.Exe); err == nil {
+		session.Locker = real
+	}
+	if owners, err := sbx.OwnersFromEnv(environ); err == nil {
+		session.Owners = owners // GC collects only what an owner record proves abandoned
+	}
+	s := &Session{Client: client, Session: session, Workspace: ws, Cwd: dir,
+		VMEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), Reuse: reuse, Environ: environ}
+	if keeper != nil {
+		s.SaveWork, s.KeepWork = keeper.Save, keeper.SaveStopped
+	}
+	return s, nil
+}
+
+// End removes (or stops) a sandbox this session created, as DOCKER_SANDBOX_TEARDOWN
+// says; it gets a minute of its own even when ctx has ended (a signal).
+func (s *Session) End(ctx context.Context) error {
+	down, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	return s.Close(down)
+}
+
+// HostFiles are the files this process runs on the host or installs into the VM: the sbx
+// program (resolved and pinned by ResolveBin), the watchdog's shell, this executable exe
+// (the watchdog's locker; the agent on a linux host of the VM's architecture) and the
+// linux agents beside it.
+func HostFiles(c *sbx.Client, exe string) ([]sbx.HostFile, error) {
+	files := append(c.ResolveBin(), sbx.HostFile{Role: "the watchdog's shell", Path: sbx.WatchdogShell})
+	files = append(files, sbx.HostFile{Role: "this program (" + prog + ", the watchdog's locker, also the agent it installs)", Path: exe})
+	// The agents beside it; one that does not exist is in this executable's directory,
+	// which is checked with it.
+	for _, arch := range []string{"amd64", "arm64"} {
+		p := filepath.Join(filepath.Dir(exe), prog+"-linux-"+arch)
+		if _, err := os.Lstat(p); err == nil {
+			files = append(files, sbx.HostFile{Role: "the agent binary", Path: p})
+		}
+	}
+	return files, nil
+}
+
+// prog is the program's name, as its agents beside it are named.
+const prog = "pi-sbx-backend"
+
+// Lost reports a sandbox gone from outside (sbx.Session.Lost) and whether the next call
+// makes it again: not one the user pinned with DOCKER_SANDBOX (warm re-use aside), which
+// was theirs to remove; calls then fail closed.
+func (s *Session) Lost() bool {
+	if s.Pinned && !s.Reuse {
+		return false
+	}
+	return s.Session.Lost()
+}

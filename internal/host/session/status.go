@@ -1,0 +1,124 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
+)
+
+// Methods are serve's unlisted routes (callable, absent from tools/list):
+// pi_sbx_pty_exec and pi_sbx_pty_resize run in the VM like the seven; pi_sbx_status is
+// answered here.
+func Methods(s *Session, agent mcpserver.Caller) []mcpserver.Route {
+	return []mcpserver.Route{
+		{Tool: tools.PtyExec(), Caller: agent, Unlisted: true},
+		{Tool: tools.PtyResize(), Caller: agent, Unlisted: true},
+		{Tool: tools.Status(), Caller: &statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(s.Environ)}, Unlisted: true},
+	}
+}
+
+// sandboxStatus is pi_sbx_status's structuredContent.
+type sandboxStatus struct {
+	Sandbox       string `json:"sandbox"`
+	Status        string `json:"status"`
+	Workspace     string `json:"workspace"`
+	WorkspaceMode string `json:"workspace_mode"` // rw, ro or review
+	EnvMode       string `json:"env_mode"`
+	Teardown      string `json:"teardown"`
+	Reuse         bool   `json:"reuse"` // the project's sandbox, kept between sessions
+	Shell         string `json:"shell"` // the command that opens a shell in it
+}
+
+// statusCaller makes sure the sandbox exists and its agent runs, then describes them: a
+// client calls it right after connecting to pre-warm, so the first real call does not
+// wait for a VM.
+type statusCaller struct {
+	session *Session
+	agent   mcpserver.Caller
+	policy  sbx.EnvPolicy
+}
+
+// CallTool implements mcpserver.Caller.
+func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.CallToolResult, error) {
+	if p := c.session.Preflight; p != nil {
+		if err := p(ctx); err != nil {
+			return nil, err
+		}
+	}
+	name, err := c.session.Ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The channel starts the agent on its first call; a no-op command makes that happen now.
+	res, err := c.agent.CallTool(ctx, mcpserver.Call{Name: tools.PtyExecName, Args: json.RawMessage(`{"command":"true"}`)})
+	if err != nil {
+		return nil, fmt.Errorf("starting the agent in %s: %w", name, err)
+	}
+	if res.IsError {
+		r, _ := mcpserver.FromMCP(res)
+		return nil, fmt.Errorf("starting the agent in %s: %s", name, firstText(r))
+	}
+	st := sandboxStatus{
+		Sandbox:       name,
+		Status:        "running",
+		Workspace:     c.session.Workspace,
+		WorkspaceMode: c.session.Mode,
+		EnvMode:       envMode(c.policy),
+		Teardown:      c.session.Teardown,
+		Reuse:         c.session.Reuse,
+		Shell:         "DOCKER_SANDBOX=" + name + " pi-sbx-backend shell",
+	}
+	if c.session.Pinned && !c.session.Reuse {
+		st.Teardown += " (pinned by DOCKER_SANDBOX)"
+	}
+	text := fmt.Sprintf("sandbox %s (%s), workspace %s (%s), env %s, teardown %s", st.Sandbox, st.Status, st.Workspace, st.WorkspaceMode, st.EnvMode, st.Teardown)
+	return mcpserver.ToMCP(result.Text(text, st))
+}
+
+func envMode(p sbx.EnvPolicy) string {
+	switch {
+	case p.Passthrough:
+		return "passthrough (every variable but DOCKER_*/COMPOSE_* and the host-describing ones)"
+	case len(p.Allow) > 0:
+		return "allowlist (PI_* and " + strings.Join(p.Allow, ", ") + ")"
+	default:
+		return "PI_* only"
+	}
+}
+
+func firstText(r result.Result) string {
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			return c.Text
+		}
+	}
+	return ""
+}
+
+// reuseEnv applies DOCKER_SANDBOX_REUSE=1: without a DOCKER_SANDBOX of its own, the
+// session pins the workspace's project sandbox (sbx.ProjectName), which is then created
+// once and kept between sessions, so the next one re-attaches instead of making a VM.
+func reuseEnv(environ []string, workspace string) ([]string, bool) {
+	reuse, pinned := false, false
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "DOCKER_SANDBOX_REUSE":
+			reuse = v == "1" || strings.EqualFold(v, "true")
+		case "DOCKER_SANDBOX":
+			pinned = v != ""
+		}
+	}
+	if !reuse || pinned {
+		return environ, false
+	}
+	return append(environ[:len(environ):len(environ)], "DOCKER_SANDBOX="+sbx.ProjectName(workspace)), true
+}

@@ -1,0 +1,212 @@
+package fsops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/fsops/internal/fileio"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/fsops/internal/image"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/js"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/truncate"
+)
+
+// ReadArgs are read's arguments.
+type ReadArgs struct {
+	Path   string   `json:"path"`
+	Offset *float64 `json:"offset,omitempty"`
+	Limit  *float64 `json:"limit,omitempty"`
+}
+
+// ReadDetails is read's details object: the truncation of a text file when one applied.
+type ReadDetails struct {
+	Truncation *truncate.Result `json:"truncation,omitempty"`
+}
+
+// Read is pi's read tool: an image as an attachment, or a text file's lines from offset,
+// at most limit of them, cut at 2000 lines or 50KB with pi's notices. The file is streamed,
+// so reading near the end of a huge file holds only what is shown.
+func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
+	if ctx.Err() != nil {
+		return result.Result{}, fileio.ErrAborted
+	}
+	abs, err := resolveReadPath(a.Path, cwd)
+	if err != nil {
+		return result.Result{}, err
+	}
+	if err := pathNullBytes(abs); err != nil {
+		return result.Result{}, err
+	}
+	if err := fileio.Access(abs, fileio.AccessRead); err != nil {
+		return result.Result{}, fileio.NodeErr(err, "access", abs)
+	}
+	mime, err := image.DetectFileMimeType(abs)
+	if err != nil {
+		return result.Result{}, err
+	}
+	if mime != "" {
+		data, err := fileio.ReadFile(abs)
+		if err != nil {
+			return result.Result{}, err
+		}
+		return image.Read(ctx, data, mime)
+	}
+	return readText(ctx, abs, a)
+}
+
+// readText selects and formats lines of a text file as pi's read does.
+func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error) {
+	// pi: startLine = offset ? Math.max(0, offset - 1) : 0 (offset 0 means line 1).
+	startLine := 0.0
+	if a.Offset != nil && *a.Offset != 0 {
+		startLine = math.Max(0, *a.Offset-1)
+	}
+	startDisplay := startLine + 1
+
+	sel, err := selectFileLines(ctx, abs, startLine, a)
+	if err != nil {
+		return result.Result{}, err
+	}
+	total := float64(sel.totalFileLines)
+	if startLine >= total {
+		return result.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", js.String(derefOr(a.Offset, 0)), sel.totalFileLines)
+	}
+	tr := sel.trunc
+	var text string
+	var details any
+	switch {
+	case tr.FirstLineExceedsLimit:
+		if startLine != math.Trunc(startLine) {
+			// pi measures allLines[startLine], which is undefined for a fractional index.
+			return result.Result{}, errors.New(`The "string" argument must be of type string or an instance of Buffer or ArrayBuffer. Received undefined`)
+		}
+		text = fmt.Sprintf("[Line %s is %s, exceeds %s limit. Use bash: sed -n '%sp' %s | head -c %d]",
+			js.String(startDisplay), truncate.FormatSize(int(sel.firstLineBytes)), truncate.FormatSize(truncate.DefaultMaxBytes),
+			js.String(startDisplay), a.Path, truncate.DefaultMaxBytes)
+		details = ReadDetails{Truncation: &tr}
+	case tr.Truncated:
+		endDisplay := startDisplay + float64(tr.OutputLines) - 1
+		limitNote := ""
+		if tr.TruncatedBy == nil || *tr.TruncatedBy != "lines" {
+			limitNote = fmt.Sprintf(" (%s limit)", truncate.FormatSize(truncate.DefaultMaxBytes))
+		}
+		text = fmt.Sprintf("%s\n\n[Showing lines %s-%s of %d%s. Use offset=%s to continue.]",
+			tr.Content, js.String(startDisplay), js.String(endDisplay), sel.totalFileLines, limitNote, js.String(endDisplay+1))
+		details = ReadDetails{Truncation: &tr}
+	default:
+		text = tr.Content
+		if a.Limit != nil {
+			userLimited := math.Min(startLine+*a.Limit, total) - startLine
+			if startLine+userLimited < total {
+				remaining := total - (startLine + userLimited)
+				text = fmt.Sprintf("%s\n\n[%s more lines in file. Use offset=%s to continue.]",
+					tr.Content, js.String(remaining), js.String(startLine+userLimited+1))
+			}
+		}
+	}
+	return result.Text(text, details), nil
+}
+
+// selectFileLines streams the file for pi's selection of lines. For integer offsets and
+// non-negative integer limits that is pi's streaming path; other values follow pi's
+// whole-file path (JavaScript slice rules), which needs the line count first, so the file
+// is read twice instead of being held in memory.
+func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadArgs) (lineSelection, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return lineSelection{}, fileio.NodeErr(err, "open", abs)
+	}
+	defer f.Close()
+	var size int64 // 0: unknown (not a regular file)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	if streamable(a.Offset, a.Limit) {
+		end := int64(math.MaxInt64)
+		if a.Limit != nil {
+			end = lineIndex(startLine + *a.Limit)
+		}
+		return selectLines(ctx, f, lineIndex(startLine), end, size)
+	}
+	// pi's whole-file path reads with fs.readFile, which refuses files over 2 GiB.
+	if size > fileio.MaxReadFileSize {
+		return lineSelection{}, fileio.FileTooLarge(size)
+	}
+	count, err := selectLines(ctx, f, math.MaxInt64, math.MaxInt64, size)
+	if err != nil {
+		return lineSelection{}, err
+	}
+	n := count.totalFileLines
+	endF := float64(n)
+	if a.Limit != nil {
+		endF = math.Min(startLine+*a.Limit, float64(n))
+	}
+	start, end := sliceBounds(startLine, endF, n)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return lineSelection{}, fileio.NodeErr(err, "read", "")
+	}
+	sel, err := selectLines(ctx, f, start, end, size)
+	if err != nil {
+		return lineSelection{}, err
+	}
+	sel.totalFileLines = n
+	return sel, nil
+}
+
+// streamable is pi's isStreamableRange.
+func streamable(offset, limit *float64) bool {
+	isInt := func(f float64) bool { return !math.IsInf(f, 0) && f == math.Trunc(f) }
+	return (offset == nil || isInt(*offset)) && (limit == nil || (isInt(*limit) && *limit >= 0))
+}
+
+// lineIndex converts a non-negative whole line number to an index, saturating.
+func lineIndex(f float64) int64 {
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(f)
+}
+
+func derefOr(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+var amPm = regexp.MustCompile(`(?i) (AM|PM)\.`)
+
+// resolveReadPath is pi's resolveReadPathAsync: the resolved path, or when it does not
+// exist the first existing macOS spelling of it (narrow no-break space before AM/PM in
+// screenshot names, NFD, curly apostrophe, NFD with curly apostrophe).
+func resolveReadPath(p, cwd string) (string, error) {
+	resolved, err := ResolveToCwd(p, cwd)
+	if err != nil || pathExists(resolved) {
+		return resolved, err
+	}
+	nfd := norm.NFD.String(resolved)
+	curly := func(s string) string { return strings.ReplaceAll(s, "'", "\u2019") }
+	for _, v := range []string{
+		amPm.ReplaceAllString(resolved, "\u202F$1."),
+		nfd,
+		curly(resolved),
+		curly(nfd),
+	} {
+		if v != resolved && pathExists(v) {
+			return v, nil
+		}
+	}
+	return resolved, nil
+}
+
+func pathExists(p string) bool {
+	return fileio.Access(p, fileio.AccessExists) == nil
+}

@@ -1,0 +1,477 @@
+package mcpserver
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
+)
+
+// MaxRequestLine bounds one inbound JSON-RPC message (a line); longer lines are answered
+// with an error and skipped without being held in memory. A 30 MB file of source code is
+// some 35 MB as a JSON string.
+const MaxRequestLine = 64 << 20
+
+// DefaultMaxInflight bounds the bytes of request lines held at once by calls that have
+// been read but not answered. Beyond it the transport stops reading (the client's
+// writes block) until earlier calls finish: five concurrent 30 MB writes are taken two
+// or three at a time instead of all being held, each with its decoding copies.
+const DefaultMaxInflight = 96 << 20
+
+// Transport is an mcp.Transport over newline-delimited JSON-RPC (MCP's stdio framing),
+// working on typed messages:
+//   - one validating pass per line finds the envelope; parameters are handed to the SDK
+//     as a slice of the line, and messages are written without re-encoding the JSON the
+//     SDK produced (the SDK's own stdio transport decodes each line twice);
+//   - with Guard, a line that is not one JSON-RPC message (garbage, oversized, a batch,
+//     an id the SDK cannot echo exactly) is answered with a JSON-RPC error and serving
+//     goes on; without it such a line ends the connection (a client's side);
+//   - requests are tracked by id, so the end of input waits for every answer, and a
+//     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
+//   - with a server, tools/call of its routes whose callers give JSON (RawCaller) are
+//     answered without the SDK once the session is initialized (relay.go): their large
+//     strings are set aside in the connection's jsonwire.Store, and results are
+//     written as their callers' JSON.
+type Transport struct {
+	In  io.Reader
+	Out io.Writer
+	// Closer, if set, is closed with the connection (the pipes of a child process).
+	Closer io.Closer
+	// Guard answers malformed lines instead of failing the connection.
+	Guard bool
+	// MaxLine bounds one inbound line (MaxRequestLine when zero).
+	MaxLine int
+	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
+	// when zero).
+	MaxInflight int64
+	// MaxUnsent bounds the answers ready but not yet written before the reader takes
+	// no new call (DefaultMaxUnsent when zero).
+	MaxUnsent int
+	// Validated: every line was validated by its writer (see Options.ValidatedInput).
+	Validated bool
+	Logger    *slog.Logger
+
+	// server, if set, answers tools/call of its routes in the transport, once the
+	// session is initialized, without the SDK (see Server).
+	server *Server
+}
+
+// Connect implements mcp.Transport.
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	maxLine := t.MaxLine
+	if maxLine <= 0 {
+		maxLine = MaxRequestLine
+	}
+	budget := t.MaxInflight
+	if budget <= 0 {
+		budget = DefaultMaxInflight
+	}
+	if budget < int64(maxLine) {
+		budget = int64(maxLine) // one line of the largest size always fits
+	}
+	logger := t.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	base, stop := context.WithCancel(ctx)
+	c := &conn{
+		t:        t,
+		base:     base,
+		stop:     stop,
+		maxLine:  maxLine,
+		logger:   logger,
+		incoming: make(chan item),
+		closed:   make(chan struct{}),
+		calls:    newTracker(budget),
+		unsent:   newUnsent(cmp.Or(t.MaxUnsent, DefaultMaxUnsent)),
+		outgoing: make(map[jsonrpc.ID]bool),
+		store:    t.newStore(),
+	}
+	c.workers = workers{idle: make(chan func()), stop: c.closed}
+	c.calls.onWait = func(need, max int64) {
+		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
+	}
+	c.reader = jsonwire.NewLineReader(t.In)
+	go c.readLoop(c.reader)
+	return c, nil
+}
+
+// newStore is the connection's store of set-aside strings, keeping whole the members
+// the server's tools parse.
+func (t *Transport) newStore() *jsonwire.Store {
+	if t.server == nil {
+		return jsonwire.NewStore()
+	}
+	return jsonwire.NewStore(t.server.parsed...)
+}
+
+type item struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type conn struct {
+	t        *Transport
+	reader   *jsonwire.LineReader // used by readLoop alone
+	maxLine  int
+	logger   *slog.Logger
+	incoming chan item
+	closed   chan struct{}
+	once     sync.Once
+	closeErr error
+	calls    *tracker
+	unsent   *unsent // answers being written
+	// store holds the large strings of the calls answered here, by stand-in.
+	store *jsonwire.Store
+	// workers read on while a goroutine that read a call answered here runs it.
+	workers workers
+
+	wmu  sync.Mutex
+	wbuf []byte // reused for small messages
+
+	// outgoing are the ids of our own calls not yet answered nor cancelled: an answer
+	// to any other id (the peer answering a call we cancelled) is logged.
+	omu      sync.Mutex
+	outgoing map[jsonrpc.ID]bool
+
+	base        context.Context // of the calls answered here; ends with the connection
+	stop        context.CancelFunc
+	initMu      sync.Mutex
+	initID      jsonrpc.ID // the initialize request's id
+	initialized bool       // its answer has been written
+	multiRound  bool       // ... with a protocol version of the stateless era
+}
+
+// SessionID implements mcp.Connection (stdio has no session id).
+func (c *conn) SessionID() string { return "" }
+
+// Read implements mcp.Connection.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case it := <-c.incoming:
+		return it.msg, it.err
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write implements mcp.Connection.
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		c.initMu.Lock()
+		if c.initID.IsValid() && m.ID == c.initID && m.Error == nil {
+			c.initialized = true
+			v, _ := jsonwire.Unquote(jsonwire.Member(m.Result, "protocolVersion"))
+			c.multiRound = v >= statelessProtocol
+		}
+		c.initMu.Unlock()
+		send, keys, release := c.calls.finish(m.ID)
+		// The end of input waits for this answer: it counts as given once written.
+		defer release()
+		c.store.Drop(keys)
+		if !send {
+			return nil // the peer cancelled the request: no answer (MCP, cancellation)
+		}
+		c.unsent.enter()
+		defer c.unsent.leave()
+	case *jsonrpc.Request:
+		c.omu.Lock()
+		switch {
+		case m.IsCall():
+			c.outgoing[m.ID] = true
+		case m.Method == "notifications/cancelled":
+			delete(c.outgoing, cancelledID(m.Params))
+		}
+		c.omu.Unlock()
+	}
+	select {
+	case <-c.closed:
+		return fmt.Errorf("writing to a closed connection: %w", io.ErrClosedPipe)
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf := c.wbuf[:0]
+	if n := messageSize(msg); n > cap(buf) {
+		buf = make([]byte, 0, n)
+	}
+	buf, err := encodeMessage(buf, msg)
+	if err != nil {
+		return err
+	}
+	if cap(buf) <= 64<<10 {
+		c.wbuf = buf
+	}
+	_, err = c.t.Out.Write(buf)
+	return err
+}
+
+func messageSize(msg jsonrpc.Message) int {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		return len(m.Params) + len(m.Method) + 128
+	case *jsonrpc.Response:
+		return len(m.Result) + 256
+	}
+	return 256
+}
+
+// Close implements mcp.Connection.
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		c.stop()
+		close(c.closed)
+		if c.t.Closer != nil {
+			c.closeErr = c.t.Closer.Close()
+		}
+	})
+	return c.closeErr
+}
+
+// writeRaw writes a reply the SDK never sees (to a line it was not given).
+func (c *conn) writeRaw(line []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	// A failed write shows up as the SDK's own write error soon after.
+	_, _ = c.t.Out.Write(line)
+}
+
+func (c *conn) deliver(it item) bool {
+	select {
+	case c.incoming <- it:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+func (c *conn) readLoop(r *jsonwire.LineReader) {
+	for {
+		line, tooLong, err := r.ReadLine(c.maxLine)
+		if tooLong {
+			if !c.t.Guard {
+				c.deliver(item{err: fmt.Errorf("a message longer than %d bytes", c.maxLine)})
+				return
+			}
+			c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: message longer than %d bytes", c.maxLine)))
+		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			if !c.handle(msg, len(line)) {
+				return
+			}
+		}
+		if err != nil {
+			// The end of input ends the session only once every request read has been
+			// answered (the SDK would otherwise drop the calls still running) — unless
+			// no one can read the answers any more: the client is gone (killed, or its
+			// end closed), and the calls still running end with the connection.
+			var gone <-chan struct{}
+			if f, ok := c.t.Out.(*os.File); ok {
+				gone = readerGone(f, c.closed)
+			}
+			c.calls.waitIdle(c.closed, gone)
+			select {
+			case <-gone:
+				c.logger.Info("the client is gone: the calls still running are cancelled")
+			default:
+			}
+			c.deliver(item{err: err})
+			return
+		}
+	}
+}
+
+// handle decodes one line and passes it on; false: this goroutine reads no more (the
+// connection ends, or another goroutine reads on).
+func (c *conn) handle(line []byte, size int) bool {
+	small, keys, msg := c.setAside(line)
+	if m, ok := small.(*jsonrpc.Request); ok && m.IsCall() {
+		if rt, args, tok, kind := c.fastRoute(m); rt != nil && c.store.Count(args) == len(keys) {
+			// A call answered here, each long string set aside in its arguments, all
+			// in one pass over the line.
+			return c.startFast(m, size, rt, args, tok, kind, keys)
+		}
+	}
+	c.store.Drop(keys)
+	if msg == nil {
+		var id []byte
+		var code int64
+		var reason string
+		if msg, id, code, reason = c.decode(line); code != 0 {
+			if !c.t.Guard {
+				c.deliver(item{err: fmt.Errorf("undecodable message: %s", reason)})
+				return false
+			}
+			c.writeRaw(rawErrorReply(id, code, reason))
+			return true
+		}
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		switch {
+		case m.IsCall():
+			if m.Method == "initialize" {
+				c.initMu.Lock()
+				c.initID = m.ID
+				c.initMu.Unlock()
+			}
+			// Only the calls answered here have their large strings set aside: the
+			// SDK's handlers get their arguments whole.
+			rt, args, tok, kind := c.fastRoute(m)
+			var keys []string
+			if rt != nil && len(args) >= jsonwire.MinSize {
+				args, keys = c.store.Offload(args)
+			}
+			if rt != nil {
+				return c.startFast(m, size, rt, args, tok, kind, keys)
+			}
+			if ok, dup := c.track(m, size, nil); !ok || dup {
+				return ok
+			}
+		case m.Method == "notifications/cancelled":
+			c.calls.cancel(cancelledID(m.Params))
+		case m.Method == LineSizeMethod:
+			if n, err := strconv.Atoi(string(jsonwire.Member(m.Params, "bytes"))); err == nil && n > 0 {
+				c.reader.Announce(n)
+			}
+			return true // for this transport alone: the SDK never sees it
+		}
+	case *jsonrpc.Response:
+		c.omu.Lock()
+		pending := c.outgoing[m.ID]
+		delete(c.outgoing, m.ID)
+		c.omu.Unlock()
+		if !pending {
+			c.logger.Warn("the peer answered a call that is not pending (cancelled, or never made)", "id", m.ID.Raw())
+		}
+	}
+	return c.deliver(item{msg: msg})
+}
+
+// track records a call read, with its stand-ins (dropped once it is answered). A call
+// whose id is in use is answered with an error here (dup), as the SDK may not know the
+// first one; ok false ends the connection.
+func (c *conn) track(m *jsonrpc.Request, size int, keys []string) (ok, dup bool) {
+	if !c.unsent.wait(c.closed) {
+		c.store.Drop(keys)
+		return false, false
+	}
+	ok, dup = c.calls.start(m.ID, size, keys, c.closed)
+	switch {
+	case dup:
+		c.store.Drop(keys)
+		// Answered with its id, as JSON-RPC wants of every request whose id was read.
+		c.writeRaw(rawErrorReply(appendID(nil, m.ID), jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: request id %v is already in use", m.ID.Raw())))
+		return true, true
+	case !ok:
+		c.store.Drop(keys)
+	}
+	return ok, false
+}
+
+// decode is decodeLine, by walking the line when its writer validated it.
+func (c *conn) decode(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
+	if c.t.Validated {
+		if env, ok := walkEnvelope(line); ok {
+			if msg, err := toMessage(env); err == nil {
+				return msg, nil, 0, ""
+			}
+		}
+	}
+	return decodeLine(line)
+}
+
+// decodeLine returns the message of a line, or a JSON-RPC error code, the raw id to
+// answer with (nil: null) and the reason.
+func decodeLine(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
+	env, err := parseEnvelope(line)
+	switch {
+	case errors.Is(err, jsonwire.ErrNotObject) && line[0] == '[':
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line (batches are not supported)"
+	case errors.Is(err, jsonwire.ErrNotObject):
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: want one JSON-RPC object per line"
+	case errors.Is(err, jsonwire.ErrTooDeep):
+		// JSON nested deeper than we validate is refused, but the request is still
+		// answered with its id when the envelope around the deep value gives one.
+		id := deepRequestID(line)
+		if id == nil {
+			return nil, nil, jsonrpc.CodeParseError, "Parse error: " + err.Error()
+		}
+		return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + strings.TrimPrefix(err.Error(), jsonwire.ErrSyntax.Error()+": ")
+	case err != nil:
+		return nil, nil, jsonrpc.CodeParseError, "Parse error: " + err.Error()
+	}
+	msg, err = toMessage(env)
+	if err == nil {
+		return msg, nil, 0, ""
+	}
+	var idErr *idError
+	if errors.As(err, &idErr) {
+		switch env.id[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			// The id was made out: echo it exactly as sent (JSON-RPC: the response's id
+			// is the request's; null only when it could not be detected).
+			return nil, env.id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s cannot be answered exactly: %s; use a string or an integer", clip(env.id), idErr.reason)
+		}
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: " + idErr.reason
+	}
+	if env.id != nil && env.method != nil {
+		if _, err := parseID(env.id); err == nil {
+			id = env.id
+		}
+	}
+	return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+}
+
+// deepRequestID is the raw id of a request line whose validation stopped at a value
+// nested too deep, found by walking its top-level members without validating them; nil
+// (a parse error, answered with null) when the line is not one balanced object, is not a
+// request, or its id is not one the SDK carries exactly.
+func deepRequestID(line []byte) []byte {
+	line = jsonwire.TrimSpace(line)
+	if jsonwire.ValueEnd(line, 0) != len(line) {
+		return nil
+	}
+	env, ok := walkEnvelope(line)
+	if !ok || env.id == nil || env.method == nil {
+		return nil
+	}
+	if _, err := parseID(env.id); err != nil || string(env.id) == "null" {
+		return nil
+	}
+	return env.id
+}
+
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}
+
+// cancelledID is the typed id a notifications/cancelled names (invalid if none).
+func cancelledID(params []byte) jsonrpc.ID {
+	raw := jsonwire.Member(params, "requestId")
+	if raw == nil {
+		return jsonrpc.ID{}
+	}
+	id, err := parseID(raw)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
