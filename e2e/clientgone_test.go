@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 )
 
 // TestServeEndsWhenItsClientIsGoneMidCall: a client killed while a call runs (pi by
@@ -24,7 +24,7 @@ func TestServeEndsWhenItsClientIsGoneMidCall(t *testing.T) {
 	w := newWorld(t)
 	p := w.startServe(t, w.ws, nil)
 	stdin, stdout, stderr := p.stdin, p.stdout, p.stderr
-	c, err := mcpserver.Dial(context.Background(), stdout, stdin, stdin, mcpserver.ClientOptions{Name: "e2e"})
+	c, err := agentlink.Dial(context.Background(), stdout, stdin, stdin, agentlink.ClientOptions{Name: "e2e"})
 	require.NoError(t, err)
 	_, err = c.CallTool(context.Background(), "write", json.RawMessage(`{"path":"ready","content":"x"}`), nil, "")
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestServeSurvivesAClosedStdoutToTearDown(t *testing.T) {
 	w := newWorld(t)
 	p := w.startServe(t, w.ws, nil, "DOCKER_SANDBOX_GC_HOURS=0")
 	stdin, stdout, stderr := p.stdin, p.stdout, p.stderr
-	c, err := mcpserver.Dial(context.Background(), stdout, stdin, nil, mcpserver.ClientOptions{Name: "e2e"})
+	c, err := agentlink.Dial(context.Background(), stdout, stdin, nil, agentlink.ClientOptions{Name: "e2e"})
 	require.NoError(t, err)
 	_, err = c.CallTool(context.Background(), "write", json.RawMessage(`{"path":"ready","content":"x"}`), nil, "")
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 )
 
 // BenchmarkPeakRSS reports the peak resident sets (VmHWM) of serve and of the in-VM agent
@@ -174,9 +174,9 @@ func startPeakServe(b *testing.B, w *world) *peakServe {
 }
 
 // dial speaks MCP to serve with the project's client and makes the agent start.
-func (s *peakServe) dial(b *testing.B) *mcpserver.Client {
+func (s *peakServe) dial(b *testing.B) *agentlink.Client {
 	b.Helper()
-	c, err := mcpserver.Dial(context.Background(), s.stdout, s.stdin, s.stdin, mcpserver.ClientOptions{Name: "bench", MaxLine: 64 << 20})
+	c, err := agentlink.Dial(context.Background(), s.stdout, s.stdin, s.stdin, agentlink.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

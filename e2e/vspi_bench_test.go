@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 )
 
 // benchCase is one typical call, timed through serve and against its reference.
@@ -174,12 +174,12 @@ func copyGoTree(b *testing.B, dir string) string {
 }
 
 // rawServe starts serve in dir and connects the project's own small MCP client
-// (mcpserver.Client), which reads results without decoding them: what is timed is serve
+// (agentlink.Client), which reads results without decoding them: what is timed is serve
 // and the sandbox, not a client's decoding (the Go SDK's client spent more CPU per call
 // than serve did).
-func rawServe(b testing.TB, w *world, dir string) *mcpserver.Client {
+func rawServe(b testing.TB, w *world, dir string) *agentlink.Client {
 	p := w.startServe(b, dir, []string{"--cwd", dir})
-	c, err := mcpserver.Dial(context.Background(), p.stdout, p.stdin, p.stdin, mcpserver.ClientOptions{Name: "bench", MaxLine: 64 << 20})
+	c, err := agentlink.Dial(context.Background(), p.stdout, p.stdin, p.stdin, agentlink.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func rawServe(b testing.TB, w *world, dir string) *mcpserver.Client {
 
 // callOK makes one call and fails the benchmark unless it succeeded (checked after the
 // clock is read).
-func callOK(b *testing.B, c *mcpserver.Client, name string, args json.RawMessage) time.Duration {
+func callOK(b *testing.B, c *agentlink.Client, name string, args json.RawMessage) time.Duration {
 	start := time.Now()
 	raw, err := c.CallTool(context.Background(), name, args, nil, "")
 	d := time.Since(start)
@@ -205,7 +205,7 @@ func callOK(b *testing.B, c *mcpserver.Client, name string, args json.RawMessage
 	return d
 }
 
-func medianCall(b *testing.B, c *mcpserver.Client, bc benchCase) time.Duration {
+func medianCall(b *testing.B, c *agentlink.Client, bc benchCase) time.Duration {
 	args := make([]json.RawMessage, len(bc.args))
 	for i, a := range bc.args {
 		args[i] = json.RawMessage(a)
@@ -383,7 +383,7 @@ func BenchmarkBigWrites(b *testing.B) {
 				if err := cmd.Start(); err != nil {
 					b.Fatal(err)
 				}
-				c, err := mcpserver.Dial(context.Background(), stdout, stdin, stdin, mcpserver.ClientOptions{Name: "bench", MaxLine: 64 << 20})
+				c, err := agentlink.Dial(context.Background(), stdout, stdin, stdin, agentlink.ClientOptions{Name: "bench", MaxLine: 64 << 20})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,7 +17,7 @@ export const HANDSHAKE_TIMEOUT_MS = 30_000;
 /** How long serve gets to tear its sandbox down after its stdin closes. */
 const SHUTDOWN_GRACE_MS = 15_000;
 /** How many bytes of serve's stderr are kept for error messages. */
-/** The line length from which a message is announced to serve first (backend.lineSizeMin). */
+/** The line length from which a message is announced to serve first (mcpserver.LineSizeMin). */
 const LINE_SIZE_MIN = 1 << 20;
 
 const STDERR_TAIL = 4096;

@@ -86,7 +86,7 @@ type Channel struct {
 
 // conn is one agent process and its MCP client.
 type conn struct {
-	client *mcpserver.Client
+	client *Client
 	done   chan struct{} // closed when the exec ended
 	err    error         // why, valid after done
 	cancel context.CancelFunc
@@ -293,7 +293,7 @@ func (ch *Channel) start(ctx context.Context) (*conn, error) {
 	// ends the connection) relays results as the agent wrote them.
 	// sbx prints its daemon's start-up banner on stdout before the agent's first line
 	// when it had to start the daemon: never protocol.
-	client, err := mcpserver.Dial(hctx, sbx.SkipBannerReader(outR), inW, pipes{outR, inW}, mcpserver.ClientOptions{
+	client, err := Dial(hctx, sbx.SkipBannerReader(outR), inW, pipes{outR, inW}, ClientOptions{
 		Name: "pi-sbx-backend", Version: ch.Version, MaxLine: maxReply, OnProgress: ch.onProgress, Logger: ch.logger(),
 	})
 	if err != nil {

@@ -5,7 +5,7 @@
 // stand-in string in its place; schema validation and argument preparation then work on
 // arguments of a few hundred bytes. Where the value is needed again it comes back from
 // the store: spliced as the original JSON literal into the request the host forwards to
-// the agent (mcpserver.Client), decoded once (fast, Unescape) into the argument struct a
+// the agent (agentlink.Client), decoded once (fast, Unescape) into the argument struct a
 // tool runs with.
 //
 // The Store belongs to the connection that read the strings and is handed explicitly to

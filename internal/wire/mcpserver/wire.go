@@ -49,6 +49,19 @@ func parseEnvelope(line []byte) (envelope, error) {
 	return env, err
 }
 
+// Envelope holds the members of one JSON-RPC message as the raw JSON they were
+// sent as (nil when absent), for a peer that answers without decoding: the agent
+// channel's client.
+type Envelope struct {
+	Version, ID, Method, Params, Result, Error []byte
+}
+
+// ParseEnvelope validates line as one JSON object and returns its JSON-RPC members.
+func ParseEnvelope(line []byte) (Envelope, error) {
+	env, err := parseEnvelope(line)
+	return Envelope{env.version, env.id, env.method, env.params, env.result, env.errObj}, err
+}
+
 // walkEnvelope finds the members of a line that its writer has validated, without
 // checking them again; ok is false if the line does not walk as one object.
 func walkEnvelope(line []byte) (env envelope, ok bool) {

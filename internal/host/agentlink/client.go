@@ -1,4 +1,4 @@
-package mcpserver
+package agentlink
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 )
 
 // ClientProtocol is the MCP version the Client asks for in its initialize request.
@@ -27,7 +28,7 @@ var ErrClientClosed = errors.New("the MCP connection ended")
 type ClientOptions struct {
 	Name, Version string // the client's implementation, sent in initialize
 	// MaxLine bounds one message from the server; a longer one ends the connection
-	// (MaxRequestLine when zero).
+	// (mcpserver.MaxRequestLine when zero).
 	MaxLine int
 	// OnProgress receives notifications/progress whose token is a string, in the order
 	// they arrive (before the result of their call).
@@ -38,7 +39,7 @@ type ClientOptions struct {
 // Client is a small MCP client over newline-delimited JSON-RPC, for the project's own
 // agent: the initialize handshake, then tools/call with progress tokens and
 // cancellation. A call's result comes back as the JSON the server wrote, not decoded
-// into the SDK's types (CleanResult checks it), and a request's large strings go out as
+// into the SDK's types (mcpserver.CleanResult checks it), and a request's large strings go out as
 // the literals they were read as (stand-ins spliced in on the way): relaying a
 // call through the host costs neither a decode nor an encode. One goroutine reads,
 // in order, so a call's progress notifications are all delivered before its result.
@@ -68,7 +69,7 @@ type reply struct {
 // within ctx. closer, if set, is closed with the client (the child process's pipes).
 func Dial(ctx context.Context, in io.Reader, out io.Writer, closer io.Closer, o ClientOptions) (*Client, error) {
 	if o.MaxLine <= 0 {
-		o.MaxLine = MaxRequestLine
+		o.MaxLine = mcpserver.MaxRequestLine
 	}
 	c := &Client{out: out, closer: closer, o: o, logger: o.Logger, pending: make(map[int64]chan reply), done: make(chan struct{})}
 	if c.logger == nil {
@@ -197,8 +198,8 @@ func (c *Client) write(pieces [][]byte) error {
 		_, err := c.out.Write(buf)
 		return err
 	}
-	if n >= lineSizeMin {
-		hint := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":%q,"params":{"bytes":%d}}`+"\n", LineSizeMethod, n)
+	if n >= mcpserver.LineSizeMin {
+		hint := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":%q,"params":{"bytes":%d}}`+"\n", mcpserver.LineSizeMethod, n)
 		if _, err := c.out.Write(hint); err != nil {
 			return err
 		}
@@ -237,32 +238,32 @@ func (c *Client) readLoop(r *jsonwire.LineReader) {
 // handle dispatches one message; an error (a line that is not one JSON-RPC message, an
 // answer to no call of ours) ends the connection: the peer is not speaking MCP.
 func (c *Client) handle(line []byte) error {
-	env, err := parseEnvelope(line)
+	env, err := mcpserver.ParseEnvelope(line)
 	if err != nil {
 		return fmt.Errorf("undecodable message: %w", err)
 	}
 	switch {
-	case env.method != nil && env.id == nil:
-		method, _ := jsonwire.Unquote(env.method)
+	case env.Method != nil && env.ID == nil:
+		method, _ := jsonwire.Unquote(env.Method)
 		if method == "notifications/progress" && c.o.OnProgress != nil {
 			var p struct {
 				Token    any     `json:"progressToken"`
 				Progress float64 `json:"progress"`
 				Message  string  `json:"message"`
 			}
-			if json.Unmarshal(env.params, &p) == nil {
+			if json.Unmarshal(env.Params, &p) == nil {
 				if tok, ok := p.Token.(string); ok {
 					c.o.OnProgress(tok, p.Message, p.Progress)
 				}
 			}
 		}
 		return nil // logging and other notifications: nothing to do
-	case env.method != nil:
+	case env.Method != nil:
 		// A request from the server (ping, roots, sampling): this client offers none
 		// of those capabilities, ping aside.
-		method, _ := jsonwire.Unquote(env.method)
+		method, _ := jsonwire.Unquote(env.Method)
 		out := append(make([]byte, 0, 128), `{"jsonrpc":"2.0","id":`...)
-		out = append(out, env.id...)
+		out = append(out, env.ID...)
 		if method == "ping" {
 			out = append(out, `,"result":{}}`...)
 		} else {
@@ -274,9 +275,9 @@ func (c *Client) handle(line []byte) error {
 		go func() { _ = c.write([][]byte{append(out, '\n')}) }()
 		return nil
 	}
-	id, err := strconv.ParseInt(string(env.id), 10, 64)
+	id, err := strconv.ParseInt(string(env.ID), 10, 64)
 	if err != nil {
-		return fmt.Errorf("an answer with id %s, which no request of this client has", clip(env.id))
+		return fmt.Errorf("an answer with id %s, which no request of this client has", clip(env.ID))
 	}
 	c.mu.Lock()
 	ch, ok := c.pending[id]
@@ -290,16 +291,16 @@ func (c *Client) handle(line []byte) error {
 		return fmt.Errorf("an answer with id %d, which no request of this client has", id)
 	}
 	switch {
-	case env.errObj != nil:
+	case env.Error != nil:
 		var e jsonrpc.Error
-		if err := json.Unmarshal(env.errObj, &e); err != nil || e.Message == "" {
-			e = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "error response: " + clip(env.errObj)}
+		if err := json.Unmarshal(env.Error, &e); err != nil || e.Message == "" {
+			e = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "error response: " + clip(env.Error)}
 		}
 		ch <- reply{err: &e}
-	case env.result != nil:
-		ch <- reply{result: env.result}
+	case env.Result != nil:
+		ch <- reply{result: env.Result}
 	default:
-		ch <- reply{err: fmt.Errorf("%w: an answer without result or error", ErrInvalidResult)}
+		ch <- reply{err: fmt.Errorf("%w: an answer without result or error", mcpserver.ErrInvalidResult)}
 	}
 	return nil
 }
@@ -353,4 +354,12 @@ func (c *Client) Close() error {
 	}
 	c.end(errors.New("closed by the client"))
 	return err
+}
+
+// clip shortens raw JSON for an error message.
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
 }

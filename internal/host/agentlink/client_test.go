@@ -1,6 +1,6 @@
 //go:build linux
 
-package mcpserver
+package agentlink
 
 import (
 	"bufio"
@@ -22,17 +22,20 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/vm/vmagent"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // dialServe connects a Client to Serve of pi's tools in dir, over pipes.
 func dialServe(t *testing.T, dir string, o ClientOptions) *Client {
 	t.Helper()
-	srv := newServer(t, &Local{Registry: vmagent.Default(), Cwd: dir}, Options{Name: "agent", Version: "v0"})
+	srv, err := mcpserver.NewServer(mcpserver.Routes(tools.Pi(), &mcpserver.Local{Registry: vmagent.Default(), Cwd: dir}), mcpserver.Options{Name: "agent", Version: "v0"})
+	require.NoError(t, err)
 	cin, sout := io.Pipe()
 	sin, cout := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(context.Background(), srv, sin, sout)
+		served <- mcpserver.Serve(context.Background(), srv, sin, sout)
 		sout.Close()
 	}()
 	c, err := Dial(context.Background(), cin, cout, cout, o)
@@ -52,7 +55,7 @@ func callText(t *testing.T, c *Client, name, args string) string {
 	t.Helper()
 	raw, err := c.CallTool(context.Background(), name, json.RawMessage(args), nil, "")
 	require.NoError(t, err)
-	clean, _, err := CleanResult(nil, raw)
+	clean, _, err := mcpserver.CleanResult(nil, raw)
 	require.NoError(t, err)
 	var r struct {
 		Content []struct{ Text string } `json:"content"`
@@ -135,7 +138,7 @@ func TestClientProgressBeforeResult(t *testing.T) {
 	}})
 	raw, err := c.CallTool(context.Background(), "bash", json.RawMessage(`{"command":"for i in 1 2 3 4; do echo out-$i; sleep 0.25; done"}`), nil, "tok-1")
 	require.NoError(t, err)
-	_, total, err := CleanResult(nil, raw)
+	_, total, err := mcpserver.CleanResult(nil, raw)
 	require.NoError(t, err)
 	mu.Lock()
 	defer mu.Unlock()
@@ -352,7 +355,7 @@ func TestClientLargeCallsAtOnce(t *testing.T) {
 		if i%4 != 0 {
 			return echoes(c, fmt.Sprintf("small-%d", i))
 		}
-		content := strings.Repeat(fmt.Sprintf("file %d \"line\"\n", i), (lineSizeMin+i*7919)/16)
+		content := strings.Repeat(fmt.Sprintf("file %d \"line\"\n", i), (mcpserver.LineSizeMin+i*7919)/16)
 		lit, _ := json.Marshal(content)
 		if _, err := c.CallTool(context.Background(), "write", json.RawMessage(fmt.Sprintf(`{"path":"f%d.txt","content":%s}`, i, lit)), nil, ""); err != nil {
 			return err
