@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
@@ -62,10 +64,14 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 	}
 	defer ch.Close()
 	return printResult(std.out, func() (any, error) {
-		res, err := ch.CallTool(ctx, mcpserver.Call{Name: name, Args: json.RawMessage(args)})
+		raw, err := ch.CallTool(ctx, mcpserver.Call{Name: name, Args: json.RawMessage(args)})
+		var res mcp.CallToolResult
+		if err == nil {
+			err = json.Unmarshal(raw, &res)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sandbox %s: %w", sandbox, err)
 		}
-		return mcpserver.FromMCP(res)
+		return mcpserver.FromMCP(&res)
 	})
 }

@@ -185,7 +185,7 @@ func TestChannelConcurrentCalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "read", Args: json.RawMessage(`{"path":"f.txt"}`)})
+			res, err := callTool(ch, mcpserver.Call{Name: "read", Args: json.RawMessage(`{"path":"f.txt"}`)})
 			if err != nil {
 				errs <- err
 				return
@@ -202,7 +202,7 @@ func TestChannelConcurrentCalls(t *testing.T) {
 	}
 	assert.Equal(t, 1, f.sbx.started, "one agent serves every call")
 
-	res, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"echo $PI_SESSION"}`)})
+	res, err := callTool(ch, mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"echo $PI_SESSION"}`)})
 	require.NoError(t, err)
 	assert.Equal(t, "42\n", res.Content[0].(*mcp.TextContent).Text)
 	for _, fl := range f.sbx.flags {
@@ -218,7 +218,7 @@ func TestChannelProgress(t *testing.T) {
 	ch, _ := newChannel(t, t.TempDir(), nil)
 	var mu sync.Mutex
 	var got strings.Builder
-	res, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"echo a; sleep 0.2; echo b"}`), Progress: func(msg string, _ float64) { mu.Lock(); got.WriteString(msg); mu.Unlock() }})
+	res, err := callTool(ch, mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"echo a; sleep 0.2; echo b"}`), Progress: func(msg string, _ float64) { mu.Lock(); got.WriteString(msg); mu.Unlock() }})
 	require.NoError(t, err)
 	// The SDK delivers notifications concurrently with results; the channel waits for
 	// the agent's last one (mcpserver.ProgressMeta), so the stream is whole on return.
@@ -233,7 +233,7 @@ func TestChannelRestartsAfterCrash(t *testing.T) {
 	ch, f := newChannel(t, dir, nil)
 	done := make(chan error, 1)
 	go func() {
-		_, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"touch started; while [ ! -f stop ]; do sleep 0.05; done"}`)})
+		_, err := callTool(ch, mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"touch started; while [ ! -f stop ]; do sleep 0.05; done"}`)})
 		done <- err
 	}()
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil },
@@ -244,7 +244,7 @@ func TestChannelRestartsAfterCrash(t *testing.T) {
 	require.ErrorIs(t, err, ErrAgentDied)
 	assert.Contains(t, err.Error(), "the next call restarts it")
 
-	res, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
+	res, err := callTool(ch, mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, "started")
 	assert.Equal(t, 2, f.sbx.started)
@@ -253,21 +253,21 @@ func TestChannelRestartsAfterCrash(t *testing.T) {
 func TestChannelMissingSandbox(t *testing.T) {
 	ch, f := newChannel(t, t.TempDir(), nil)
 	f.sbx.setMissing(true)
-	_, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"touch /never"}`)})
+	_, err := callTool(ch, mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"touch /never"}`)})
 	require.ErrorIs(t, err, sbx.ErrMissing)
 	assert.Empty(t, f.sbx.ran(), "nothing ran anywhere")
 
 	// A sandbox that disappears after the agent started: the call fails, and so does the restart.
 	f.sbx.setMissing(false)
-	_, err = ch.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
+	_, err = callTool(ch, mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	f.sbx.setMissing(true)
 	f.sbx.crash()
-	_, err = ch.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
+	_, err = callTool(ch, mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
 	if !assert.Error(t, err) {
 		return
 	}
-	_, err = ch.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
+	_, err = callTool(ch, mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
 	assert.ErrorIs(t, err, sbx.ErrMissing)
 }
 
@@ -280,12 +280,12 @@ func TestPerCall(t *testing.T) {
 	for _, c := range []struct{ name, args string }{
 		{"read", `{"path":"f.txt"}`}, {"ls", `{}`}, {"bash", `{"command":"exit 4"}`},
 	} {
-		res, err := p.CallTool(context.Background(), mcpserver.Call{Name: c.name, Args: json.RawMessage(c.args)})
+		res, err := callTool(p, mcpserver.Call{Name: c.name, Args: json.RawMessage(c.args)})
 		require.NoError(t, err)
 		assert.Equal(t, local(t, dir, c.name, c.args), decode(t, res))
 	}
 	// path missing: invalid after pi's coercion too (a number would become a string).
-	_, err := p.CallTool(context.Background(), mcpserver.Call{Name: "read", Args: json.RawMessage(`{"offset":1}`)})
+	_, err := callTool(p, mcpserver.Call{Name: "read", Args: json.RawMessage(`{"offset":1}`)})
 	assert.ErrorIs(t, err, tools.ErrUsage)
 }
 
@@ -295,9 +295,9 @@ func TestChannelOversizedReplyBreaksOnlyThatCall(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "small.txt"), []byte("ok\n"), 0o644))
 	ch, f := newChannel(t, dir, nil)
 	ch.MaxReply = 4096
-	_, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "read", Args: json.RawMessage(`{"path":"big.txt"}`)})
+	_, err := callTool(ch, mcpserver.Call{Name: "read", Args: json.RawMessage(`{"path":"big.txt"}`)})
 	require.Error(t, err, "a reply over the cap is refused")
-	res, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "read", Args: json.RawMessage(`{"path":"small.txt"}`)})
+	res, err := callTool(ch, mcpserver.Call{Name: "read", Args: json.RawMessage(`{"path":"small.txt"}`)})
 	require.NoError(t, err)
 	assert.Equal(t, "ok\n", res.Content[0].(*mcp.TextContent).Text)
 	assert.Equal(t, 2, f.sbx.started, "a fresh agent serves the next call")
@@ -313,7 +313,7 @@ func TestChannelHungSbxFailsOnceThenFast(t *testing.T) {
 	ch.HandshakeTimeout = 300 * time.Millisecond
 	ch.HungCooldown = time.Minute
 	call := func() error {
-		_, err := ch.CallTool(context.Background(), mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
+		_, err := callTool(ch, mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
 		return err
 	}
 	err := call()
@@ -332,4 +332,17 @@ func TestChannelHungSbxFailsOnceThenFast(t *testing.T) {
 	ch.hungUntil = time.Time{}
 	ch.mu.Unlock()
 	require.NoError(t, call())
+}
+
+// callTool calls c and decodes its result's JSON as the server's SDK path does.
+func callTool(c mcpserver.Caller, call mcpserver.Call) (*mcp.CallToolResult, error) {
+	raw, err := c.CallTool(context.Background(), call)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }

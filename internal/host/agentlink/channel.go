@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
@@ -112,26 +111,13 @@ var ErrAgentDied = errors.New("the sandbox agent stopped during the call")
 // errNoAnswer: starting the agent timed out, sbx (or the VM behind it) not answering.
 var errNoAnswer = errors.New("no answer from the sandbox")
 
-// TakesStandIns implements mcpserver.StandInTaker: the channel's client splices the large
+// TakesStandIns implements mcpserver.Caller: the channel's client splices the large
 // strings back into the request as it writes it.
-func (ch *Channel) TakesStandIns() {}
+func (ch *Channel) TakesStandIns() bool { return true }
 
-// CallTool implements mcpserver.Caller.
-func (ch *Channel) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
-	raw, err := ch.CallToolRaw(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("%w: %v", mcpserver.ErrInvalidResult, err)
-	}
-	return &res, nil
-}
-
-// CallToolRaw implements mcpserver.RawCaller: the agent's answer, checked and cleaned by
+// CallTool implements mcpserver.Caller: the agent's answer, checked and cleaned by
 // mcpserver.CleanResult, without the agent's own metadata.
-func (ch *Channel) CallToolRaw(ctx context.Context, call mcpserver.Call) (json.RawMessage, error) {
+func (ch *Channel) CallTool(ctx context.Context, call mcpserver.Call) (json.RawMessage, error) {
 	raw, err := ch.callOnce(ctx, call)
 	if errors.Is(err, errOutputEnded) && rerunnable(call.Name) && ctx.Err() == nil {
 		// The sandbox stopped under the channel (see restart.go): a call that changes

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"encoding/json"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
@@ -22,9 +22,12 @@ type PerCall struct {
 	Target
 }
 
-// CallTool implements mcpserver.Caller. It gets the arguments whole (it is no
-// mcpserver.StandInTaker): they go to the agent on stdin.
-func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
+// TakesStandIns implements mcpserver.Caller: the arguments go to the agent whole, on
+// stdin.
+func (p *PerCall) TakesStandIns() bool { return false }
+
+// CallTool implements mcpserver.Caller.
+func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMessage, error) {
 	res, err := p.callOnce(ctx, c)
 	switch {
 	case errors.Is(err, errAgentGone):
@@ -42,7 +45,7 @@ func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallTool
 // errAgentGone marks a call whose agent binary was not there (exit 126/127).
 var errAgentGone = errors.New("the agent binary is gone from the VM")
 
-func (p *PerCall) callOnce(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
+func (p *PerCall) callOnce(ctx context.Context, c mcpserver.Call) (json.RawMessage, error) {
 	name, args := c.Name, c.Args
 	// Arguments travel on stdin: argv is limited (~128 KB per string) and a write's
 	// content can be any size.
@@ -73,5 +76,5 @@ func (p *PerCall) callOnce(ctx context.Context, c mcpserver.Call) (*mcp.CallTool
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", mcpserver.ErrInvalidResult, err)
 	}
-	return mcpserver.ToMCP(r)
+	return mcpserver.AppendResult(nil, r, 0)
 }

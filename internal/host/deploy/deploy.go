@@ -110,7 +110,7 @@ func New(cfg Config) (*Deployer, error) {
 
 // Routes routes every docker_* tool to d.
 func (d *Deployer) Routes() []mcpserver.Route {
-	return mcpserver.Routes(tools.Docker(), d)
+	return mcpserver.Routes(tools.Docker(), mcpserver.Typed(d.CallTool))
 }
 
 // handler runs one tool with its decoded arguments and returns the result text; an error
@@ -139,8 +139,8 @@ var handlers = map[string]handler{
 	"docker_gc":         (*Deployer).gcTool,
 }
 
-// CallTool implements mcpserver.Caller. Arguments arrive validated against the tool's
-// description.
+// CallTool runs one docker_* call (Routes gives it to the server as a mcpserver.Typed).
+// Arguments arrive validated against the tool's description.
 func (d *Deployer) CallTool(ctx context.Context, c mcpserver.Call) (*mcp.CallToolResult, error) {
 	h, ok := handlers[c.Name]
 	if !ok {

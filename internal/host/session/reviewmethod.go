@@ -22,7 +22,7 @@ type Collector func(ctx context.Context) (review.Changes, error)
 // ReviewRoute is serve's pi_sbx_review (unlisted), answered here on the host from the
 // work collect returns; environ is the host environment git's basics come from.
 func ReviewRoute(collect Collector, environ []string) mcpserver.Route {
-	return mcpserver.Route{Tool: tools.Review(), Caller: &reviewCaller{collect: collect, environ: environ, maxText: maxReviewText}, Unlisted: true}
+	return mcpserver.Route{Tool: tools.Review(), Caller: mcpserver.Typed((&reviewCaller{collect: collect, environ: environ, maxText: maxReviewText}).call), Unlisted: true}
 }
 
 // maxReviewText bounds the review's text in one answer: a generated file's diff can be
@@ -59,8 +59,8 @@ type reviewResult struct {
 	Refused []review.Refusal `json:"refused,omitempty"`
 }
 
-// CallTool implements mcpserver.Caller.
-func (c *reviewCaller) CallTool(ctx context.Context, call mcpserver.Call) (*mcp.CallToolResult, error) {
+// call answers pi_sbx_review.
+func (c *reviewCaller) call(ctx context.Context, call mcpserver.Call) (*mcp.CallToolResult, error) {
 	var args tools.ReviewArgs
 	if len(call.Args) > 0 {
 		if err := json.Unmarshal(call.Args, &args); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -53,8 +54,7 @@ func TestReviewRoute(t *testing.T) {
 	route := ReviewRoute(collect, os.Environ())
 	assert.True(t, route.Unlisted)
 	call := func(args string) (string, reviewResult, bool) {
-		res, err := route.Caller.CallTool(ctx, mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(args)})
-		require.NoError(t, err)
+		res := callTyped(t, route.Caller, mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(args)})
 		r, err := mcpserver.FromMCP(res)
 		require.NoError(t, err)
 		var out reviewResult
@@ -99,10 +99,8 @@ func TestReviewRoute(t *testing.T) {
 
 func TestReviewTextIsCut(t *testing.T) {
 	c := work(t)
-	route := ReviewRoute(func(context.Context) (review.Changes, error) { return c, nil }, os.Environ())
-	route.Caller.(*reviewCaller).maxText = 200
-	res, err := route.Caller.CallTool(context.Background(), mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(`{}`)})
-	require.NoError(t, err)
+	rc := &reviewCaller{collect: func(context.Context) (review.Changes, error) { return c, nil }, environ: os.Environ(), maxText: 200}
+	res := callTyped(t, mcpserver.Typed(rc.call), mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(`{}`)})
 	r, err := mcpserver.FromMCP(res)
 	require.NoError(t, err)
 	text := r.Content[0].Text
@@ -110,4 +108,14 @@ func TestReviewTextIsCut(t *testing.T) {
 	assert.Regexp(t, `\n\[the review goes on for \d+ more bytes: pi-sbx-backend review --workspace .+ shows it all\]\n$`, text)
 	assert.Equal(t, "abc\n", cut("abc\n", 4, "/w"))
 	assert.Equal(t, "a\n[the review goes on for 2 more bytes: pi-sbx-backend review --workspace /w shows it all]\n", cut("a\nbc", 3, "/w"))
+}
+
+// callTyped calls c and decodes its result as the server's SDK path does.
+func callTyped(t *testing.T, c mcpserver.Caller, call mcpserver.Call) *mcp.CallToolResult {
+	t.Helper()
+	raw, err := c.CallTool(context.Background(), call)
+	require.NoError(t, err)
+	var res mcp.CallToolResult
+	require.NoError(t, json.Unmarshal(raw, &res))
+	return &res
 }

@@ -21,7 +21,7 @@ func Methods(s *Session, agent mcpserver.Caller) []mcpserver.Route {
 	return []mcpserver.Route{
 		{Tool: tools.PtyExec(), Caller: agent, Unlisted: true},
 		{Tool: tools.PtyResize(), Caller: agent, Unlisted: true},
-		{Tool: tools.Status(), Caller: &statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(s.Environ)}, Unlisted: true},
+		{Tool: tools.Status(), Caller: mcpserver.Typed((&statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(s.Environ)}).call), Unlisted: true},
 	}
 }
 
@@ -46,8 +46,8 @@ type statusCaller struct {
 	policy  sbx.EnvPolicy
 }
 
-// CallTool implements mcpserver.Caller.
-func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.CallToolResult, error) {
+// call answers pi_sbx_status.
+func (c *statusCaller) call(ctx context.Context, _ mcpserver.Call) (*mcp.CallToolResult, error) {
 	if p := c.session.Preflight; p != nil {
 		if err := p(ctx); err != nil {
 			return nil, err
@@ -58,12 +58,16 @@ func (c *statusCaller) CallTool(ctx context.Context, _ mcpserver.Call) (*mcp.Cal
 		return nil, err
 	}
 	// The channel starts the agent on its first call; a no-op command makes that happen now.
-	res, err := c.agent.CallTool(ctx, mcpserver.Call{Name: tools.PtyExecName, Args: json.RawMessage(`{"command":"true"}`)})
+	raw, err := c.agent.CallTool(ctx, mcpserver.Call{Name: tools.PtyExecName, Args: json.RawMessage(`{"command":"true"}`)})
+	var res mcp.CallToolResult
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting the agent in %s: %w", name, err)
 	}
 	if res.IsError {
-		r, _ := mcpserver.FromMCP(res)
+		r, _ := mcpserver.FromMCP(&res)
 		return nil, fmt.Errorf("starting the agent in %s: %s", name, firstText(r))
 	}
 	st := sandboxStatus{

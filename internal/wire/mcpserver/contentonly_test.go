@@ -14,31 +14,28 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
-// detailed answers with text and details, as pi's read does when it truncates.
-type detailed struct{}
+// detailed answers with text and details, as pi's read does when it truncates, in the
+// SDK's types.
+var detailed = Typed(func(context.Context, Call) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the text"}},
+		StructuredContent: map[string]any{"truncation": map[string]any{"truncated": true}}, IsError: true}, nil
+})
 
 const detailedJSON = `{"_meta":{"pi-sbx/x":1},"content":[{"type":"text","text":"the text"}],"structuredContent":{"truncation":{"truncated":true}},"isError":true}`
 
-func (detailed) CallTool(context.Context, Call) (*mcp.CallToolResult, error) {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the text"}},
-		StructuredContent: map[string]any{"truncation": map[string]any{"truncated": true}}, IsError: true}, nil
-}
-
-// detailedRaw gives its result as JSON: its calls take the fast path (its CallTool's
-// answer would fail the test).
+// detailedRaw gives the same result as the JSON it wrote.
 type detailedRaw struct{}
 
-func (detailedRaw) CallTool(context.Context, Call) (*mcp.CallToolResult, error) {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "not the fast path"}}}, nil
-}
+func (detailedRaw) TakesStandIns() bool { return false }
 
-func (detailedRaw) CallToolRaw(context.Context, Call) (json.RawMessage, error) {
+func (detailedRaw) CallTool(context.Context, Call) (json.RawMessage, error) {
 	return json.RawMessage(detailedJSON), nil
 }
 
-// TestContentOnlyRoutesLeaveDetailsOut: on both paths (the SDK's, and the fast path of a
-// RawCaller) a content-only route answers with the content, _meta and isError and
-// without structuredContent; other routes and unlisted ones keep it.
+// TestContentOnlyRoutesLeaveDetailsOut: for a Typed caller and one that writes its JSON,
+// on the transport's route and on the SDK's (calls before initialize), a content-only
+// route answers with the content, _meta and isError and without structuredContent; other
+// routes and unlisted ones keep it.
 func TestContentOnlyRoutesLeaveDetailsOut(t *testing.T) {
 	method := &tools.Tool{Name: "pi_sbx_status", Schema: tools.Object(nil, nil)}
 	for _, tc := range []struct {
@@ -46,10 +43,10 @@ func TestContentOnlyRoutesLeaveDetailsOut(t *testing.T) {
 		caller      Caller
 		contentOnly bool
 	}{
-		{"sdk path", detailed{}, false},
-		{"sdk path, content only", detailed{}, true},
-		{"fast path", detailedRaw{}, false},
-		{"fast path, content only", detailedRaw{}, true},
+		{"typed", detailed, false},
+		{"typed, content only", detailed, true},
+		{"raw", detailedRaw{}, false},
+		{"raw, content only", detailedRaw{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			routes := append(Routes(tools.Pi(), tc.caller), Route{Tool: method, Caller: tc.caller, Unlisted: true})
@@ -74,6 +71,33 @@ func TestContentOnlyRoutesLeaveDetailsOut(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestContentOnlyOnTheSDKPath: the SDK's own handler (an in-memory connection, as a
+// caller of the server package may make) decodes the caller's JSON and keeps a
+// content-only route's structuredContent out too.
+func TestContentOnlyOnTheSDKPath(t *testing.T) {
+	for _, contentOnly := range []bool{false, true} {
+		routes := Routes(tools.Pi(), detailedRaw{})
+		if contentOnly {
+			routes = ContentOnly(routes)
+		}
+		srv, err := NewServer(routes, Options{})
+		require.NoError(t, err)
+		ctx := context.Background()
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		require.NoError(t, err)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+		require.NoError(t, err)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "a"}})
+		require.NoError(t, err)
+		assert.Equal(t, "the text", res.Content[0].(*mcp.TextContent).Text)
+		assert.True(t, res.IsError)
+		assert.Equal(t, !contentOnly, res.StructuredContent != nil, "content only: %v", contentOnly)
+		cs.Close()
+		ss.Close()
 	}
 }
 

@@ -11,14 +11,14 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
 )
 
-// This file is the fast path, kept apart: tools/call of the routes whose caller gives
-// its result as JSON (RawCaller: the agent channel on the host, Local in the VM) are
-// answered by the transport itself, once the session is initialized, without the SDK's
-// per-request decoding and encoding, which was most of a small call's cost at each end.
-// Their large strings are set aside (stand-ins) in one pass over the line. Every answer
-// must be the one the SDK would give, byte for byte (TestFastPathAnswersAsTheSDK): the
-// shapes it adds for the protocol spoken are in shape. Everything else — other
-// methods, other callers — goes through the SDK.
+// This file is the route of tools/call, kept apart: a call of one of the server's routes
+// is answered by the transport itself, once the session is initialized, with the JSON
+// its Caller gives, without the SDK's per-request decoding and encoding, which was most
+// of a small call's cost at each end. Its large strings are set aside (stand-ins) in one
+// pass over the line. Every answer must be the one the SDK would give, byte for byte
+// (TestFastPathAnswersAsTheSDK): the shapes it adds for the protocol spoken are in
+// shape. Everything else — other methods, calls before initialize, unknown tools — goes
+// through the SDK.
 
 // startFast runs a call answered here. It runs at once, on this goroutine, and the
 // reading goes on on a worker: so the call does not wait for a sleeping thread to wake
@@ -103,8 +103,8 @@ func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKi
 		return none()
 	}
 	rt := c.t.server.routes[name]
-	if rt == nil || rt.raw == nil {
-		return none() // the SDK's "unknown tool" error, or a caller of SDK results
+	if rt == nil {
+		return none() // the SDK's "unknown tool" error
 	}
 	var tok []byte
 	if meta != nil {
@@ -203,13 +203,13 @@ func (c *conn) notifyProgress(tok []byte, msg string, total float64) {
 }
 
 // callRaw runs a call the transport answers itself and returns its result's JSON, as
-// its RawCaller gave it.
+// its Caller gave it.
 func (r *route) callRaw(ctx context.Context, c Call) (json.RawMessage, error) {
 	c, err := r.prepare(c)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := r.raw.CallToolRaw(ctx, c)
+	raw, err := r.caller.CallTool(ctx, c)
 	if err != nil {
 		res, err := r.failure(ctx, err)
 		if err != nil {

@@ -18,9 +18,11 @@ type named struct {
 	args []string
 }
 
-func (n *named) CallTool(_ context.Context, c Call) (*mcp.CallToolResult, error) {
+func (n *named) TakesStandIns() bool { return false }
+
+func (n *named) CallTool(_ context.Context, c Call) (json.RawMessage, error) {
 	n.args = append(n.args, string(c.Args))
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: n.who + ":" + c.Name}}}, nil
+	return json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: n.who + ":" + c.Name}}})
 }
 
 func TestRoutesSendEachToolToItsCaller(t *testing.T) {

@@ -1,9 +1,7 @@
 // Package mcpserver is the MCP face of the tools: an MCP server (official Go SDK) that
-// takes routes — each a tool description and the Caller that runs it — plus the stdio
-// transport that keeps serving through malformed input. Its files: server.go (routes,
-// SDK registration), calls.go (calls in flight, the byte budget), relay.go (the fast
-// path for callers that give JSON), transport.go and wire.go (framing), result.go (pi's
-// result as MCP's), client.go (the small client the host's agent channel speaks).
+// takes routes — each a tool description and the Caller that runs it — and the stdio
+// transport that keeps serving through malformed input and answers the routes' calls
+// with the JSON their callers give.
 //
 // The same server runs at both ends: on the host (`serve`: pi's seven routed to the
 // agent channel into the sandbox, the docker_* tools to deploy/) and inside the VM
@@ -38,32 +36,47 @@ type Call struct {
 	// Progress receives the call's streamed output; nil when the client asked for none.
 	Progress Progress
 	// StandIns holds the large strings of Args that the transport set aside (jsonwire
-	// stand-ins); only a StandInTaker is given such arguments, everyone else gets them
-	// whole and a nil store.
+	// stand-ins); only a caller that TakesStandIns is given such arguments, everyone
+	// else gets them whole and a nil store.
 	StandIns *jsonwire.Store
 }
 
-// Caller runs a validated tool call somewhere. An error means the call could not be run
-// (the sandbox is gone, the channel broke); a tool's own failure is a result with
-// IsError set. Errors wrapping tools.ErrUsage become JSON-RPC invalid-params errors.
+// Caller runs a validated tool call somewhere and gives its result as the JSON of an
+// MCP CallToolResult, which is written to the client as it is: the agent channel relays
+// the agent's answer (checked by CleanResult) and Local encodes pi's result directly,
+// instead of building the SDK's types to have them encoded — on a small call that was
+// most of the cost at each end. Callers that build the SDK's types use Typed. An error
+// means the call could not be run (the sandbox is gone, the channel broke); a tool's own
+// failure is a result with isError set. Errors wrapping tools.ErrUsage become JSON-RPC
+// invalid-params errors.
 type Caller interface {
-	CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, error)
+	CallTool(ctx context.Context, c Call) (json.RawMessage, error)
+	// TakesStandIns reports whether the caller takes arguments whose large strings are
+	// stand-ins, because it splices them back (the agent channel, when it writes the
+	// request) or resolves them (Local, when a tool decodes its arguments) with
+	// Call.StandIns. Any other caller gets the arguments whole.
+	TakesStandIns() bool
 }
 
-// RawCaller is a Caller that can give a result as its JSON, which the transport then
-// writes as it is: the agent channel relays the agent's answer (checked by
-// CleanResult) and Local encodes pi's result directly, instead of building the SDK's
-// types to have them encoded — on a small call that was most of the cost at each end.
-type RawCaller interface {
-	Caller
-	CallToolRaw(ctx context.Context, c Call) (json.RawMessage, error)
+// Typed is a Caller for the callers that build the SDK's result types (the host's own
+// tools and methods): each result is validated (Validate) and encoded once. It takes
+// its arguments whole.
+type Typed func(ctx context.Context, c Call) (*mcp.CallToolResult, error)
+
+// CallTool implements Caller.
+func (f Typed) CallTool(ctx context.Context, c Call) (json.RawMessage, error) {
+	res, err := f(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := Validate(res); err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
-// StandInTaker is implemented by Callers that take arguments whose large strings are
-// stand-ins, because they splice them back (the agent channel, when it writes
-// the request) or resolve them (Local, when a tool decodes its arguments) with
-// Call.StandIns. Any other Caller gets the arguments whole.
-type StandInTaker interface{ TakesStandIns() }
+// TakesStandIns implements Caller.
+func (Typed) TakesStandIns() bool { return false }
 
 // Route sends calls of one tool to the Caller that runs it.
 type Route struct {
@@ -115,7 +128,6 @@ type Server struct {
 type route struct {
 	tool   *tools.Tool
 	caller Caller
-	raw    RawCaller // caller, if it is one: its calls take the fast path (relay.go)
 	logger *slog.Logger
 	// contentOnly: results leave structuredContent out (contentonly.go).
 	contentOnly bool
@@ -158,7 +170,6 @@ func NewServer(routes []Route, o Options) (*Server, error) {
 			}
 		}
 		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger, contentOnly: r.ContentOnly}
-		rt.raw, _ = r.Caller.(RawCaller)
 		out.routes[r.Tool.Name] = rt
 		srv.AddTool(&mcp.Tool{Name: r.Tool.Name, Description: r.Tool.Description, InputSchema: r.Tool.Schema}, rt.handle)
 	}
@@ -201,15 +212,20 @@ func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.caller.CallTool(ctx, c)
-	if err == nil {
-		err = Validate(res)
-	}
+	raw, err := r.caller.CallTool(ctx, c)
 	if err != nil {
 		return r.failure(ctx, err)
 	}
-	if r.contentOnly {
+	res := new(mcp.CallToolResult)
+	if err := json.Unmarshal(raw, res); err != nil {
+		return r.failure(ctx, fmt.Errorf("%w: %w", ErrInvalidResult, err))
+	}
+	switch sc := jsonwire.Member(raw, "structuredContent"); {
+	case r.contentOnly:
 		res.StructuredContent = nil
+	case sc != nil:
+		// As the caller wrote it: decoded into a map, its members would be sorted.
+		res.StructuredContent = json.RawMessage(sc)
 	}
 	return res, nil
 }
@@ -225,7 +241,7 @@ func (r *route) prepare(c Call) (Call, error) {
 	if err != nil {
 		return c, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	if _, ok := r.caller.(StandInTaker); !ok {
+	if !r.caller.TakesStandIns() {
 		args = c.StandIns.Splice(args) // the caller gets the arguments whole
 		c.StandIns = nil
 	}
@@ -277,9 +293,9 @@ type Local struct {
 // concurrently (the SDK's own server path).
 const ProgressMeta = "pi-sbx-backend/progress"
 
-// TakesStandIns implements StandInTaker: the Runner's tools resolve stand-ins when they
+// TakesStandIns implements Caller: the Runner's tools resolve stand-ins when they
 // decode their arguments (vmagent).
-func (l *Local) TakesStandIns() {}
+func (l *Local) TakesStandIns() bool { return true }
 
 // run runs c and returns pi's result and the progress total last reported.
 func (l *Local) run(ctx context.Context, c Call) (result.Result, int, error) {
@@ -305,25 +321,8 @@ func (l *Local) run(ctx context.Context, c Call) (result.Result, int, error) {
 	return r, sent, err
 }
 
-// CallTool implements Caller.
-func (l *Local) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, error) {
-	r, sent, err := l.run(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	res, err := ToMCP(r)
-	if err == nil && sent > 0 {
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
-		}
-		res.Meta[ProgressMeta] = sent
-	}
-	return res, err
-}
-
-// CallToolRaw implements RawCaller: pi's result encoded as the SDK would encode
-// CallTool's.
-func (l *Local) CallToolRaw(ctx context.Context, c Call) (json.RawMessage, error) {
+// CallTool implements Caller: pi's result encoded as the SDK would encode it.
+func (l *Local) CallTool(ctx context.Context, c Call) (json.RawMessage, error) {
 	r, sent, err := l.run(ctx, c)
 	if err != nil {
 		return nil, err

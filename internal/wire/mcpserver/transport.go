@@ -40,8 +40,8 @@ const DefaultMaxInflight = 96 << 20
 //     goes on; without it such a line ends the connection (a client's side);
 //   - requests are tracked by id, so the end of input waits for every answer, and a
 //     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
-//   - with a server, tools/call of its routes whose callers give JSON (RawCaller) are
-//     answered without the SDK once the session is initialized (relay.go): their large
+//   - with a server, tools/call of its routes are answered without the SDK once the
+//     session is initialized, with the JSON their callers give (relay.go): their large
 //     strings are set aside in the connection's jsonwire.Store, and results are
 //     written as their callers' JSON.
 type Transport struct {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -211,7 +210,9 @@ func TestServeDoesNotAnswerCancelledCalls(t *testing.T) {
 // blocking is a Caller that runs until its call is cancelled, as the agent channel does.
 type blocking struct{ started chan struct{} }
 
-func (b blocking) CallTool(ctx context.Context, _ Call) (*mcp.CallToolResult, error) {
+func (blocking) TakesStandIns() bool { return false }
+
+func (b blocking) CallTool(ctx context.Context, _ Call) (json.RawMessage, error) {
 	close(b.started)
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -316,12 +317,14 @@ func TestEncodeMessageMatchesSDK(t *testing.T) {
 	}
 }
 
-// recording is a Caller that is no StandInTaker: it must get the arguments whole.
+// recording is a Caller that takes no stand-ins: it must get the arguments whole.
 type recording struct{ got chan json.RawMessage }
 
-func (r recording) CallTool(_ context.Context, c Call) (*mcp.CallToolResult, error) {
+func (recording) TakesStandIns() bool { return false }
+
+func (r recording) CallTool(_ context.Context, c Call) (json.RawMessage, error) {
 	r.got <- c.Args
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
 }
 
 // TestServeLargeArguments: a write, an edit and a bash call whose strings are far over
@@ -417,16 +420,11 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	}
 }
 
-// takingRecording is a recording RawCaller that takes stand-ins, as the agent channel
-// does: its calls take the fast path.
+// takingRecording is a recording Caller that takes stand-ins, as the agent channel
+// does.
 type takingRecording struct{ recording }
 
-func (takingRecording) TakesStandIns() {}
-
-func (r takingRecording) CallToolRaw(_ context.Context, c Call) (json.RawMessage, error) {
-	r.got <- c.Args
-	return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
-}
+func (takingRecording) TakesStandIns() bool { return true }
 
 // TestServeSetsAsideFromMinSize: every string of jsonwire.MinSize or more is set aside, not
 // only those of requests large enough to count against the in-flight budget — a 100 KB
@@ -445,7 +443,9 @@ func TestServeSetsAsideFromMinSize(t *testing.T) {
 // boundary already worded (the agent's invalid-params answer, relayed by the channel).
 type refusing struct{}
 
-func (refusing) CallTool(context.Context, Call) (*mcp.CallToolResult, error) {
+func (refusing) TakesStandIns() bool { return false }
+
+func (refusing) CallTool(context.Context, Call) (json.RawMessage, error) {
 	return nil, tools.UsageError("read: path must be good")
 }
 
