@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package e2e
 
 import (
@@ -34,7 +36,7 @@ var benchCalls = []struct{ name, args string }{
 // per call, on the host) and, for the floor, the tool called in-process; it reports p50
 // and p99 in milliseconds.
 //
-//	go test -run '^$' -bench BenchmarkCall -benchtime 200x ./e2e
+//	go test -tags e2e,bench -run '^$' -bench BenchmarkCall -benchtime 200x ./e2e
 func BenchmarkCall(b *testing.B) {
 	for _, transport := range []string{"inprocess", "local", "persistent", "per-call"} {
 		for _, c := range benchCalls {
@@ -59,7 +61,7 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkConcurrent200 measures 200 concurrent small reads through one serve (one
 // agent channel), per batch.
 //
-//	go test -run '^$' -bench BenchmarkConcurrent200 -benchtime 20x ./e2e
+//	go test -tags e2e,bench -run '^$' -bench BenchmarkConcurrent200 -benchtime 20x ./e2e
 func BenchmarkConcurrent200(b *testing.B) {
 	w := benchWorld(b)
 	cmd := exec.Command(backendBin, "serve")
@@ -154,7 +156,7 @@ func (w *world) caller(b *testing.B, transport, name, args string) func() {
 // 50 calls were made (target: under 30 MB), and `tool --local`'s peak RSS for the same
 // read as the reference: one process doing the work, without MCP or the channel.
 //
-//	go test -run '^$' -bench BenchmarkServeIdleRSS -benchtime 1x ./e2e
+//	go test -tags e2e,bench -run '^$' -bench BenchmarkServeIdleRSS -benchtime 1x ./e2e
 func BenchmarkServeIdleRSS(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		w := benchWorld(b)

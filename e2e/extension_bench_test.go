@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package e2e
 
 import (
@@ -17,7 +19,7 @@ import (
 // process on one workspace (600 Go files), warm medians of 100 calls each, alternating call by call, and
 // reports extension/built-in ratios and their geometric mean (extension/test/bench.mjs).
 //
-//	go test ./e2e -run '^$' -bench PiExtensionTools -benchtime 1x
+//	go test -tags e2e,bench ./e2e -run '^$' -bench PiExtensionTools -benchtime 1x
 func BenchmarkPiExtensionTools(b *testing.B) {
 	root, err := filepath.Abs("..")
 	require.NoError(b, err)

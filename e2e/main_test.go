@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package e2e runs the real pi-sbx-backend against sbxsim, the project's simulator of the
 // sbx CLI, through the same code path as with a real microVM: serve, the agent inside the
 // "VM", tool --sandbox, and MCP clients (the Go SDK's, and the official TypeScript SDK's).

@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package e2e
 
 import (
@@ -23,7 +25,7 @@ import (
 // replies and reads none of them until serve stops taking work, and 1000 concurrent
 // mixed calls. Figures, not assertions: every call must still be answered.
 //
-//	go test ./e2e -run '^$' -bench BenchmarkPeakRSS -benchtime 1x
+//	go test -tags e2e,bench ./e2e -run '^$' -bench BenchmarkPeakRSS -benchtime 1x
 func BenchmarkPeakRSS(b *testing.B) {
 	b.Run("grep-dev-zero", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {

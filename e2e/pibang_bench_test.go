@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package e2e
 
 import (
@@ -10,7 +12,7 @@ import (
 // it shows, with the extension (the command on a pty in the sandbox, its output streamed
 // through serve) and in plain pi (a pipe on the host), alternating run by run in the
 // same session each, and reports the ratio extension/plain of the medians.
-// `go test ./e2e -run '^$' -bench BenchmarkPiBangSeq -benchtime 3x`.
+// `go test -tags e2e,bench ./e2e -run '^$' -bench BenchmarkPiBangSeq -benchtime 3x`.
 func BenchmarkPiBangSeq(b *testing.B) {
 	w := newWorld(b)
 	gitInit(b, w.ws)

@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package e2e
 
 import (
@@ -16,7 +18,7 @@ import (
 // waited on, rendered and kept) against the same command through pi's bash tool, one
 // serve (persistent channel), alternating; reported as medians and their ratio.
 //
-//	go test ./e2e -run '^$' -bench TerminalExecVsBash -benchtime 200x
+//	go test -tags e2e,bench ./e2e -run '^$' -bench TerminalExecVsBash -benchtime 200x
 func BenchmarkTerminalExecVsBash(b *testing.B) {
 	w := benchWorld(b)
 	cmd := exec.Command(backendBin, "serve", "--tools", "+terminal")

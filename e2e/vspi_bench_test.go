@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package e2e
 
 import (
@@ -41,7 +43,7 @@ type benchCase struct {
 // ratio below 1 means faster than the reference. It is slow (it copies Go's tree), so it
 // runs only with -bench:
 //
-//	scripts/bench.sh        (go test -run '^$' -bench BenchmarkVsPi -benchtime 1x -timeout 60m ./e2e)
+//	scripts/bench.sh        (go test -tags e2e,bench -run '^$' -bench BenchmarkVsPi -benchtime 1x -timeout 60m ./e2e)
 //
 // PI_SBX_BENCH_N scales the number of timed calls per case (default 1: 15 for small
 // calls); PI_SBX_BENCH_ONLY (a regexp) selects cases by name.
@@ -171,20 +173,6 @@ func copyGoTree(b *testing.B, dir string) string {
 		}
 	}
 	return tree
-}
-
-// rawServe starts serve in dir and connects the project's own small MCP client
-// (agentlink.Client), which reads results without decoding them: what is timed is serve
-// and the sandbox, not a client's decoding (the Go SDK's client spent more CPU per call
-// than serve did).
-func rawServe(b testing.TB, w *world, dir string) *agentlink.Client {
-	p := w.startServe(b, dir, []string{"--cwd", dir})
-	c, err := agentlink.Dial(context.Background(), p.stdout, p.stdin, p.stdin, agentlink.ClientOptions{Name: "bench", MaxLine: 64 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
-	return c
 }
 
 // callOK makes one call and fails the benchmark unless it succeeded (checked after the
@@ -356,7 +344,7 @@ func printTable(w io.Writer, head []string, rows [][]string) {
 // reported apart: its buffers are memory new to both processes), the CPU time serve and
 // the in-VM agent spent a round, and their peak resident sets (VmHWM).
 //
-//	go test -run '^$' -bench BenchmarkBigWrites -benchtime 1x ./e2e
+//	go test -tags e2e,bench -run '^$' -bench BenchmarkBigWrites -benchtime 1x ./e2e
 func BenchmarkBigWrites(b *testing.B) {
 	for _, n := range []int{1, 5} {
 		b.Run(fmt.Sprintf("%dx30MB", n), func(b *testing.B) {
@@ -426,58 +414,6 @@ func BenchmarkBigWrites(b *testing.B) {
 			}
 		})
 	}
-}
-
-// findAgent returns the pid of the in-VM agent process (`…/pi-sbx-agent-… agent`) of the
-// one sandbox in w's state, found among that sandbox's processes (those in its PID
-// namespace): other tests' sandboxes and agents on the machine never count.
-func findAgent(b testing.TB, w *world) int {
-	b.Helper()
-	states, _ := filepath.Glob(filepath.Join(w.state, "sandboxes", "*", "state.json"))
-	if len(states) != 1 {
-		b.Fatalf("want one sandbox in %s, have %d", w.state, len(states))
-	}
-	data, err := os.ReadFile(states[0])
-	if err != nil {
-		b.Fatal(err)
-	}
-	var st struct {
-		Init struct {
-			Pid int `json:"pid"`
-		} `json:"init"`
-	}
-	if err := json.Unmarshal(data, &st); err != nil || st.Init.Pid == 0 {
-		b.Fatalf("%s: no init process (%v)", states[0], err)
-	}
-	// sbx exec enters the sandbox's namespaces (nsenter): its processes are not the
-	// init's children, but they share its PID namespace, which names the sandbox.
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", st.Init.Pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	found := 0
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if theirs, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); theirs != ns {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		argv := strings.Split(string(cmdline), "\x00")
-		if len(argv) > 1 && strings.Contains(argv[0], "pi-sbx-agent-") && argv[1] == "agent" {
-			if found != 0 {
-				b.Fatal("more than one agent process runs in the sandbox")
-			}
-			found = pid
-		}
-	}
-	if found == 0 {
-		b.Fatal("no agent process in the sandbox")
-	}
-	return found
 }
 
 // cpuTime is a process's user+system CPU time so far.

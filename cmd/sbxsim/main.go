@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command sbxsim is a Linux simulator of the Docker Sandboxes CLI (`sbx`) for tests:
 // sandboxes are namespaces with their own dockerd, not microVMs. See package sbxsim.
 package main

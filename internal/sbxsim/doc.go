@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sbxsim is a Linux simulator of the Docker Sandboxes `sbx` CLI, for end-to-end
 // tests on machines without a microVM host.
 //

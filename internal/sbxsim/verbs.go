@@ -1,3 +1,5 @@
+//go:build linux
+
 package sbxsim
 
 // flagsOf returns the flags a verb accepts in the played sbx version: exactly what the

@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package deploy
 
 import (
@@ -15,7 +17,7 @@ import (
 // what deploy/ adds (validation, output capping, the sbx ports lookup ps does). It also
 // reports the time of one whole docker_verify audit.
 //
-//	go test -run XXX -bench . -benchtime 20x ./internal/host/deploy
+//	go test -tags e2e,bench -run XXX -bench . -benchtime 20x ./internal/host/deploy
 func BenchmarkDeploy(b *testing.B) {
 	w := newSimWorld(b)
 	w.create("deploy-bench")

@@ -3,8 +3,6 @@ package doctor
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -12,48 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
-	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
-
-var simBin string
-
-func TestMain(m *testing.M) {
-	testbin.Main(m, "", map[*string]string{&simBin: "./cmd/sbxsim"})
-}
-
-// sim is one test's sbxsim state: its client as doctor gets it, and the simulator for
-// setting the state up.
-type sim struct {
-	t     *testing.T
-	state string
-	env   []string // sbxsim settings for the client (SBXSIM_VERSION …)
-}
-
-func newSim(t *testing.T, env ...string) *sim {
-	if os.Geteuid() != 0 {
-		t.Fatal("doctor's tests run sbxsim, which needs root; CI runs them as root")
-	}
-	return &sim{t: t, state: t.TempDir(), env: env}
-}
-
-func (s *sim) environ() []string {
-	return append([]string{"PATH=/usr/bin:/bin", "PI_SBX_BIN=" + simBin, "SBXSIM_STATE=" + s.state, "SBXSIM_DOCKER=0",
-		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,SBXSIM_VERSION,SBXSIM_SERVER_VERSION,SBXSIM_DISK_MIN_GB,SBXSIM_VIRT"}, s.env...)
-}
-
-func (s *sim) run(args ...string) {
-	s.t.Helper()
-	cmd := exec.Command(simBin, args...)
-	cmd.Env = s.environ()
-	out, err := cmd.CombinedOutput()
-	require.NoError(s.t, err, "sbxsim %v: %s", args, out)
-}
-
-func (s *sim) doctor(smoke bool) Report {
-	s.t.Helper()
-	d := &Doctor{Sbx: sbx.NewClient(s.environ(), sbx.ExecRunner{}), Host: healthyLinux(), Smoke: smoke, Workspace: s.t.TempDir()}
-	return d.Run(context.Background())
-}
 
 func healthyLinux() Host {
 	return Host{GOOS: "linux", GOARCH: "amd64", KVM: func() error { return nil }}
@@ -68,58 +25,6 @@ func check(t *testing.T, r Report, name string) Check {
 	}
 	t.Fatalf("no check %q in %+v", name, r.Checks)
 	return Check{}
-}
-
-// TestAllWell: a signed-in sbx of a supported version with its daemon running passes
-// every check (SSH agent forwarding, on by default, is a warning), smoke included.
-func TestAllWell(t *testing.T) {
-	s := newSim(t)
-	r := s.doctor(true)
-	assert.True(t, r.OK(), r.Text())
-	for _, c := range r.Checks {
-		want := Pass
-		if c.Name == "ssh agent forwarding" {
-			want = Warn
-		}
-		assert.Equal(t, want, c.Status, "%+v", c)
-	}
-	assert.Contains(t, check(t, r, "smoke").Evidence, "as agent")
-	assert.Contains(t, check(t, r, "sbx found").Evidence, simBin)
-	s.run("settings", "set", "ssh.agentForwardingEnabled", "false")
-	assert.Equal(t, Pass, check(t, s.doctor(false), "ssh agent forwarding").Status)
-}
-
-// TestEveryCheckCanFail: each check fails (with the command that fixes it) in the sbxsim
-// state that breaks it.
-func TestEveryCheckCanFail(t *testing.T) {
-	tests := []struct {
-		check, fix string
-		env        []string
-		setup      func(s *sim)
-		evidence   string
-	}{
-		{check: "daemon running", fix: "sbx daemon start", setup: func(s *sim) { s.run("daemon", "stop") }, evidence: "not running"},
-		{check: "signed in", fix: "sbx login", setup: func(s *sim) { s.run("logout") }, evidence: "signed out"},
-		{check: "smoke", fix: "sbx diagnose", setup: func(s *sim) { s.run("logout") }, evidence: "sbx create"},
-		{check: "version", fix: sbx.UpgradeHint(), env: []string{"SBXSIM_VERSION=0.40.0"}, evidence: "v0.40.0 is older than v" + sbx.MinVersion},
-		{check: "version", fix: "sbx daemon restart", env: []string{"SBXSIM_SERVER_VERSION=0.52.0"}, evidence: "client v0.53.0 but daemon v0.52.0"},
-		{check: "disk", fix: "free disk space", env: []string{"SBXSIM_DISK_MIN_GB=1000000"}, evidence: "GB free"},
-		{check: "virtualization", fix: "usermod -aG kvm", env: []string{"SBXSIM_VIRT=off"}, evidence: "not available"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.check+" "+tc.evidence, func(t *testing.T) {
-			s := newSim(t, tc.env...)
-			if tc.setup != nil {
-				tc.setup(s)
-			}
-			r := s.doctor(true)
-			c := check(t, r, tc.check)
-			assert.Equal(t, Fail, c.Status, "%+v", c)
-			assert.Contains(t, c.Fix, tc.fix)
-			assert.Contains(t, c.Evidence, tc.evidence)
-			assert.False(t, r.OK())
-		})
-	}
 }
 
 // TestSbxMissing: without sbx anywhere, one FAIL names every place searched and the

@@ -1,3 +1,5 @@
+//go:build bench
+
 package review
 
 import (
@@ -13,7 +15,7 @@ import (
 
 // BenchmarkReview: a review of 300 changed files (the list and every diff) against one
 // plain `git diff-tree -p` of the same commits, the least any review costs.
-// go test ./internal/host/review -run '^$' -bench Review -benchtime 5x
+// go test -tags bench ./internal/host/review -run '^$' -bench Review -benchtime 5x
 func BenchmarkReview(b *testing.B) {
 	t := &testing.T{}
 	base, head := map[string]spec{}, map[string]spec{}
@@ -48,7 +50,7 @@ func BenchmarkReview(b *testing.B) {
 
 // BenchmarkLand: landing 300 changed files against git writing the same 300 files into
 // an empty tree (read-tree, checkout-index: no checks, no record), the least a land costs.
-// go test ./internal/host/review -run '^$' -bench Land -benchtime 5x
+// go test -tags bench ./internal/host/review -run '^$' -bench Land -benchtime 5x
 func BenchmarkLand(b *testing.B) {
 	base, head := map[string]spec{}, map[string]spec{}
 	for i := range 300 {

@@ -1,3 +1,5 @@
+//go:build e2e && bench
+
 package e2e
 
 import (
@@ -10,8 +12,8 @@ import (
 // The benchmarks measure what the backend's design leans on: per-call exec latency
 // against its floor (a bare process start, one nsenter into the sandbox), and create.
 //
-//	go test -run '^$' -bench 'ProcessStart|Exec' -benchtime 300x ./internal/sbxsim/e2e/
-//	go test -run '^$' -bench Create -benchtime 5x ./internal/sbxsim/e2e/
+//	go test -tags e2e,bench -run '^$' -bench 'ProcessStart|Exec' -benchtime 300x ./internal/sbxsim/e2e/
+//	go test -tags e2e,bench -run '^$' -bench Create -benchtime 5x ./internal/sbxsim/e2e/
 
 // runBench runs argv b.N times with env, failing on the first error.
 func runBench(b *testing.B, env []string, argv ...string) {

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package e2e proves sbxsim's properties from the outside: it builds the binary, runs it
 // as root like CI does, and checks namespaces, mounts, veths and processes with the
 // host's own tools.

@@ -1,3 +1,5 @@
+//go:build bench
+
 package fsops_test
 
 import (
@@ -22,7 +24,7 @@ import (
 // (20,480 files, about 215 MB, cached under /tmp between runs), each round running ours
 // in-process and the reference tool as pi runs it, and report the time ratios:
 //
-//	go test ./internal/vm/fsops -run '^$' -bench 'Grep|Find' -benchtime 5x
+//	go test -tags bench ./internal/vm/fsops -run '^$' -bench 'Grep|Find' -benchtime 5x
 //
 // ns/op covers both tools; ours-ns/op is ours alone, rg-ns/op or fd-ns/op the
 // reference, x-rg / x-fd is ours divided by the reference (wall time), and
@@ -262,7 +264,7 @@ func piRg(dir string, limit int, flags ...string) func() (time.Duration, error) 
 // anchored patterns (a folded literal with k or s, which fold beyond ASCII; a class run
 // with no literal; a class before "$"; every empty line):
 //
-//	go test ./internal/vm/fsops -run '^$' -bench GrepGoTree -benchtime 10x
+//	go test -tags bench ./internal/vm/fsops -run '^$' -bench GrepGoTree -benchtime 10x
 func BenchmarkGrepGoTree(b *testing.B) {
 	root := goTree(b)
 	type c struct {

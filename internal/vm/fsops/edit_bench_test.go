@@ -1,3 +1,5 @@
+//go:build bench
+
 package fsops_test
 
 import (
@@ -16,7 +18,7 @@ import (
 // of peak RSS during the edit against the reference that matters, the file's size
 // (x-size: 1.0 means the edit held as much memory as the file is big):
 //
-//	go test ./internal/vm/fsops -run '^$' -bench Edit1GB -benchtime 1x
+//	go test -tags bench ./internal/vm/fsops -run '^$' -bench Edit1GB -benchtime 1x
 //
 // "lf" is a plain source-like file; "crlf" has Windows line endings; "trailing-space"
 // has lines with trailing blanks, so pi's fuzzy normalization changes the text and the

@@ -22,14 +22,14 @@ import (
 func TestLayers(t *testing.T) {
 	const module = "github.com/pi-sbx/pi-sbx-backend/"
 	allowed := map[string][]string{
-		".":                   {"fsops/internal/collation", "fsops/internal/editengine", "fsops/internal/fileio", "fsops/internal/grepmatch", "fsops/internal/image", "fsops/internal/walk", "pi/js", "pi/result", "pi/truncate", "fsops"},
+		".":                   {"internal/vm/fsops/internal/collation", "internal/vm/fsops/internal/editengine", "internal/vm/fsops/internal/fileio", "internal/vm/fsops/internal/grepmatch", "internal/vm/fsops/internal/image", "internal/vm/fsops/internal/walk", "internal/wire/pi/js", "internal/wire/pi/result", "internal/wire/pi/truncate", "internal/vm/fsops"},
 		"internal/collation":  {},
 		"internal/fileio":     {},
 		"internal/rxsyntax":   {},
-		"internal/grepmatch":  {"fsops/internal/fileio", "fsops/internal/rxsyntax"},
-		"internal/walk":       {"fsops/internal/fileio"},
-		"internal/editengine": {"fsops/internal/fileio"},
-		"internal/image":      {"fsops/internal/fileio", "pi/js", "pi/result"},
+		"internal/grepmatch":  {"internal/vm/fsops/internal/fileio", "internal/vm/fsops/internal/rxsyntax"},
+		"internal/walk":       {"internal/vm/fsops/internal/fileio"},
+		"internal/editengine": {"internal/vm/fsops/internal/fileio"},
+		"internal/image":      {"internal/vm/fsops/internal/fileio", "internal/wire/pi/js", "internal/wire/pi/result"},
 	}
 	dirs, err := filepath.Glob("internal/*")
 	require.NoError(t, err)

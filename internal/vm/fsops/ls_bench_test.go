@@ -1,3 +1,5 @@
+//go:build bench
+
 package fsops
 
 import (
@@ -16,7 +18,7 @@ import (
 // order, fsops/internal/collation) and as it did before (golang.org/x/text/collate's
 // Unicode 6.2 tables), each round both, and reports ours over the old one (x-collate):
 //
-//	go test ./internal/vm/fsops -run '^$' -bench LsSort -benchtime 20x
+//	go test -tags bench ./internal/vm/fsops -run '^$' -bench LsSort -benchtime 20x
 func BenchmarkLsSort(b *testing.B) {
 	names := benchNames(10000)
 	var ours, old time.Duration

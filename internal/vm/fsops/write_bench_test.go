@@ -1,3 +1,5 @@
+//go:build bench
+
 package fsops_test
 
 import (
@@ -17,7 +19,7 @@ import (
 // with O_TRUNC, write, close), alternating, in the same directory; it reports the medians
 // and their ratio.
 //
-//	go test ./internal/vm/fsops -run '^$' -bench WriteSmall -benchtime 2000x
+//	go test -tags bench ./internal/vm/fsops -run '^$' -bench WriteSmall -benchtime 2000x
 func BenchmarkWriteSmall(b *testing.B) {
 	dir := b.TempDir()
 	q := fsops.NewMutationQueue()

@@ -1,3 +1,5 @@
+//go:build bench
+
 package shell
 
 import (
@@ -23,7 +25,7 @@ const gigabyte = `yes 0123456789012345678901234567890123456789012345678901234567
 // pipe like the tool's (1 MiB) into io.Discard (the tool's reading path without
 // counting, tail or file).
 //
-//	go test -run '^$' -bench Bash1GB -benchtime 1x ./internal/vm/shell
+//	go test -tags bench -run '^$' -bench Bash1GB -benchtime 1x ./internal/vm/shell
 func BenchmarkBash1GB(b *testing.B) {
 	const size = 1 << 30
 	tmp := b.TempDir()

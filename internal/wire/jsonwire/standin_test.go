@@ -134,19 +134,6 @@ func sourceLiteral(tb testing.TB, size int) []byte {
 	return lit
 }
 
-// BenchmarkUnescape decodes a 4 MB source literal (b.SetBytes: the literal's length).
-//
-//	go test ./internal/wire/jsonwire -run '^$' -bench Unescape
-func BenchmarkUnescape(b *testing.B) {
-	lit := sourceLiteral(b, 4<<20)
-	b.SetBytes(int64(len(lit)))
-	for i := 0; i < b.N; i++ {
-		if _, err := Unescape(lit); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // TestUnescapeLongLiteralsInHalves: literals long enough to be decoded in two halves at
 // once decode as encoding/json decodes them, wherever the middle falls (between escapes,
 // in a surrogate pair, in a UTF-8 sequence, in a run of backslashes), and invalid ones

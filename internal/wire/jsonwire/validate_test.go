@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -55,24 +52,6 @@ func FuzzValidMembers(f *testing.F) {
 			}
 		}
 	})
-}
-
-// BenchmarkParseEnvelope validates a tools/call line carrying a 4 MB write of Go source
-// (an escape every ten bytes or so): the host's check of every line it reads.
-//
-//	go test ./internal/wire/jsonwire -run '^$' -bench ValidMembers
-func BenchmarkValidMembers(b *testing.B) {
-	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "fmt", "print.go"))
-	require.NoError(b, err)
-	lit, err := json.Marshal(string(bytes.Repeat(src, (4<<20)/len(src)+1)[:4<<20]))
-	require.NoError(b, err)
-	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write","arguments":{"path":"a.go","content":` + string(lit) + `}}}`)
-	b.SetBytes(int64(len(line)))
-	for i := 0; i < b.N; i++ {
-		if err := ValidMembers(line, ignore); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 // TestLongStringsCheckedByBlocks: a string long enough to be checked 64 bytes at a time

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build bench && linux
 
 package mcpserver
 
@@ -17,7 +17,7 @@ import (
 // BenchmarkServerRead is one MCP hop (client → server → local read) in memory: the
 // protocol's own cost, without processes or pipes.
 //
-//	go test -run '^$' -bench BenchmarkServerRead ./internal/wire/mcpserver
+//	go test -tags bench -run '^$' -bench BenchmarkServerRead ./internal/wire/mcpserver
 func BenchmarkServerRead(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build bench && linux
 
 package mcpserver
 
@@ -37,7 +37,7 @@ func pipeSession(b *testing.B, caller Caller) *mcp.ClientSession {
 // BenchmarkServeWrite is one write call through Serve (client → transport → server →
 // local write → back), by size: the protocol's cost per call and per byte.
 //
-//	go test -run '^$' -bench BenchmarkServeWrite -benchmem ./internal/wire/mcpserver
+//	go test -tags bench -run '^$' -bench BenchmarkServeWrite -benchmem ./internal/wire/mcpserver
 func BenchmarkServeWrite(b *testing.B) {
 	for _, size := range []struct {
 		name string
@@ -64,7 +64,7 @@ func BenchmarkServeWrite(b *testing.B) {
 // BenchmarkServeSmallCalls is a small read and an ls through Serve over pipes, against
 // the same call made in-process: the protocol's fixed cost per call.
 //
-//	go test -run '^$' -bench BenchmarkServeSmallCalls -benchmem ./internal/wire/mcpserver
+//	go test -tags bench -run '^$' -bench BenchmarkServeSmallCalls -benchmem ./internal/wire/mcpserver
 func BenchmarkServeSmallCalls(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("hello world line\n", 120)), 0o644); err != nil {

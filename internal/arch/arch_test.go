@@ -1,4 +1,4 @@
-package e2e
+package arch
 
 import (
 	"go/parser"
@@ -139,7 +139,7 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 		assert.NotContains(t, string(src), "vmagent.", "%s must not run tools on the host", f)
 		assert.NotContains(t, fileImports(t, f), "os/exec", f)
 	}
-	mod, err := os.ReadFile("../go.mod")
+	mod, err := os.ReadFile("../../go.mod")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mod), "github.com/docker/", "no Docker client library in the module")
 }
@@ -236,7 +236,7 @@ func hostRoots(t *testing.T) []string {
 func existingHostFiles(t *testing.T) []string {
 	var out []string
 	for _, f := range hostFiles {
-		p := filepath.Join("..", "cmd/pi-sbx-backend", f)
+		p := filepath.Join("../..", "cmd/pi-sbx-backend", f)
 		if _, err := os.Stat(p); err == nil {
 			out = append(out, p)
 		}
@@ -257,7 +257,7 @@ func listDeps(t *testing.T, roots ...string) map[string]pkgInfo {
 	t.Helper()
 	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}}\t{{join .Imports \" \"}}"}, roots...)
 	cmd := exec.Command("go", args...)
-	cmd.Dir = ".."
+	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); ok {
 		t.Fatalf("go list: %v\n%s", err, ee.Stderr)
