@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // piEnv is what the pi e2e tests need: node 22, and the extension's packages (pi 1.6.0,
@@ -79,7 +83,8 @@ func TestPiExtension(t *testing.T) {
 	// The conversation is compared with pi's built-in tools: by default the package adds
 	// no tool (PI_SBX_MODE=tools), so the tool list is pi's own; the script turns the
 	// docker_* tools on (PI_SBX_MODE=both, deploy) where it checks them.
-	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+	state := t.TempDir()
+	env := w.env("PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"), "XDG_STATE_HOME="+state)
 	cmd := command(node, env, filepath.Join(root, "extension/test/e2e.mjs"), string(config))
 	cmd.Dir = filepath.Join(root, "extension")
 	out, err := cmd.CombinedOutput()
@@ -97,6 +102,23 @@ func TestPiExtension(t *testing.T) {
 	t.Logf("checks passed: %s", strings.Join(report.Checks, "; "))
 	t.Logf("warm re-use: a new session re-attached and ran its first call in %.0f ms", report.ReattachMs)
 	assert.Len(t, report.Checks, 22)
+	// pi's calls are in the audit logs, named by pi's own tool-call id (the package's
+	// own calls, such as its check for a full-output file, by their request id).
+	logs, err := filepath.Glob(filepath.Join(state, "pi-sbx-backend", "audit", "*.jsonl"))
+	require.NoError(t, err)
+	piCalls := 0
+	for _, l := range logs {
+		require.NoError(t, audit.Read(context.Background(), l, false, 0, func(e audit.Entry) error {
+			if _, err := tools.Lookup(tools.Pi(), e.Tool); err == nil {
+				assert.Equal(t, "pi-sbx-extension", e.Client, "%+v", e)
+				if _, err := strconv.Atoi(e.CallID); err != nil && e.CallID != "" {
+					piCalls++
+				}
+			}
+			return nil
+		}))
+	}
+	assert.Positive(t, piCalls, "pi's tool calls are in the audit log, by pi's ids (%d logs)", len(logs))
 	assert.Empty(t, w.sandboxes(), "no sandbox is left after pi exits")
 	assert.Empty(t, servePids(), "no serve process is left after pi exits")
 }

@@ -52,6 +52,7 @@ func commands() []command {
 		toolCommand(),
 		verifyCommand(),
 		gcCommand(),
+		logCommand(),
 		doctorCommand(),
 		versionCommand(),
 		watchdogLockCommand(),

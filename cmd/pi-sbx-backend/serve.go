@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
@@ -143,6 +144,15 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	}
 	if bare {
 		routes = mcpserver.ContentOnly(routes)
+	}
+	// Every call, from every client, in the sandbox's audit log (pi-sbx-backend log);
+	// a log that cannot be written is said on stderr and never fails a call.
+	if dir, err := auditDir(sess.Environ); err != nil {
+		logger.Warn("no audit log", "error", err)
+	} else if alog, err := audit.Open(dir, sess.Name); err != nil {
+		logger.Warn("no audit log", "error", err)
+	} else {
+		routes = alog.Routes(routes, func(err error) { logger.Warn("audit log", "error", err) })
 	}
 	if err := startupGC(ctx, logger, dep, sess.Environ); err != nil {
 		return err

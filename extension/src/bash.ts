@@ -96,6 +96,7 @@ export async function runBash(
 	params: { command: string; timeout?: number },
 	signal: AbortSignal | undefined,
 	onUpdate: ((r: AgentToolResult<unknown>) => void) | undefined,
+	callId?: string,
 ): Promise<AgentToolResult<unknown>> {
 	const stream = new Stream();
 	onUpdate?.({ content: [], details: undefined });
@@ -106,6 +107,7 @@ export async function runBash(
 	try {
 		res = await sandbox.call("bash", params, {
 			signal,
+			callId,
 			onProgress: (msg, total) => {
 				if (!msg) return;
 				stream.append(msg, total);

@@ -35,6 +35,8 @@ export interface SandboxStatus {
 /** Options of one call. */
 export interface CallOptions {
 	signal?: AbortSignal;
+	/** pi's id of the tool call, for serve's audit log. */
+	callId?: string;
 	/** New output, and the total bytes the tool has produced so far. */
 	onProgress?: (message: string, total: number) => void;
 }
@@ -43,7 +45,7 @@ export interface CallOptions {
 export class SandboxError extends Error {}
 
 /** What serve needs of pi's environment besides its own settings (as serve's env policy). */
-const BASICS = ["HOME", "PATH", "USER", "LOGNAME", "TMPDIR", "SHELL", "LANG", "TERM"];
+const BASICS = ["HOME", "PATH", "USER", "LOGNAME", "TMPDIR", "SHELL", "LANG", "TERM", "XDG_STATE_HOME"];
 
 /**
  * The environment serve is started with, by the same rules serve applies to its own
@@ -212,6 +214,7 @@ export class Sandbox {
 		try {
 			const res = await conn.client.callTool({ name, arguments: args }, {
 				signal: o.signal,
+				callId: o.callId,
 				onprogress: o.onProgress ? (p: Progress) => o.onProgress!(p.message ?? "", p.progress) : undefined,
 			});
 			return res;

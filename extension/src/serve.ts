@@ -177,7 +177,12 @@ class ChildTransport {
 export interface RequestOptions {
 	signal?: AbortSignal;
 	onprogress?: (p: { progress: number; message?: string }) => void;
+	/** The caller's own id for a tools/call (pi's tool-call id), sent in _meta for serve's audit log. */
+	callId?: string;
 }
+
+/** The request _meta key of a call's own id (Go: mcpserver.CallIDMeta). */
+export const CALL_ID_META = "pi-sbx/callId";
 
 /** A JSON-RPC error answer, worded as the MCP SDK words it ("MCP error CODE: …"). */
 export class McpError extends Error {
@@ -230,7 +235,12 @@ export class McpClient {
 		if (o.signal?.aborted) return Promise.reject(o.signal.reason ?? new Error("aborted"));
 		const id = ++this.nextId;
 		const token = o.onprogress ? `t${id}` : undefined;
-		if (token) params = { ...params, _meta: { progressToken: token } };
+		if (token || o.callId) {
+			const meta: Record<string, string> = {};
+			if (token) meta.progressToken = token;
+			if (o.callId) meta[CALL_ID_META] = o.callId;
+			params = { ...params, _meta: meta };
+		}
 		return new Promise((resolve, reject) => {
 			const onAbort = () => {
 				if (!this.pending.delete(id)) return;

@@ -64,12 +64,12 @@ export function registerOverrides(pi: ExtensionAPI, sandbox: Sandbox, cwd: strin
 		const name = def.name;
 		const execute: AnyDefinition["execute"] =
 			name === "bash"
-				? (_id, params, signal, onUpdate) => runBash(sandbox, params as { command: string; timeout?: number }, signal, onUpdate)
-				: async (_id, params, signal) => {
+				? (id, params, signal, onUpdate) => runBash(sandbox, params as { command: string; timeout?: number }, signal, onUpdate, id)
+				: async (id, params, signal) => {
 						if (signal?.aborted) throw new Error("Operation aborted");
 						let res: CallToolResult;
 						try {
-							res = await sandbox.call(name, params as Record<string, unknown>, { signal });
+							res = await sandbox.call(name, params as Record<string, unknown>, { signal, callId: id });
 						} catch (err) {
 							if (signal?.aborted) throw new Error("Operation aborted");
 							throw err;
@@ -100,10 +100,11 @@ export function registerServeTools(pi: ExtensionAPI, sandbox: Sandbox, tools: To
 			description: t.description ?? "",
 			// serve's JSON Schema as it is; pi validates with it and sends it to the model.
 			parameters: Type.Unsafe<Record<string, unknown>>(t.inputSchema as Record<string, unknown>),
-			async execute(_id, params, signal, onUpdate) {
+			async execute(id, params, signal, onUpdate) {
 				let streamed = "";
 				const res = await sandbox.call(t.name, params, {
 					signal,
+					callId: id,
 					onProgress: (msg) => {
 						streamed += msg;
 						onUpdate?.({ content: [{ type: "text", text: truncateTail(streamed).content }], details: undefined });

@@ -309,6 +309,12 @@ func TestChannelOversizedReplyBreaksOnlyThatCall(t *testing.T) {
 // without starting another exec.
 func TestChannelHungSbxFailsOnceThenFast(t *testing.T) {
 	ch, f := newChannel(t, t.TempDir(), nil)
+	// The agent is installed first: what hangs is its exec, and the install (which a
+	// loaded machine can make slower than the timeout below) is not what is timed.
+	sandbox, err := ch.Sandbox(context.Background())
+	require.NoError(t, err)
+	_, err = ch.Installer.Command(context.Background(), sandbox, "agent")
+	require.NoError(t, err)
 	f.sbx.hang = true
 	ch.HandshakeTimeout = 300 * time.Millisecond
 	ch.HungCooldown = time.Minute
@@ -316,7 +322,7 @@ func TestChannelHungSbxFailsOnceThenFast(t *testing.T) {
 		_, err := callTool(ch, mcpserver.Call{Name: "ls", Args: json.RawMessage(`{}`)})
 		return err
 	}
-	err := call()
+	err = call()
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errNoAnswer)
 	assert.Contains(t, err.Error(), "did not answer within 300ms")

@@ -6,12 +6,14 @@ import (
 )
 
 // hostBasics are the variables the sbx CLI itself needs; by default nothing else of the
-// host environment reaches it.
-var hostBasics = []string{"HOME", "PATH", "USER", "LOGNAME", "TMPDIR", "SHELL", "LANG", "TERM"}
+// host environment reaches it. XDG_STATE_HOME is where this program keeps its state
+// (owner records, review stores, audit logs): a serve the pi package starts must find
+// the same directory as the user's own commands.
+var hostBasics = []string{"HOME", "PATH", "USER", "LOGNAME", "TMPDIR", "SHELL", "LANG", "TERM", "XDG_STATE_HOME"}
 
 // hostOnly describe the host itself; with passthrough they stay on the host because the
 // VM has its own.
-var hostOnly = []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TMPDIR", "PWD"}
+var hostOnly = []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TMPDIR", "PWD", "XDG_STATE_HOME"}
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
 )
 
@@ -24,13 +25,13 @@ import (
 // reading goes on on a worker: so the call does not wait for a sleeping thread to wake
 // and take it (tens of microseconds in a VM, twice a call: here and in the agent), only
 // the next message's read does. It returns false, as this goroutine reads no more.
-func (c *conn) startFast(m *jsonrpc.Request, size int, rt *route, args, tok []byte, kind fastCallKind, keys []string) bool {
+func (c *conn) startFast(m *jsonrpc.Request, size int, r routed, keys []string) bool {
 	ok, dup := c.track(m, size, keys)
 	if !ok || dup {
 		return ok
 	}
 	c.workers.run(func() { c.readLoop(c.reader) })
-	c.fastCall(m.ID, rt, args, tok, kind)
+	c.fastCall(m.ID, r)
 	return false
 }
 
@@ -69,16 +70,26 @@ func (c *conn) setAside(line []byte) (small jsonrpc.Message, keys []string, msg 
 // result also names the server in _meta.
 type fastCallKind struct{ complete, serverInfo bool }
 
-// fastRoute returns the route, raw arguments and raw progress token of a tools/call the
-// transport answers itself: one of the server's routes, once initialize was answered or
-// in a call of the stateless protocol.
-func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKind) {
-	none := func() (*route, []byte, []byte, fastCallKind) { return nil, nil, nil, fastCallKind{} }
+// routed is a tools/call the transport answers itself: its route, raw arguments and raw
+// progress token (nil: none), how to shape its result, and who made it.
+type routed struct {
+	rt        *route
+	args, tok []byte
+	kind      fastCallKind
+	client    string // the client's name (initialize)
+	id        string // the client's id for the call (CallIDMeta), if it gave one
+}
+
+// fastRoute returns the call if the transport answers it itself: one of the server's
+// routes, once initialize was answered or in a call of the stateless protocol; its rt
+// is nil otherwise.
+func (c *conn) fastRoute(m *jsonrpc.Request) routed {
+	none := func() routed { return routed{} }
 	if c.t.server == nil || m.Method != "tools/call" {
 		return none()
 	}
 	c.initMu.Lock()
-	ready, multiRound := c.initialized, c.multiRound
+	ready, multiRound, client := c.initialized, c.multiRound, c.client
 	c.initMu.Unlock()
 	// One walk over the params finds all three (the arguments may be megabytes).
 	var meta, rawName, args []byte
@@ -106,14 +117,19 @@ func (c *conn) fastRoute(m *jsonrpc.Request) (*route, []byte, []byte, fastCallKi
 	if rt == nil {
 		return none() // the SDK's "unknown tool" error
 	}
-	var tok []byte
+	r := routed{rt: rt, args: args, kind: kind, client: client}
 	if meta != nil {
-		tok = jsonwire.Member(meta, "progressToken")
-		if tok != nil && tok[0] != '"' && (tok[0] < '0' || tok[0] > '9') && tok[0] != '-' {
-			tok = nil // not a string or number: no progress, as the SDK
+		r.tok = jsonwire.Member(meta, "progressToken")
+		if r.tok != nil && r.tok[0] != '"' && (r.tok[0] < '0' || r.tok[0] > '9') && r.tok[0] != '-' {
+			r.tok = nil // not a string or number: no progress, as the SDK
+		}
+		r.id, _ = jsonwire.Unquote(jsonwire.Member(meta, CallIDMeta))
+		if kind.serverInfo {
+			// A stateless call names its client itself.
+			r.client, _ = jsonwire.Unquote(jsonwire.Member(jsonwire.Member(meta, mcp.MetaKeyClientInfo), "name"))
 		}
 	}
-	return rt, args, tok, kind
+	return r
 }
 
 // statelessProtocol is the MCP version whose requests carry the client's state in _meta
@@ -133,20 +149,23 @@ func statelessCall(meta []byte) bool {
 
 // fastCall runs one tools/call and writes its answer (or drops it if cancelled), as the
 // SDK would: a *jsonrpc.Error as an error response, a result with content [] at least.
-func (c *conn) fastCall(id jsonrpc.ID, rt *route, args, tok []byte, kind fastCallKind) {
+func (c *conn) fastCall(id jsonrpc.ID, r routed) {
 	ctx, cancel := context.WithCancel(c.base)
 	defer cancel()
 	if !c.calls.setAbort(id, cancel) {
 		cancel()
 	}
-	call := Call{Args: args, StandIns: c.store}
-	if tok != nil {
+	call := Call{Args: r.args, StandIns: c.store, Client: r.client, ID: r.id}
+	if call.ID == "" {
+		call.ID = fmt.Sprint(id.Raw())
+	}
+	if tok := r.tok; tok != nil {
 		call.Progress = func(msg string, total float64) { c.notifyProgress(tok, msg, total) }
 	}
 	resp := &jsonrpc.Response{ID: id}
-	res, err := rt.callRaw(ctx, call)
+	res, err := r.rt.callRaw(ctx, call)
 	if err == nil {
-		resp.Result, err = c.shape(res, kind)
+		resp.Result, err = c.shape(res, r.kind)
 	}
 	if err != nil {
 		resp.Error = err

@@ -33,6 +33,12 @@ type Progress func(message string, total float64)
 type Call struct {
 	Name string
 	Args json.RawMessage
+	// Client is the name the MCP client gave in initialize (clientInfo.name); empty
+	// when unknown.
+	Client string
+	// ID is the client's id for the call: the _meta CallIDMeta it sent (pi's tool-call
+	// id), else the JSON-RPC request id.
+	ID string
 	// Progress receives the call's streamed output; nil when the client asked for none.
 	Progress Progress
 	// StandIns holds the large strings of Args that the transport set aside (jsonwire
@@ -208,7 +214,19 @@ func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: total})
 		}
 	}
-	c, err := r.prepare(Call{Args: req.Params.Arguments, Progress: progress})
+	call := Call{Args: req.Params.Arguments, Progress: progress, ID: fmt.Sprint(req.Params.Meta[CallIDMeta])}
+	if call.ID == "<nil>" {
+		call.ID = ""
+	}
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			call.Client = p.ClientInfo.Name
+		}
+	}
+	if ci, ok := req.Params.Meta[mcp.MetaKeyClientInfo].(map[string]any); ok && call.Client == "" {
+		call.Client, _ = ci["name"].(string) // a stateless call names its client itself
+	}
+	c, err := r.prepare(call)
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +303,10 @@ type Local struct {
 	Cwd      string   // working directory of every call
 	Vars     []string // extra KEY=VALUE for commands
 }
+
+// CallIDMeta is the request _meta key under which a client may give its own id for a
+// tools/call (the pi package sends pi's tool-call id): audit logs name the call by it.
+const CallIDMeta = "pi-sbx/callId"
 
 // ProgressMeta is the result _meta key under which Local reports the progress total of
 // the last notification it sent for the call, so that a relaying client (the host's

@@ -151,6 +151,7 @@ type conn struct {
 	initMu      sync.Mutex
 	initID      jsonrpc.ID // the initialize request's id
 	initialized bool       // its answer has been written
+	client      string     // the client's name, from its initialize request
 	multiRound  bool       // ... with a protocol version of the stateless era
 }
 
@@ -300,10 +301,10 @@ func (c *conn) readLoop(r *jsonwire.LineReader) {
 func (c *conn) handle(line []byte, size int) bool {
 	small, keys, msg := c.setAside(line)
 	if m, ok := small.(*jsonrpc.Request); ok && m.IsCall() {
-		if rt, args, tok, kind := c.fastRoute(m); rt != nil && c.store.Count(args) == len(keys) {
+		if r := c.fastRoute(m); r.rt != nil && c.store.Count(r.args) == len(keys) {
 			// A call answered here, each long string set aside in its arguments, all
 			// in one pass over the line.
-			return c.startFast(m, size, rt, args, tok, kind, keys)
+			return c.startFast(m, size, r, keys)
 		}
 	}
 	c.store.Drop(keys)
@@ -325,19 +326,20 @@ func (c *conn) handle(line []byte, size int) bool {
 		switch {
 		case m.IsCall():
 			if m.Method == "initialize" {
+				name, _ := jsonwire.Unquote(jsonwire.Member(jsonwire.Member(m.Params, "clientInfo"), "name"))
 				c.initMu.Lock()
-				c.initID = m.ID
+				c.initID, c.client = m.ID, name
 				c.initMu.Unlock()
 			}
 			// Only the calls answered here have their large strings set aside: the
 			// SDK's handlers get their arguments whole.
-			rt, args, tok, kind := c.fastRoute(m)
+			r := c.fastRoute(m)
 			var keys []string
-			if rt != nil && len(args) >= jsonwire.MinSize {
-				args, keys = c.store.Offload(args)
+			if r.rt != nil && len(r.args) >= jsonwire.MinSize {
+				r.args, keys = c.store.Offload(r.args)
 			}
-			if rt != nil {
-				return c.startFast(m, size, rt, args, tok, kind, keys)
+			if r.rt != nil {
+				return c.startFast(m, size, r, keys)
 			}
 			if ok, dup := c.track(m, size, nil); !ok || dup {
 				return ok

@@ -604,3 +604,35 @@ func TestDuplicateIDIsAnsweredWithIt(t *testing.T) {
 		assert.Contains(t, string(m["error"]), "already in use")
 	}
 }
+
+// who records the client and call id of every call it gets.
+type who struct{ got chan Call }
+
+func (who) TakesStandIns() bool { return false }
+
+func (w who) CallTool(_ context.Context, c Call) (json.RawMessage, error) {
+	w.got <- c
+	return json.RawMessage(`{"content":[]}`), nil
+}
+
+// TestCallsNameTheirClientAndID: a call knows its client (initialize's clientInfo, or a
+// stateless call's own _meta) and its id (the client's CallIDMeta, else the request id).
+func TestCallsNameTheirClientAndID(t *testing.T) {
+	stateless := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"go-client","version":"1"}`
+	for _, tc := range []struct {
+		name, line, client, id string
+	}{
+		{"request id", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ls","arguments":{}}}`, "x", "7"},
+		{"string request id", `{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"ls","arguments":{}}}`, "x", "a-1"},
+		{"the client's id", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ls","arguments":{},"_meta":{"pi-sbx/callId":"toolu_9"}}}`, "x", "toolu_9"},
+		{"stateless", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ls","arguments":{},` + stateless + `,"pi-sbx/callId":"c1"}}}`, "go-client", "c1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := who{make(chan Call, 1)}
+			serveAfterInit(t, newServer(t, w, Options{}), tc.line+"\n")
+			c := <-w.got
+			assert.Equal(t, tc.client, c.Client)
+			assert.Equal(t, tc.id, c.ID)
+		})
+	}
+}
