@@ -42,6 +42,10 @@ type Client struct {
 	// Missing, when set, is why the sbx program was not found (FindBin): a call that
 	// cannot start it says so, naming what was searched.
 	Missing error
+	// ProbeAfter and ProbeTimeout: a call still running after ProbeAfter is joined by a
+	// `sbx version` that must answer within ProbeTimeout, or the call ends as ErrHung
+	// (liveness.go). Zero: DefaultProbeAfter, DefaultProbeTimeout; negative: no probe.
+	ProbeAfter, ProbeTimeout time.Duration
 
 	versionMu sync.Mutex
 	versions  *Versions // cached after the first `sbx version` that answered
@@ -83,6 +87,7 @@ type result struct {
 }
 
 func (c *Client) run(ctx context.Context, cl call) (result, error) {
+	cl.args = c.globals(ctx, cl.op, cl.args)
 	delays := c.RetryDelays
 	if delays == nil {
 		delays = []time.Duration{250 * time.Millisecond, time.Second}
@@ -98,6 +103,29 @@ func (c *Client) run(ctx context.Context, cl call) (result, error) {
 		case <-time.After(delays[attempt]):
 		}
 	}
+}
+
+// globals puts the global flags every call of ours carries before args: --no-input
+// where the version has it, so that sbx never waits for an answer no one can give (a
+// command that needs one fails, naming what to run). `sbx version` itself goes without:
+// it is how the version is learnt, and it never prompts.
+//
+// The daemon's status and diagnose, which never prompt, use only a version already
+// known: learning it (`sbx version`) could start the daemon they are asked to report on.
+func (c *Client) globals(ctx context.Context, op string, args []string) []string {
+	if op == "version" || op == probeOp || len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		return args
+	}
+	v, known := c.knownVersions()
+	if !known && op != "daemon status" && op != "diagnose" {
+		var err error
+		v, err = c.Versions(ctx)
+		known = err == nil
+	}
+	if !known || !SupportsGlobal(v.Client, "no-input") {
+		return args
+	}
+	return append([]string{"--no-input"}, args...)
 }
 
 // rewindable reports whether stdin can be offered again to a retried call.
@@ -127,6 +155,9 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	stopWatch := c.watchHang(ctx, cancelCause, cl.op)
 	maxOut := cl.maxOut
 	if maxOut == 0 {
 		maxOut = DefaultMaxOutput
@@ -161,6 +192,7 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 		return result{code: -1}, fail(-1, c.startError(err))
 	}
 	code, werr := p.Wait()
+	stopWatch()
 	if skipper != nil {
 		_ = skipper.Flush()
 	}
@@ -171,6 +203,8 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 	switch {
 	case parent.Err() != nil:
 		return res, fail(code, parent.Err())
+	case errors.Is(context.Cause(ctx), ErrHung):
+		return res, fail(code, context.Cause(ctx))
 	case ctx.Err() != nil:
 		return res, fail(code, fmt.Errorf("%w (%s)", ErrTimeout, timeout))
 	case werr != nil:
@@ -408,8 +442,16 @@ func parseLs(data []byte) ([]Sandbox, error) {
 	return list, nil
 }
 
-// Lookup returns the named sandbox from `sbx ls --json`, or an *Error wrapping ErrMissing.
+// Lookup returns the named sandbox, or an *Error wrapping ErrMissing: from `sbx inspect
+// NAME --json` where the version has it (one sandbox, not the whole list), else from
+// `sbx ls --json`.
 func (c *Client) Lookup(ctx context.Context, name string) (Sandbox, error) {
+	if err := ValidateName(name); err != nil {
+		return Sandbox{}, err
+	}
+	if v, err := c.Versions(ctx); err == nil && Supports(v.Client, "inspect", "json") {
+		return c.Inspect(ctx, name)
+	}
 	list, err := c.Ls(ctx)
 	if err != nil {
 		return Sandbox{}, err
@@ -420,6 +462,68 @@ func (c *Client) Lookup(ctx context.Context, name string) (Sandbox, error) {
 		}
 	}
 	return Sandbox{}, &Error{Op: "ls", Sandbox: name, ExitCode: 0, Err: ErrMissing}
+}
+
+// Inspect reads one sandbox (`sbx inspect NAME --json`, v0.55).
+func (c *Client) Inspect(ctx context.Context, name string) (Sandbox, error) {
+	if err := ValidateName(name); err != nil {
+		return Sandbox{}, err
+	}
+	res, err := c.run(ctx, call{op: "inspect", sandbox: name, args: []string{"inspect", name, "--json"}, maxOut: 1 << 20})
+	if err != nil {
+		return Sandbox{}, err
+	}
+	sb, err := parseInspect(res.stdout)
+	if err == nil && sb.Name != name {
+		err = fmt.Errorf("asked for %s, got %q", name, sb.Name)
+	}
+	if err != nil {
+		return Sandbox{}, &Error{Op: "inspect", Sandbox: name, Err: fmt.Errorf("%w: %v", ErrOutput, err)}
+	}
+	return sb, nil
+}
+
+// parseInspect reads what the backend needs of `inspect --json`: sbx documents the
+// fields (agent, state, mounts, network policy, ports…) but not their keys, so the
+// status is "status" or "state" and the workspaces "workspaces" (paths) or "mounts"
+// (paths, or objects with a source/path).
+func parseInspect(data []byte) (Sandbox, error) {
+	var raw struct {
+		Name       string            `json:"name"`
+		Status     string            `json:"status"`
+		State      string            `json:"state"`
+		Workspaces []string          `json:"workspaces"`
+		Mounts     []json.RawMessage `json:"mounts"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &raw); err != nil {
+		return Sandbox{}, err
+	}
+	sb := Sandbox{Name: raw.Name, Status: raw.Status, Workspaces: raw.Workspaces}
+	if sb.Status == "" {
+		sb.Status = raw.State
+	}
+	if len(sb.Workspaces) == 0 {
+		for _, m := range raw.Mounts {
+			var p string
+			if json.Unmarshal(m, &p) != nil {
+				var o struct{ Source, Path string }
+				_ = json.Unmarshal(m, &o)
+				if p = o.Source; p == "" {
+					p = o.Path
+				}
+			}
+			if p != "" {
+				sb.Workspaces = append(sb.Workspaces, p)
+			}
+		}
+	}
+	if err := ValidateName(sb.Name); err != nil {
+		return Sandbox{}, err
+	}
+	if len(sb.Status) > 64 {
+		return Sandbox{}, fmt.Errorf("sandbox %s: status too long", sb.Name)
+	}
+	return sb, nil
 }
 
 // Stop stops a sandbox, keeping its state.
@@ -446,11 +550,23 @@ func (c *Client) Ports(ctx context.Context, name string, publish ...string) (str
 	if err := ValidateName(name); err != nil {
 		return "", err
 	}
-	args := []string{"ports", name}
 	for _, p := range publish {
 		if p == "" || strings.HasPrefix(p, "-") {
 			return "", fmt.Errorf("sbx ports: invalid spec %q", p)
 		}
+	}
+	if c.portGroup(ctx) {
+		// The port group publishes one spec a call, and lists with `port ls`.
+		for _, p := range publish {
+			if _, err := c.run(ctx, call{op: "port publish", sandbox: name, args: []string{"port", "publish", name, p}, maxOut: 1 << 20}); err != nil {
+				return "", err
+			}
+		}
+		res, err := c.run(ctx, call{op: "port ls", sandbox: name, args: []string{"port", "ls", name}, maxOut: 1 << 20})
+		return string(res.stdout), err
+	}
+	args := []string{"ports", name}
+	for _, p := range publish {
 		args = append(args, "--publish", p)
 	}
 	res, err := c.run(ctx, call{op: "ports", sandbox: name, args: args, maxOut: 1 << 20})
@@ -540,7 +656,8 @@ func (c *Client) StartExec(ctx context.Context, name string, argv []string, o Ex
 	if o.Stderr != nil {
 		stderr = io.MultiWriter(tail, o.Stderr)
 	}
-	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: ExecArgs(name, argv, o), Env: env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: stderr})
+	args := c.globals(ctx, "exec", ExecArgs(name, argv, o))
+	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: args, Env: env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: stderr})
 	if err != nil {
 		return nil, &Error{Op: "exec", Sandbox: name, ExitCode: -1, Err: c.startError(err)}
 	}
@@ -577,5 +694,5 @@ func (c *Client) Clone() *Client {
 	c.versionMu.Lock()
 	defer c.versionMu.Unlock()
 	return &Client{Bin: c.Bin, Runner: c.Runner, Env: c.Env, Timeout: c.Timeout, RetryDelays: c.RetryDelays,
-		Missing: c.Missing, versions: c.versions}
+		Missing: c.Missing, ProbeAfter: c.ProbeAfter, ProbeTimeout: c.ProbeTimeout, versions: c.versions}
 }

@@ -30,7 +30,10 @@ type Flag struct {
 
 // Verb is one sbx command: its flags and the shape of the output the backend reads.
 type Verb struct {
-	Name   string // "exec", "daemon status"
+	Name string // "exec", "policy"
+	// Since is the first sbx version that has the verb ("" = every version from
+	// MinVersion).
+	Since  string
 	Usage  string // positional arguments
 	Flags  []Flag
 	Output string // what the backend parses, "" when it reads nothing
@@ -41,6 +44,19 @@ type Verb struct {
 
 // PullSince is the first version whose create takes --pull (see Verbs).
 const PullSince = "0.46.0"
+
+// V055 is the first version with the global --no-input, the `port` group, `inspect`,
+// `policy`, `settings list --json` and `daemon logs` (sbx-2026-12.md; no 0.54 was
+// released). Where the reference gives no first version for one of them, 0.55.0 is
+// assumed: the first release notes that mention them.
+const V055 = "0.55.0"
+
+// Globals are the flags sbx takes before any verb.
+var Globals = []Flag{
+	{Long: "no-input", Since: V055, Why: "never prompt: a command that needs an answer fails naming the command to run " +
+		"(sbx-2026-12.md, CLI reference); first version assumed"},
+	{Long: "debug", Short: "D"},
+}
 
 // Verbs is the contract table.
 var Verbs = []Verb{
@@ -67,6 +83,10 @@ var Verbs = []Verb{
 		{Long: "detach", Short: "d", Why: "listed, but rejected as not supported from 0.45"},
 		{Long: "privileged"},
 	}, Output: "the command's stdout; exit status the command's, 1 also for a missing sandbox or signed out (SBX#504)"},
+	{Name: "inspect", Usage: "SANDBOX", Since: V055, Interspersed: true, Flags: []Flag{
+		{Long: "json"}, {Long: "format", Value: true, Why: "table|json|yaml"},
+	}, Output: `--json: {"name","agent","status","workspaces":[…],"network":{…},"ports":[…]} ` +
+		`(fields per the CLI reference; key names undocumented: sbxsim's)`},
 	{Name: "ls", Interspersed: true, Flags: []Flag{{Long: "quiet", Short: "q"}, {Long: "json"}},
 		Output: `--json: {"sandboxes":[{"name","status","workspaces":[…]}]} (SBX#201, TP 0.42.1), after the daemon banner if it started`},
 	{Name: "stop", Usage: "SANDBOX...", Interspersed: true},
@@ -74,20 +94,59 @@ var Verbs = []Verb{
 	{Name: "ports", Usage: "SANDBOX", Interspersed: true, Flags: []Flag{
 		{Long: "publish", Value: true}, {Long: "unpublish", Value: true}, {Long: "json"},
 	}, Output: `--json: [{host_ip, host_port, sandbox_port, protocol}] (TP 0.42.1); a stopped sandbox: the text "No published ports"`},
+	{Name: "port", Usage: "ls|publish|unpublish SANDBOX [SPEC...]", Since: V055, Interspersed: true, Flags: []Flag{
+		{Long: "json"}, {Long: "format", Value: true, Why: "table|json|yaml"},
+	}, Output: "ls --json: as ports --json; publish starts a stopped sandbox (CLI reference)"},
+	{Name: "policy", Usage: "init allow-all|balanced|deny-all | allow|deny network HOSTS | rm network | ls [SANDBOX] | " +
+		"check network TARGET | log [SANDBOX] | inspect | reset", Since: V055, Interspersed: true, Flags: []Flag{
+		{Long: "sandbox", Value: true}, {Long: "json"}, {Long: "protocol", Value: true},
+		{Long: "method", Value: true}, {Long: "path", Value: true},
+		{Long: "id", Value: true}, {Long: "resource", Value: true},
+		{Long: "wide"}, {Long: "source", Value: true, Why: "local|org|kit"}, {Long: "include-inactive"},
+	}, Output: "ls/log/check --json: shapes undocumented (sbx-2026-12.md); see policy.go for what is read"},
 	{Name: "cp", Usage: "SRC DST", Interspersed: true, Flags: []Flag{{Long: "follow-link", Short: "L", Why: "DD sbx_cp.yaml"}}},
 	{Name: "version", Interspersed: true, Flags: []Flag{{Long: "json", Since: "0.42.0", Why: "0.42.0 release notes"}},
 		Output: "Client Version: vX.Y.Z <commit> / Server Version: vX.Y.Z <commit> (SBX#149)"},
-	{Name: "daemon", Usage: "start|stop|restart|status", Interspersed: true, Flags: []Flag{
+	{Name: "daemon", Usage: "start|stop|restart|status|logs", Interspersed: true, Flags: []Flag{
 		{Long: "json", Why: "DD sbx_daemon_status.yaml"}, {Long: "detach", Short: "d", Why: "daemon start -d"},
+		{Long: "follow", Since: V055, Why: "daemon logs --follow"}, {Long: "lines", Short: "n", Value: true, Since: V055, Why: "daemon logs -n N"},
 	}, Output: "status --json: an object with running (shape undocumented: sbxsim's guess)"},
 	{Name: "diagnose", Interspersed: true, Flags: []Flag{
 		{Long: "json", Why: "DD sbx_diagnose.yaml"}, {Long: "output", Short: "o", Value: true, Why: "troubleshooting page: --output json|github-issue"},
 		{Long: "upload"},
 	}, Output: `{"version":"1.0","checks":[{name,status,message,detail,hint}]} (SBX#496, SBX#332)`},
-	{Name: "settings", Usage: "get KEY | set KEY VALUE | list", Interspersed: true,
+	{Name: "settings", Usage: "get KEY | set KEY VALUE | list", Interspersed: true, Flags: []Flag{
+		{Long: "json", Since: V055, Why: "settings list --json (0.55.0 release notes)"},
+	},
 		Output: "get: the value alone, e.g. true for ssh.agentForwardingEnabled (DD isolation.md; shape assumed)"},
 	{Name: "login", Interspersed: true, Flags: []Flag{{Long: "username", Short: "u", Value: true}, {Long: "password-stdin"}}},
 	{Name: "logout", Interspersed: true},
+}
+
+// At reports whether sbx version has the verb.
+func (v Verb) At(version string) bool {
+	return v.Since == "" || CompareVersions(version, v.Since) >= 0
+}
+
+// GlobalsAt returns the global flags that sbx version has.
+func GlobalsAt(version string) []Flag {
+	var out []Flag
+	for _, f := range Globals {
+		if f.Since == "" || CompareVersions(version, f.Since) >= 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// SupportsGlobal reports whether sbx version has the global flag.
+func SupportsGlobal(version, long string) bool {
+	for _, f := range GlobalsAt(version) {
+		if f.Long == long {
+			return true
+		}
+	}
+	return false
 }
 
 // VerbNamed returns the table's entry for verb.
@@ -114,7 +173,7 @@ func (v Verb) FlagsAt(version string) []Flag {
 // Supports reports whether sbx version has the verb's flag.
 func Supports(version, verb, long string) bool {
 	v, ok := VerbNamed(verb)
-	if !ok {
+	if !ok || !v.At(version) {
 		return false
 	}
 	for _, f := range v.FlagsAt(version) {
@@ -126,15 +185,29 @@ func Supports(version, verb, long string) bool {
 }
 
 // ValidateArgv checks an sbx command line (without the program name) against the
-// table at version: a known verb, only its flags (values where they take one), and for
-// exec the flags before the sandbox name.
+// table at version: global flags the version has, then a verb it has, only its flags
+// (values where they take one), and for exec the flags before the sandbox name.
 func ValidateArgv(argv []string, version string) error {
+	for len(argv) > 0 && strings.HasPrefix(argv[0], "-") {
+		name := strings.TrimLeft(argv[0], "-")
+		ok := false
+		for _, f := range GlobalsAt(version) {
+			ok = ok || name == f.Long || name == f.Short && f.Short != ""
+		}
+		if !ok {
+			return fmt.Errorf("sbx: unknown global flag %s at v%s", argv[0], version)
+		}
+		argv = argv[1:]
+	}
 	if len(argv) == 0 {
 		return fmt.Errorf("empty sbx command line")
 	}
 	v, ok := VerbNamed(argv[0])
 	if !ok {
 		return fmt.Errorf("sbx %s: not a verb of the contract", argv[0])
+	}
+	if !v.At(version) {
+		return fmt.Errorf("sbx %s: not a verb before v%s (this is v%s)", v.Name, v.Since, version)
 	}
 	flags := v.FlagsAt(version)
 	find := func(match func(Flag) bool) (Flag, bool) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,12 +46,32 @@ func TestEveryArgvIsInTheContract(t *testing.T) {
 			return err
 		},
 		func(c *Client) error { _, err := c.Versions(context.Background()); return err },
+		func(c *Client) error {
+			_, err := c.Lookup(context.Background(), "box")
+			if errors.Is(err, ErrMissing) { // ls answered [] before 0.55
+				err = nil
+			}
+			return err
+		},
+		func(c *Client) error { _, err := c.Setting(context.Background(), "proxy"); return err },
+		func(c *Client) error {
+			w, err := c.StartWatchdog(1<<22, "box", TeardownRemove, time.Hour, nil, "")
+			if err == nil {
+				err = w.Stop()
+			}
+			return err
+		},
 	}
-	for _, version := range []string{MinVersion, "0.45.9", PullSince, "0.53.0"} {
+	for _, version := range []string{MinVersion, "0.45.9", PullSince, "0.53.0", V055} {
 		t.Run(version, func(t *testing.T) {
 			f := &fakeRunner{version: version, recordVersion: true, answer: func(_ context.Context, c Cmd) (int, string, string) {
-				if c.Args[0] == "version" {
+				switch {
+				case c.Args[0] == "version":
 					return 0, "Client Version: v" + version + " x\n", ""
+				case len(c.Args) > 2 && c.Args[1] == "inspect":
+					return 0, `{"name":"box","status":"running"}`, ""
+				case len(c.Args) > 0 && c.Args[0] == "-c": // the watchdog's shell
+					return 0, "", ""
 				}
 				return 0, "[]", ""
 			}}
@@ -58,9 +79,27 @@ func TestEveryArgvIsInTheContract(t *testing.T) {
 			for _, do := range calls {
 				require.NoError(t, do(c))
 			}
-			sawCreate := false
+			sawCreate, noInput := false, CompareVersions(version, V055) >= 0
 			for _, call := range f.calls {
+				if call.Args[0] == "-c" {
+					// The watchdog's script: its sbx flags are its last parameter.
+					want := map[bool]string{true: "--no-input", false: ""}[noInput]
+					assert.Equal(t, want, call.Args[len(call.Args)-1], "watchdog at v%s", version)
+					continue
+				}
 				assert.NoError(t, ValidateArgv(call.Args, version), "%q", call.Args)
+				if call.Args[0] != "version" {
+					assert.Equal(t, noInput, call.Args[0] == "--no-input", "--no-input at v%s: %q", version, call.Args)
+				}
+				if call.Args[0] == "--no-input" {
+					call.Args = call.Args[1:]
+				}
+				switch call.Args[0] {
+				case "ports":
+					assert.False(t, noInput, "ports at v%s where port exists: %q", version, call.Args)
+				case "port", "inspect":
+					assert.True(t, noInput, "%s before v%s: %q", call.Args[0], V055, call.Args)
+				}
 				if call.Args[0] == "create" {
 					sawCreate = true
 					hasPull := strings.Contains(strings.Join(call.Args, " "), "--pull missing")
@@ -80,6 +119,11 @@ func TestValidateArgvRejects(t *testing.T) {
 		{"version", "--json"}, // fine at 0.42: see below
 		{"frobnicate"},
 		{"exec", "-e"},
+		{"--no-input", "ls"},               // global flag of 0.55
+		{"inspect", "box", "--json"},       // verb of 0.55
+		{"port", "ls", "box", "--json"},    // verb of 0.55
+		{"policy", "log", "box", "--json"}, // verb of 0.55
+		{"--bogus", "ls"},
 	} {
 		err := ValidateArgv(argv, "0.45.0")
 		if argv[0] == "version" {
@@ -88,6 +132,17 @@ func TestValidateArgvRejects(t *testing.T) {
 			continue
 		}
 		assert.Error(t, err, "%q", argv)
+	}
+	for _, argv := range [][]string{
+		{"--no-input", "ls", "--json"},
+		{"--no-input", "inspect", "box", "--json"},
+		{"--no-input", "port", "publish", "box", "3000"},
+		{"--no-input", "policy", "allow", "network", "--sandbox", "box", "a.example,b.example"},
+		{"--no-input", "policy", "log", "box", "--json"},
+		{"--no-input", "settings", "list", "--json"},
+		{"-D", "--no-input", "rm", "--force", "box"},
+	} {
+		assert.NoError(t, ValidateArgv(argv, V055), "%q", argv)
 	}
 	// exec's own flags end at the sandbox name: the command's are its own.
 	assert.NoError(t, ValidateArgv([]string{"exec", "-i", "box", "--", "ls", "--bogus"}, "0.45.0"))

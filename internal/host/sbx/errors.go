@@ -26,6 +26,16 @@ var (
 	ErrNotFound = errors.New("sbx not found")
 	// ErrTooOld: the installed sbx is older than MinVersion.
 	ErrTooOld = errors.New("sbx is too old")
+	// ErrNoPreset: no network preset was ever chosen, so sbx wanted to ask for one
+	// before running a sandbox; with --no-input it refused instead. Nothing ran.
+	ErrNoPreset = errors.New("sbx has no network policy yet — run `sbx policy init balanced` " +
+		"(or deny-all, allow-all) once, then retry")
+	// ErrNeedsInput: sbx needed an answer (a prompt) and --no-input made it fail; its
+	// message names the command to run.
+	ErrNeedsInput = errors.New("sbx wanted to ask a question and was told not to (--no-input)")
+	// ErrHung: sbx stopped answering altogether (every command hangs, e.g. a stalled
+	// token refresh, SBX#542); see Client.Probe.
+	ErrHung = errors.New("sbx is not answering")
 )
 
 // Error describes a failed sbx invocation.
@@ -71,6 +81,15 @@ var (
 	runtimeRE = regexp.MustCompile(`start runtime: request failed: (5\d\d|409)|failed to start sandbox: start runtime|docker daemon failed to start inside the sandbox`)
 )
 
+// Prompt refusals under --no-input: sbx's error line names the flag or the command to run
+// instead (`sbx policy init …` for the network preset, SBX automation page); a declined
+// prompt also exits non-zero. Matched on a line sbx prefixed as its error, so that a
+// command that merely prints the words is not mistaken for it.
+var (
+	noInputRE  = regexp.MustCompile(`(?m)^(?:ERROR|Error|error):.*(?:--no-input|\bsbx policy init\b|stdin is not a terminal)`)
+	noPresetRE = regexp.MustCompile(`(?m)^(?:ERROR|Error|error):.*\bsbx policy init\b`)
+)
+
 // classify maps a non-zero sbx exit to a sentinel from its stderr. For exec, a non-zero
 // exit that matches neither pattern is the command's own status (nil).
 func classify(op string, code int, stderr string) error {
@@ -84,6 +103,10 @@ func classify(op string, code int, stderr string) error {
 		return ErrMissing
 	case runtimeRE.MatchString(stderr):
 		return ErrRuntime
+	case noPresetRE.MatchString(stderr):
+		return ErrNoPreset
+	case noInputRE.MatchString(stderr):
+		return ErrNeedsInput
 	case op == "exec":
 		return nil
 	default:

@@ -50,7 +50,7 @@ func (f *fakeRunner) argvs() []string {
 	var out []string
 	for i, c := range f.calls {
 		if f.bins[i] == "/bin/sh" { // the watchdog: its parameters after the script
-			out = append(out, "watchdog "+strings.Join(c.Args[3:], " "))
+			out = append(out, strings.TrimRight("watchdog "+strings.Join(c.Args[3:], " "), " "))
 			continue
 		}
 		out = append(out, strings.Join(c.Args, " "))

@@ -76,7 +76,11 @@ func (c *Client) ListPorts(ctx context.Context, name string) ([]Published, error
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	res, err := c.run(ctx, call{op: "ports", sandbox: name, args: []string{"ports", name, "--json"}, maxOut: 1 << 20})
+	args := []string{"ports", name, "--json"}
+	if c.portGroup(ctx) {
+		args = []string{"port", "ls", name, "--json"}
+	}
+	res, err := c.run(ctx, call{op: args[0], sandbox: name, args: args, maxOut: 1 << 20})
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +109,26 @@ func (c *Client) changePorts(ctx context.Context, name, flag, spec string) ([]Pu
 	if err := ValidPortSpec(spec); err != nil {
 		return nil, err
 	}
-	if _, err := c.run(ctx, call{op: "ports", sandbox: name, args: []string{"ports", name, flag, spec}, maxOut: 1 << 20}); err != nil {
+	args := []string{"ports", name, flag, spec}
+	if c.portGroup(ctx) {
+		// --publish → port publish, --unpublish → port unpublish
+		args = []string{"port", strings.TrimPrefix(flag, "--"), name, spec}
+	}
+	if _, err := c.run(ctx, call{op: args[0], sandbox: name, args: args, maxOut: 1 << 20}); err != nil {
 		return nil, err
 	}
 	return c.ListPorts(ctx, name)
+}
+
+// portGroup reports whether sbx has the `port ls|publish|unpublish` group (v0.55), used
+// where present: the manuals still show `ports`, but the reference documents `port`.
+func (c *Client) portGroup(ctx context.Context) bool {
+	v, err := c.Versions(ctx)
+	if err != nil {
+		return false
+	}
+	verb, _ := VerbNamed("port")
+	return verb.At(v.Client)
 }
 
 // parsePorts reads `sbx ports --json` (an array, or {"ports": [...]}) or, failing that,

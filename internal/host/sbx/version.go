@@ -63,6 +63,16 @@ func (c *Client) Versions(ctx context.Context) (Versions, error) {
 	return v, nil
 }
 
+// knownVersions returns the versions if an earlier call learnt them, without running sbx.
+func (c *Client) knownVersions() (Versions, bool) {
+	c.versionMu.Lock()
+	defer c.versionMu.Unlock()
+	if c.versions == nil {
+		return Versions{}, false
+	}
+	return *c.versions, true
+}
+
 // CheckVersion refuses an sbx older than MinVersion, naming the version found and the
 // one needed, and how to upgrade.
 func (c *Client) CheckVersion(ctx context.Context) error {

@@ -22,8 +22,9 @@ import (
 // behind would hold the lock for ever.
 //
 //	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox,
-//	$6 its lease directory and $7 its lease lock ("" none), $8 the locker ("" none)
-const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6 lockf=$7 locker=$8
+//	$6 its lease directory and $7 its lease lock ("" none), $8 the locker ("" none),
+//	$9 sbx's global flags (--no-input where the version has it, or "")
+const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6 lockf=$7 locker=$8 flags=$9
 held() {
 	kill -0 "$pid" 2>/dev/null && return 0
 	[ -n "$leases" ] || return 1
@@ -43,7 +44,8 @@ while :; do
 	exec 9>&-
 done
 for i in 1 2 3 4 5; do
-	if [ "$mode" = stop ]; then "$sbx" stop "$name" 9>&-; else "$sbx" rm --force "$name" 9>&-; fi && exit 0
+	# $flags unquoted: empty or the one word --no-input.
+	if [ "$mode" = stop ]; then "$sbx" $flags stop "$name" 9>&-; else "$sbx" $flags rm --force "$name" 9>&-; fi && exit 0
 	sleep 2
 done
 exit 1`
@@ -106,7 +108,15 @@ func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration,
 			return nil, err
 		}
 		args = append(args, dir, leases.lockPath(name), locker)
+	} else {
+		args = append(args, "", "", "")
 	}
+	// Only what is already known of the version: arming must not run sbx.
+	flags := ""
+	if v, ok := c.knownVersions(); ok && SupportsGlobal(v.Client, "no-input") {
+		flags = "--no-input"
+	}
+	args = append(args, flags)
 	// Not bound to any caller's context: it must outlive this process. Stop ends it.
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := c.Runner.Start(ctx, WatchdogShell, Cmd{
