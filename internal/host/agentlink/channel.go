@@ -203,7 +203,7 @@ func (ch *Channel) get(ctx context.Context) (*conn, error) {
 		if errors.Is(err, sbx.ErrMissing) || ctx.Err() != nil {
 			break
 		}
-		if errors.Is(err, errNoAnswer) {
+		if errors.Is(err, errNoAnswer) || errors.Is(err, sbx.ErrHung) {
 			// Another try would wait as long again: calls fail at once for a while.
 			ch.hungUntil = time.Now().Add(cmp.Or(ch.HungCooldown, 30*time.Second))
 			ch.hungErr = err

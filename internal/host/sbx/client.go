@@ -113,11 +113,11 @@ func (c *Client) run(ctx context.Context, cl call) (result, error) {
 // The daemon's status and diagnose, which never prompt, use only a version already
 // known: learning it (`sbx version`) could start the daemon they are asked to report on.
 func (c *Client) globals(ctx context.Context, op string, args []string) []string {
-	if op == "version" || op == probeOp || len(args) > 0 && strings.HasPrefix(args[0], "-") {
+	if op == "version" || len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		return args
 	}
 	v, known := c.knownVersions()
-	if !known && op != "daemon status" && op != "diagnose" {
+	if !known && op != "daemon status" && op != "diagnose" && op != probeOp {
 		var err error
 		v, err = c.Versions(ctx)
 		known = err == nil
@@ -157,7 +157,7 @@ func (c *Client) runOnce(parent context.Context, cl call) (result, error) {
 	}
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	defer cancelCause(nil)
-	stopWatch := c.watchHang(ctx, cancelCause, cl.op)
+	stopWatch := c.watchHang(ctx, cancelCause, cl)
 	maxOut := cl.maxOut
 	if maxOut == 0 {
 		maxOut = DefaultMaxOutput

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -14,6 +15,10 @@ import (
 // cheap bounded `sbx version`: if that answers, sbx is alive and the call goes on; if it
 // does not answer within ProbeTimeout, the call is ended as ErrHung, naming sbx and what
 // to try. A call that ends before ProbeAfter costs nothing more.
+//
+// An exec is probed with `sbx exec SANDBOX -- true` instead: a long command of the
+// user's is alive if a trivial exec into the same sandbox answers, and an exec path that
+// hangs (sbx's or the sandbox's) hangs the probe too.
 const (
 	DefaultProbeAfter   = 5 * time.Second
 	DefaultProbeTimeout = 5 * time.Second
@@ -22,16 +27,15 @@ const (
 
 // hungError is the cause a probe gives a call it ends.
 type hungError struct {
-	op           string
-	ran, waited  time.Duration
-	probeFailure error
+	op, probe   string
+	ran, waited time.Duration
 }
 
 func (h *hungError) Error() string {
-	return fmt.Sprintf("%v: `sbx version` gave no answer within %s while `sbx %s` had run for %s — "+
-		"sbx itself is stuck, not the sandbox (a stalled Docker login token refresh or a DNS failure "+
-		"hangs every sbx command); try `sbx daemon restart`, and see `sbx daemon logs` for why",
-		ErrHung, h.waited, h.op, h.ran)
+	return fmt.Sprintf("%v: `%s` gave no answer within %s while `sbx %s` had run for %s — "+
+		"sbx itself is stuck, not your command (a stalled Docker login token refresh or a DNS failure "+
+		"hangs sbx's commands); try `sbx daemon restart`, and see `sbx daemon logs` for why",
+		ErrHung, h.probe, h.waited, h.op, h.ran)
 }
 
 func (h *hungError) Unwrap() error { return ErrHung }
@@ -52,10 +56,14 @@ func (c *Client) probeTimes() (after, limit time.Duration, ok bool) {
 // watchHang probes sbx once if the call is still running after ProbeAfter, and cancels
 // the call with a *hungError as its cause if the probe gets no answer. The returned stop
 // ends the watch (and a probe under way) once the call is over.
-func (c *Client) watchHang(ctx context.Context, cancel context.CancelCauseFunc, op string) (stop func()) {
+func (c *Client) watchHang(ctx context.Context, cancel context.CancelCauseFunc, cl call) (stop func()) {
 	after, limit, ok := c.probeTimes()
-	if !ok || op == probeOp || op == "version" {
+	if !ok || cl.op == probeOp || cl.op == "version" {
 		return func() {}
+	}
+	op, args := cl.op, []string{"version"}
+	if cl.op == "exec" && cl.sandbox != "" {
+		args = c.globals(ctx, probeOp, []string{"exec", cl.sandbox, "--", "true"})
 	}
 	watchCtx, end := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -69,12 +77,12 @@ func (c *Client) watchHang(ctx context.Context, cancel context.CancelCauseFunc, 
 			return
 		case <-t.C:
 		}
-		_, err := c.runOnce(watchCtx, call{op: probeOp, args: []string{"version"}, timeout: limit, maxOut: 1 << 16})
+		_, err := c.runOnce(watchCtx, call{op: probeOp, args: args, timeout: limit, maxOut: 1 << 16})
 		if watchCtx.Err() != nil {
 			return // the call ended meanwhile: its own outcome stands
 		}
 		if errors.Is(err, ErrTimeout) {
-			cancel(&hungError{op: op, ran: time.Since(start).Round(time.Second), waited: limit, probeFailure: err})
+			cancel(&hungError{op: op, probe: "sbx " + strings.Join(args, " "), ran: time.Since(start).Round(time.Second), waited: limit})
 		}
 	}()
 	return func() {
@@ -93,7 +101,7 @@ func (c *Client) Probe(ctx context.Context) error {
 	}
 	_, err := c.runOnce(ctx, call{op: probeOp, args: []string{"version"}, timeout: limit, maxOut: 1 << 16})
 	if errors.Is(err, ErrTimeout) {
-		return &hungError{op: "version", waited: limit, probeFailure: err}
+		return &hungError{op: "version", probe: "sbx version", waited: limit}
 	}
 	return nil
 }

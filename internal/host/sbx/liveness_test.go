@@ -3,6 +3,7 @@ package sbx
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ func TestHungSbxIsToldApart(t *testing.T) {
 		wantProbe bool
 	}{
 		{name: "every command hangs", hang: func([]string) bool { return true }, wantHung: true, wantProbe: true},
+		{name: "exec hangs", hang: func(a []string) bool { return slices.Contains(a, "exec") }, wantHung: true, wantProbe: true},
 		{name: "slow but alive", hang: func([]string) bool { return false }, slow: true, wantProbe: true},
 		{name: "quick", hang: func([]string) bool { return false }},
 	} {
@@ -33,7 +35,7 @@ func TestHungSbxIsToldApart(t *testing.T) {
 			var mu sync.Mutex
 			probes := 0
 			f := &fakeRunner{recordVersion: true, answer: func(ctx context.Context, c Cmd) (int, string, string) {
-				if c.Args[0] == "version" {
+				if c.Args[0] == "version" || slices.Contains(c.Args, "true") {
 					mu.Lock()
 					probes++
 					mu.Unlock()
@@ -45,7 +47,7 @@ func TestHungSbxIsToldApart(t *testing.T) {
 				if c.Args[0] == "version" {
 					return 0, "Client Version: v0.55.0 x\n", ""
 				}
-				if tc.slow {
+				if tc.slow && slices.Contains(c.Args, "work") {
 					select { // well past the probe, well before the call's own timeout
 					case <-time.After(300 * time.Millisecond):
 					case <-ctx.Done():
@@ -57,7 +59,7 @@ func TestHungSbxIsToldApart(t *testing.T) {
 			c := &Client{Bin: "sbx", Runner: f, Timeout: time.Hour, ProbeAfter: 20 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond}
 			// The version is known (as in a session): the call itself is what is slow.
 			c.versions = &Versions{Client: "0.55.0"}
-			res, err := c.Exec(context.Background(), "box", []string{"true"}, ExecOpts{})
+			res, err := c.Exec(context.Background(), "box", []string{"work"}, ExecOpts{})
 			mu.Lock()
 			defer mu.Unlock()
 			assert.Equal(t, tc.wantProbe, probes > 0, "probed")
@@ -68,11 +70,38 @@ func TestHungSbxIsToldApart(t *testing.T) {
 			}
 			require.ErrorIs(t, err, ErrHung)
 			assert.False(t, errors.Is(err, ErrTimeout), "told apart from the call's own timeout")
-			for _, want := range []string{"sbx exec box", "sbx version", "sbx daemon restart", "sbx daemon logs"} {
+			for _, want := range []string{"sbx exec box", "sbx --no-input exec box -- true", "sbx daemon restart", "sbx daemon logs"} {
 				assert.Contains(t, err.Error(), want)
 			}
 		})
 	}
+}
+
+// TestSlowCreateIsNotAHang: a create that takes long (a template pull) while sbx answers
+// `sbx version` succeeds.
+func TestSlowCreateIsNotAHang(t *testing.T) {
+	f := &fakeRunner{recordVersion: true, answer: func(ctx context.Context, c Cmd) (int, string, string) {
+		if c.Args[0] == "version" {
+			return 0, "Client Version: v0.55.0 x\n", ""
+		}
+		if slices.Contains(c.Args, "create") {
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-ctx.Done():
+				return -1, "", ""
+			}
+		}
+		return 0, "", ""
+	}}
+	c := &Client{Bin: "sbx", Runner: f, ProbeAfter: 20 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond}
+	require.NoError(t, c.Create(context.Background(), "box", CreateOpts{Workspaces: []string{"/w"}}))
+	versions := 0
+	for _, call := range f.calls {
+		if call.Args[0] == "version" {
+			versions++
+		}
+	}
+	assert.Equal(t, 2, versions, "the version learnt, then one probe")
 }
 
 // TestProbe: Probe is nil when sbx answers, even with a failure of its own, and ErrHung
