@@ -3,12 +3,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,38 +14,32 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/doccheck"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
 
-// The README's editor configurations name these placeholders for the user's own paths.
+// The documentation's editor configurations name these placeholders for the user's own
+// paths.
 const (
 	readmeBinary  = "/usr/local/bin/pi-sbx-backend"
 	readmeProject = "/home/me/project"
 )
 
-// editorConfigs returns the README's snippets marked `<!-- editor-config: NAME -->`, each
-// the fenced block that follows its mark.
+// editorConfigs returns the documentation's client configurations: the blocks of
+// README.md and docs/ marked `<!-- editor-config: NAME -->`, by name.
 func editorConfigs(t testing.TB) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testbin.Root(), "README.md"))
+	root := testbin.Root()
+	pages, err := doccheck.UserPages(root)
+	require.NoError(t, err)
+	blocks, err := doccheck.Blocks(root, pages)
 	require.NoError(t, err)
 	configs := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	var name string
-	var block *strings.Builder
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case block != nil && line == "```":
-			configs[name] = block.String()
-			name, block = "", nil
-		case block != nil:
-			block.WriteString(line + "\n")
-		case strings.HasPrefix(line, "<!-- editor-config: "):
-			name = strings.TrimSuffix(strings.TrimPrefix(line, "<!-- editor-config: "), " -->")
-		case name != "" && strings.HasPrefix(line, "```"):
-			block = &strings.Builder{}
+	for _, b := range blocks {
+		if b.Config != "" {
+			require.NotContains(t, configs, b.Config, "%s: a second editor-config %s", b, b.Config)
+			configs[b.Config] = b.Text
 		}
 	}
 	return configs
@@ -59,7 +50,7 @@ func editorConfigs(t testing.TB) map[string]string {
 func editorConfig(t testing.TB, name, workspace string) string {
 	t.Helper()
 	snippet, ok := editorConfigs(t)[name]
-	require.True(t, ok, "README.md has no editor-config %q", name)
+	require.True(t, ok, "the docs have no editor-config %q", name)
 	r := strings.NewReplacer(readmeBinary, backendBin, readmeProject, workspace, "${workspaceFolder}", workspace, `"$PWD"`, workspace)
 	return r.Replace(snippet)
 }
@@ -87,14 +78,23 @@ func (l launch) environ(w *world) []string {
 	return env
 }
 
-// TestEditorConfigsInREADME runs each editor configuration of the README as written:
+// TestEditorConfigsInDocs runs each client configuration of the docs as written:
 // valid JSON of the editor's shape, an absolute path to the binary, and serve (or shell)
 // started with exactly those arguments and variables (plus sbxsim's) answering a real
 // MCP client with content only (no details for the editor to show the model instead) —
 // in the project's own sandbox, which they all share.
-func TestEditorConfigsInREADME(t *testing.T) {
+func TestEditorConfigsInDocs(t *testing.T) {
 	mcpServers := []struct{ name, key string }{
 		{"vscode-mcp", "servers"}, {"cursor", "mcpServers"}, {"zed", "context_servers"}, {"mcphub", "mcpServers"},
+	}
+	// Every configuration in the docs is run: here, or by the real client's test.
+	elsewhere := map[string]string{"claude": "TestClaudeCodeDrivesServe", "codex": "TestCodexDrivesServe"}
+	for name := range editorConfigs(t) {
+		known := elsewhere[name] != "" || name == "vscode-terminal" || name == "vscode-task"
+		for _, tc := range mcpServers {
+			known = known || tc.name == name
+		}
+		assert.True(t, known, "editor-config %s is run by no test", name)
 	}
 	w := newWorld(t)
 	project := sbx.ProjectName(w.ws)
@@ -103,7 +103,7 @@ func TestEditorConfigsInREADME(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := editorConfigs(t)[tc.name]
 			var asWritten map[string]map[string]launch
-			require.NoError(t, json.Unmarshal([]byte(raw), &asWritten), "README snippet %s is not JSON:\n%s", tc.name, raw)
+			require.NoError(t, json.Unmarshal([]byte(raw), &asWritten), "docs snippet %s is not JSON:\n%s", tc.name, raw)
 			require.Contains(t, asWritten, tc.key, "the key %s expects", tc.name)
 			require.Equal(t, readmeBinary, asWritten[tc.key][mcpServerName].Command, "an absolute path: GUI apps have a bare PATH")
 			if tc.name == "vscode-mcp" {

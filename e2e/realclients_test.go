@@ -28,7 +28,7 @@ const (
 	codexBin  = ".cache/codex/node_modules/.bin/codex"
 )
 
-// mcpServerName is what the README's configurations call serve.
+// mcpServerName is what the docs' configurations call serve.
 const mcpServerName = "pi-sbx"
 
 // offline are the variables that keep the clients off the internet: their own switches
@@ -118,7 +118,7 @@ func requireClient(t *testing.T, rel string) string {
 	return p
 }
 
-// TestClaudeCodeDrivesServe: Claude Code, configured with the README's `claude mcp add`,
+// TestClaudeCodeDrivesServe: Claude Code, configured with the docs' `claude mcp add`,
 // runs a scripted task through serve in a sandbox. ENABLE_TOOL_SEARCH=false lists MCP
 // tools in the request itself: the fake model does not implement Claude Code's tool
 // search, which would otherwise load them on demand.
@@ -133,7 +133,7 @@ func TestClaudeCodeDrivesServe(t *testing.T) {
 	home := t.TempDir()
 	env := append([]string{"HOME=" + home, "PATH=/usr/bin:/bin", "ANTHROPIC_BASE_URL=" + api, "ANTHROPIC_API_KEY=sk-ant-fake-for-the-test"}, offline(proxy)...)
 
-	// The README's command, word by word, with sbxsim's variables added as more -e flags.
+	// The docs' command, word by word, with sbxsim's variables added as more -e flags.
 	words := strings.Fields(editorConfig(t, "claude", w.ws))
 	require.Equal(t, "claude", words[0])
 	sep := slices.Index(words, "--")
@@ -150,7 +150,7 @@ func TestClaudeCodeDrivesServe(t *testing.T) {
 	checkTask(t, w, model, out, "claude", got)
 }
 
-// TestCodexDrivesServe: Codex, configured with the README's [mcp_servers] table in its
+// TestCodexDrivesServe: Codex, configured with the docs' [mcp_servers] table in its
 // config.toml, runs the same task through serve. Its plugin, app and analytics features
 // are off: they would reach github.com and chatgpt.com.
 func TestCodexDrivesServe(t *testing.T) {
@@ -163,7 +163,7 @@ func TestCodexDrivesServe(t *testing.T) {
 	out := &egress{}
 	proxy := listen(t, out)
 	codexHome := t.TempDir()
-	// The README's [mcp_servers] table as written, sbxsim's variables added to its env,
+	// The docs' [mcp_servers] table as written, sbxsim's variables added to its env,
 	// after this test's model provider (and the switches that keep Codex offline).
 	server := editorConfig(t, "codex", w.ws)
 	var sim []string
@@ -227,6 +227,6 @@ func checkTask(t *testing.T, w *world, model *scriptedModel, out *egress, client
 	require.NoError(t, err)
 	assert.Equal(t, "hello from "+client+"\n", string(page), "the file the sandbox wrote, seen on the host")
 	assert.Contains(t, output, model.final, "the client printed the model's final answer")
-	// The README's configurations use the project's own sandbox, kept between sessions.
+	// The docs' configurations use the project's own sandbox, kept between sessions.
 	assert.Equal(t, []string{sbx.ProjectName(w.ws)}, w.sandboxes(), "the project's sandbox")
 }
