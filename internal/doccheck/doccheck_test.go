@@ -54,7 +54,8 @@ func TestDocLinks(t *testing.T) {
 // TestDocBlocks: every fenced block of README.md and docs/ is one of three kinds, so that none is
 // left unchecked: a command the e2e doc test runs (```sh), a client configuration it
 // runs by name (marked <!-- editor-config: NAME -->; JSON parsed here), or text shown
-// (```text: output, syntax) — and a block meant not to run says why (```sh no-run: why).
+// (```text: output, syntax; ```json: an output's shape, parsed here) — and a block meant
+// not to run says why (```sh no-run: why).
 func TestDocBlocks(t *testing.T) {
 	root := testbin.Root()
 	p, err := UserPages(root)
@@ -80,6 +81,10 @@ func TestDocBlocks(t *testing.T) {
 			counts["run"]++
 		case b.Lang == "text":
 			counts["text"]++
+		case b.Lang == "json":
+			// Not a configuration: an output or a file's shape, shown; it must be JSON.
+			counts["text"]++
+			assert.True(t, json.Valid([]byte(b.Text)), "%s: a ```json block that is not JSON", b)
 		default:
 			t.Errorf("%s: a ```%s block that no test runs: make it ```sh (run), mark it <!-- editor-config: NAME --> or ```%s no-run: why", b, b.Lang, b.Lang)
 		}
