@@ -14,6 +14,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
@@ -138,6 +139,9 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	if mode.docker {
 		routes = append(routes, dep.Routes()...)
 	}
+	// A command whose connections sbx's proxy denied gets one line naming them and why.
+	explainer := &netpolicy.Explainer{Log: sess.Client.PolicyLog, Sandbox: func() string { return sess.Name }}
+	routes = explainer.Routes(routes)
 	bare, err := contentOnly(o.details, envValue(sess.Environ, "PI_SBX_DETAILS"))
 	if err != nil {
 		return err

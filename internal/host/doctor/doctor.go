@@ -140,7 +140,7 @@ func (d *Doctor) Run(ctx context.Context) Report {
 	dctx, cancel := d.bound(ctx)
 	diag, diagErr := d.Sbx.Diagnose(dctx)
 	cancel()
-	r.Checks = append(r.Checks, d.virtualization(ctx, diag), disk(diag, diagErr), d.sshForwarding(ctx))
+	r.Checks = append(r.Checks, d.virtualization(ctx, diag), disk(diag, diagErr), d.sshForwarding(ctx), d.proxy(ctx))
 	if d.Smoke {
 		r.Checks = append(r.Checks, d.smoke(ctx))
 	}
@@ -156,7 +156,7 @@ func (d *Doctor) Quick(ctx context.Context) Report {
 		return r
 	}
 	// The daemon first: the other calls start it if it is not running.
-	r.Checks = append(r.Checks, d.daemon(ctx), d.version(ctx), d.signedIn(ctx))
+	r.Checks = append(r.Checks, d.daemon(ctx), d.version(ctx), d.signedIn(ctx), d.network(ctx))
 	return r
 }
 
