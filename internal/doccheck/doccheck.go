@@ -376,3 +376,48 @@ func shellWords(s string) []string {
 	flush()
 	return words
 }
+
+// TestRef is a test (benchmark, fuzz target) a page names in a code span: `TestName`,
+// or `dir/TestName` with the directory of its package relative to the root.
+type TestRef struct {
+	Page string
+	Line int
+	Dir  string // "" when the page gives the name alone
+	Name string
+}
+
+func (r TestRef) String() string {
+	if r.Dir == "" {
+		return fmt.Sprintf("%s:%d: %s", r.Page, r.Line, r.Name)
+	}
+	return fmt.Sprintf("%s:%d: %s/%s", r.Page, r.Line, r.Dir, r.Name)
+}
+
+// testRefRE is a code span holding one test's name, maybe after its package's directory
+// (a name may end in * for a family of tests).
+var testRefRE = regexp.MustCompile("`((?:[a-z0-9_.-]+/)*)((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*\\*?)`")
+
+// TestRefs returns the tests the pages name in code spans outside fenced blocks.
+func TestRefs(root string, pages []string) ([]TestRef, error) {
+	var out []TestRef
+	for _, page := range pages {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", page, err)
+		}
+		inBlock := false
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "```") {
+				inBlock = !inBlock
+				continue
+			}
+			if inBlock {
+				continue
+			}
+			for _, m := range testRefRE.FindAllStringSubmatch(line, -1) {
+				out = append(out, TestRef{Page: page, Line: i + 1, Dir: strings.TrimSuffix(m[1], "/"), Name: m[2]})
+			}
+		}
+	}
+	return out, nil
+}

@@ -256,6 +256,65 @@ func testFuncs(t *testing.T, dir string) []testFunc {
 	return out
 }
 
+// TestTestsNamedInDocsExist: every test a page names in a code span (`TestX`, or
+// `internal/host/sbx/TestX` with its package's directory) is a function of that package's
+// tests — or, named alone, of some package's — so that security.md's "guarantee → test"
+// and the docs' proofs name tests that run.
+func TestTestsNamedInDocsExist(t *testing.T) {
+	root, p := pages(t)
+	refs, err := TestRefs(root, p)
+	require.NoError(t, err)
+	require.Greater(t, len(refs), 50)
+	byDir := map[string][]testFunc{}
+	var dirs []string
+	require.NoError(t, filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			dirs = append(dirs, path)
+		}
+		return nil
+	}))
+	all := map[string]bool{}
+	for _, d := range dirs {
+		byDir[d] = testFuncs(t, d)
+		for _, f := range byDir[d] {
+			all[f.name] = true
+		}
+	}
+	has := func(funcs map[string]bool, name string) bool {
+		if prefix, ok := strings.CutSuffix(name, "*"); ok {
+			for f := range funcs {
+				if strings.HasPrefix(f, prefix) {
+					return true
+				}
+			}
+			return false
+		}
+		return funcs[name]
+	}
+	for _, r := range refs {
+		if r.Dir == "" {
+			assert.True(t, has(all, r.Name), "%s: no test of that name in the repository", r)
+			continue
+		}
+		funcs, ok := byDir[filepath.Join(root, filepath.FromSlash(r.Dir))]
+		if !assert.True(t, ok, "%s: no directory %s", r, r.Dir) {
+			continue
+		}
+		names := map[string]bool{}
+		for _, f := range funcs {
+			names[f.name] = true
+		}
+		assert.True(t, has(names, r.Name), "%s: no such test in %s", r, r.Dir)
+	}
+	t.Logf("%d tests named in the docs, all found", len(refs))
+}
+
 func TestSlug(t *testing.T) {
 	for _, tc := range []struct{ title, slug string }{
 		{"Install", "install"},
