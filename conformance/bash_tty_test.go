@@ -31,7 +31,7 @@ func withTerminal(t *testing.T, cmd *exec.Cmd) func() {
 
 // TestBashWithoutTerminalMatchesPi runs commands that reach for a terminal through pi's
 // bash tool and ours, each started with a controlling terminal of its own: pi's shell is
-// a session leader without one, so these fail at once, and ours must too (issue 11).
+// a session leader without one, so these fail at once, and ours must too.
 // A hang shows as the 5 s timeout's error.
 func TestBashWithoutTerminalMatchesPi(t *testing.T) {
 	cwd := t.TempDir()

@@ -23,7 +23,7 @@ import (
 // Files without end given as grep's path: a symlink to /dev/zero. pi's rg reads it for
 // ever with flat memory, so pi's call never returns (checked here for a few seconds). We
 // read at most fileio.StreamCap of such a file and then fail with an error naming it —
-// a deliberate difference (README, Conformance): an answer instead of a hang, and never
+// a deliberate difference (docs/conformance.md): an answer instead of a hang, and never
 // the whole-file load that grew our agent to 24 GB. Ours runs under an address-space
 // limit, so a regression fails instead of exhausting the machine.
 //
@@ -38,7 +38,7 @@ func TestEndlessFileGrep(t *testing.T) {
 	call := Call{Tool: "grep", Cwd: dir, Args: map[string]any{"pattern": "x", "path": "zero"}}
 
 	answered := oracleWithin(t, call, 3*time.Second)
-	assert.False(t, answered, "pi's grep of /dev/zero answered: the difference documented in README is gone")
+	assert.False(t, answered, "pi's grep of /dev/zero answered: the difference documented in docs/conformance.md is gone")
 
 	got := localBounded(t, call)
 	assert.True(t, got.IsError)

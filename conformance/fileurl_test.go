@@ -19,7 +19,7 @@ import (
 // one tree.
 func TestFileURLsAsPiTakesThem(t *testing.T) {
 	dir := t.TempDir()
-	gitInit(t, dir) // pi's find fails outside a repository with Debian's fd (README)
+	gitInit(t, dir) // pi's find fails outside a repository with Debian's fd (docs/conformance.md)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hi\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
 	d := strings.TrimPrefix(dir, "/")

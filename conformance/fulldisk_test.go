@@ -17,7 +17,7 @@ import (
 
 // TestFullDiskAsPi runs write and edit on a full file system (a 4 MB tmpfs per side,
 // filled to the last block), pi on one and us on the other. Where pi succeeds we must
-// too; where pi fails, with pi's error. Deliberate difference (README): where pi fails,
+// too; where pi fails, with pi's error. Deliberate difference (docs/conformance.md): where pi fails,
 // pi has already truncated the file and leaves it empty or cut; we reserve the room
 // first and leave the old content.
 func TestFullDiskAsPi(t *testing.T) {

@@ -92,7 +92,7 @@ func TestLsMatchesPi(t *testing.T) {
 // TestLsLowercasesAsNode covers the lowercasing half of pi's sort: capitals Unicode 16
 // and 17 added (Go's tables are Unicode 15's), and final sigma, which makes "ΟΔΟΣ"
 // "οδος", not "οδοσ" — so it no longer ties with "οδοσ". Each directory holds one class:
-// where those scripts go among others is the collation tables' part (README).
+// where those scripts go among others is the collation tables' part (docs/conformance.md).
 func TestLsLowercasesAsNode(t *testing.T) {
 	var calls []Call
 	for _, names := range [][]string{

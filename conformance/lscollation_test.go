@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// lsCollationClasses are issue 24's classes of names whose order needs ICU's current
+// lsCollationClasses are classes of names whose order needs ICU's current
 // data (pi's Node: ICU 78, Unicode 17), where golang.org/x/text/collate's Unicode 6.2
 // tables put many of them elsewhere. No two names of a class are equal once lowercased
 // and collated, since pi keeps such ties in readdir order, which the filesystem decides.

@@ -261,7 +261,7 @@ func rxCorpusText(asciiOnly bool) string {
 
 // rxUsesASCIIOnlyCorpus says a pattern is matched against ASCII text only: with
 // Unicode off (?-u) ripgrep matches bytes where Go matches characters — an intended
-// difference (README) that only shows on text beyond ASCII.
+// difference (docs/conformance.md) that only shows on text beyond ASCII.
 func rxUsesASCIIOnlyCorpus(p string) bool {
 	return strings.Contains(p, "-u")
 }
@@ -395,7 +395,7 @@ func TestGeneratedRegexesMatchRipgrep(t *testing.T) {
 			}
 			errKinds[kind]++
 			if strings.HasPrefix(want.err, "Compiled regex exceeds size limit") {
-				// Intended difference (README): ripgrep's regex crate refuses a compiled
+				// Intended difference (docs/conformance.md): ripgrep's regex crate refuses a compiled
 				// program over 100MB (as for \w{887}); we search with it.
 				sizeLimited++
 				continue

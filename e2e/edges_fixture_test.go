@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// edgeNames are names from each of issue 24's collation classes (conformance
+// edgeNames are names from each of the ls collation classes (conformance
 // TestLsCollationClasses holds them to pi): emoji newer than Unicode 6.2, capitals of
 // Unicode 16 and 17, final sigma, old and new scripts with Thai's prevowel, digits,
 // punctuation and combining marks; and names holding "\r", which pi's find splits.

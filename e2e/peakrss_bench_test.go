@@ -20,7 +20,7 @@ import (
 )
 
 // BenchmarkPeakRSS reports the peak resident sets (VmHWM) of serve and of the in-VM agent
-// (sbxsim, persistent channel) under the loads that once grew without bound (issue 23):
+// (sbxsim, persistent channel) under loads that once grew without bound:
 // a grep of /dev/zero through a symlink, a client that sends 20,000 calls with 50 KB
 // replies and reads none of them until serve stops taking work, and 1000 concurrent
 // mixed calls. Figures, not assertions: every call must still be answered.

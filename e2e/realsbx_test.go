@@ -23,7 +23,7 @@ import (
 )
 
 // These tests run the backend against the parts of sbxsim that imitate real sbx's
-// harder edges (../shared/reference/sbx-contract.md): commands as the agent user, the
+// harder edges (the contract table, internal/host/sbx/contract.go): commands as the agent user, the
 // auto-stop ~30 s after the last session, the daemon's start-up banner on stdout, the
 // signed-out state, and versions.
 

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReviewShow is issue 19's demonstration, in a git and a non-git workspace: a pi
+// TestReviewShow shows review mode end to end, in a git and a non-git workspace: a pi
 // session (pi's SDK, a scripted model, extension/test/review-e2e.mjs) in review mode
 // edits files, creates .git/hooks/pre-commit and makes a script executable; on the host
 // not one byte changed (checksums of the whole tree, .git included — but for sbx's own

@@ -35,7 +35,8 @@ var readOnlyCalls = []struct{ name, args string }{
 	{"find", `{"pattern":"**/*.go"}`},
 	{"find", `{"pattern":"*.md"}`},
 	{"bash", `{"command":"echo out; echo err >&2; pwd; exit 3"}`},
-	// Issue 24's classes, as conformance/ holds them to pi, through the sandbox too.
+	// Edge inputs that conformance/ holds to pi (coerced arguments, NUL bytes, file://
+	// URLs, odd numbers, names of every collation class), through the sandbox too.
 	{"read", `{"path":"notes/todo.txt","offset":"2","limit":"1"}`},
 	{"read", `{"path":"READ\u0000ME.md"}`},
 	{"grep", `{"pattern":"he\u0000llo"}`},

@@ -483,7 +483,7 @@ func TestTerminalSessionsDieWithTheirAgent(t *testing.T) {
 // room again.
 func TestTerminalSessionCap(t *testing.T) {
 	tw := newTermWorld(t)
-	const max = 256 // terminal.DefaultMaxSessions, which the README states
+	const max = 256 // terminal.DefaultMaxSessions, which docs/terminal-tools.md states
 	ids := make([]int, max)
 	var wg sync.WaitGroup
 	for i := range max {

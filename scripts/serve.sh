@@ -2,7 +2,7 @@
 # serve.sh builds pi-sbx-backend and runs `pi-sbx-backend serve` (MCP on stdio) with any
 # arguments given. With `sbx` on PATH (or PI_SBX_BIN set) the tools run in Docker
 # Sandboxes microVMs. Without it, on Linux as root, the sandboxes come from sbxsim, the
-# project's simulator — a test double, not a security boundary (README: sbxsim).
+# project's simulator — a test double, not a security boundary (docs/sbxsim.md).
 #
 #   serve.sh --build     only build (and, as root without sbx, install the simulator's
 #                        missing prerequisites with apt-get), then exit:

@@ -126,7 +126,7 @@ func (c command) flagSet() *flag.FlagSet {
 }
 
 // flagRef matches the flag names in the flag package's messages ("-workspace"), which
-// the README and the help spell with two dashes.
+// the docs and the help spell with two dashes.
 var flagRef = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`)
 
 // flagMessage rewrites a flag package error in the help's own spelling.

@@ -7,7 +7,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
-// watchdogLockCommand is the lock step of the teardown watchdog (sbx/watchdog.go): the
+// watchdogLockCommand is the lock step of the teardown watchdog (internal/host/sbx/watchdog.go): the
 // watchdog's /bin/sh runs this program for it because macOS has no flock(1).
 func watchdogLockCommand() command {
 	return command{

@@ -70,7 +70,7 @@ const conversation = [
 		["ls", { path: "src", limit: 1 }, "l2"],
 		["find", { pattern: "**/*.go" }, "f1"],
 		["grep", { pattern: "todo", path: "notes", ignoreCase: true }, "g1"],
-		// One file: across files our order is sorted, ripgrep's varies (README: conformance).
+		// One file: across files our order is sorted, ripgrep's varies (docs/conformance.md).
 		["grep", { pattern: "hello", glob: "*.md", path: "src/../deep", context: 1 }, "g2"],
 	),
 	calls(

@@ -5,7 +5,7 @@
 //
 // Each sandbox is a set of Linux namespaces (mount, PID, UTS, IPC, network) around a small
 // init process (sbxsim's hidden __init mode), with a veth pair to the host in
-// 10.213.0.0/16 and a root file system of its own (rootfs.go): init pivots into a tmpfs
+// 10.213.0.0/16 and a root file system of its own: init pivots into a tmpfs
 // holding read-only binds of the host's system directories (/usr, /bin, /sbin, /lib*), a
 // private copy of the parts of /etc that programs need (users, hosts, resolver, ld.so,
 // CA certificates, alternatives — not shadow, gshadow, ssh host keys or ssl/private),
@@ -14,7 +14,7 @@
 // read-only /sys, a minimal /dev with its own devpts, and the workspaces bind-mounted at
 // their host absolute paths (":ro" enforced); the host's root is then detached. Unless
 // SBXSIM_DOCKER=0 it runs its own dockerd on /var/run/docker.sock (data root in the
-// state directory) in a cgroup and cgroup namespace of its own (cgroup.go: its
+// state directory) in a cgroup and cgroup namespace of its own (its
 // /sys/fs/cgroup shows that subtree only) with a busybox base image and the
 // docker compose v2 CLI plugin, bound read-only at
 // /usr/libexec/docker/cli-plugins/docker-compose. The plugin is found at create:
@@ -30,10 +30,10 @@
 // The command line, messages and exit codes follow sbx as described in the project's
 // reference notes; state lives in SBXSIM_STATE (default /var/lib/sbxsim).
 //
-// Like real sbx (../shared/reference/sbx-contract.md), commands run as agent (UID 1000,
+// Like real sbx (the contract table, internal/host/sbx/contract.go), commands run as agent (UID 1000,
 // HOME=/home/agent, groups sudo and docker; -u root for root), and sudo is passwordless:
 // a setuid copy of sbxsim bound at /usr/local/bin/sudo (RunSudo), whose root still has
-// only the capability bounding set above. Each workspace is an idmapped mount (idmap.go)
+// only the capability bounding set above. Each workspace is an idmapped mount
 // whose user namespace swaps agent's id with the workspace owner's: agent owns the
 // workspace inside, and what it creates is the owner's on the host (root inside, the
 // sandbox's dockerd included, writes as uid 1000 there when the owner is root). Where
@@ -41,7 +41,7 @@
 // at each start), create warns and "agent" runs with the workspace owner's ids instead. A
 // sandbox stops by itself SBXSIM_AUTOSTOP (default 30 s; "off" only for unit tests)
 // after its last exec session ended, and after create, run -d and a publish that
-// started it (autostop.go: one detached stopper per sandbox, killed by rm); a stop ends
+// started it (one detached stopper per sandbox, killed by rm); a stop ends
 // every process, while /tmp and /home/agent survive it (kept in the state directory, as
 // the VM's disk keeps its root file system). `daemon stop` stops every sandbox and the
 // next command prints sandboxd's start-up banner on stdout; `logout` stops them too and
@@ -50,10 +50,10 @@
 // sandbox named 'N'"; `ports` of a stopped sandbox prints "No published ports";
 // SBXSIM_VERSION (and SBXSIM_SERVER_VERSION) play another sbx version, whose flags
 // (sbx.Verbs) are then the only ones accepted; version, daemon status, diagnose and
-// settings answer in real sbx's shapes (daemon.go, settings.go); create --pull is
+// settings answer in real sbx's shapes; create --pull is
 // recorded (nothing is pulled). With ssh.agentForwardingEnabled (on by default, as in
 // sbx) exec sets SSH_AUTH_SOCK=/run/host-services/ssh-auth.sock, where the creator's
-// SSH agent socket is bound. create --clone is clone mode (clone.go): the host's git root
+// SSH agent socket is bound. create --clone is clone mode: the host's git root
 // read-only at /run/sandbox/source, a private clone at the same path on the sandbox's
 // storage, its git daemon published as 127.0.0.1:<ephemeral>->9418 (a new port at each
 // start, the host remote sandbox-<name> rewritten), refs/sandboxes/<name>/* left after rm;

@@ -7,8 +7,8 @@ import (
 )
 
 // The contract with sbx: the verbs, flags and output shapes this package relies on,
-// from the project's reference notes (../shared/reference/sbx-contract.md and sbx.md:
-// Docker's CLI reference, the sbx issue tracker, third-party code driving 0.39–0.42.1).
+// from Docker's CLI reference and release notes, the sbx issue tracker (SBX#n:
+// github.com/docker/sbx-releases issue n) and third-party code driving 0.39–0.42.1.
 // Tests hold both sides to it: every argv the Client builds is valid here
 // (ValidateArgv), and sbxsim accepts exactly these flags, version by version.
 

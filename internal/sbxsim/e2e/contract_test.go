@@ -13,7 +13,7 @@ import (
 )
 
 // These tests prove, from the outside, that sbxsim does what real sbx does at its hard
-// edges (../shared/reference/sbx-contract.md), each on by default.
+// edges (the contract table, internal/host/sbx/contract.go), each on by default.
 
 // TestCommandsRunAsAgent: exec runs as agent (UID 1000, HOME=/home/agent) with a
 // passwordless sudo; agent owns the workspace inside, and what it creates is the

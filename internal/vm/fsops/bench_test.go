@@ -200,7 +200,7 @@ func BenchmarkFind(b *testing.B) {
 
 // goTree returns a copy of Go's own source tree ($GOROOT/src, about 11,000 files and
 // 157 MB) as a git repository, cached under /tmp between runs: a real tree for the
-// grep classes of issue 11.
+// grep classes the benchmarks below compare.
 func goTree(b *testing.B) string {
 	b.Helper()
 	out, err := exec.Command("go", "env", "GOROOT").Output()
@@ -259,7 +259,7 @@ func piRg(dir string, limit int, flags ...string) func() (time.Duration, error) 
 }
 
 // BenchmarkGrepGoTree compares our grep with ripgrep run as pi runs it, on a copy of
-// Go's source tree, for the classes of issue 11: many matches under the default limit,
+// Go's source tree, for these classes: many matches under the default limit,
 // limit 1, case-insensitive patterns with ".*", and full scans of literal, class and
 // anchored patterns (a folded literal with k or s, which fold beyond ASCII; a class run
 // with no literal; a class before "$"; every empty line):

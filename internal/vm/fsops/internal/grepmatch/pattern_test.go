@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRustRegexErrors pins ripgrep 13's error text for the patterns of issue 11 and
+// TestRustRegexErrors pins ripgrep 13's error text for a set of hand-picked patterns and
 // each error class (texts taken from `rg`; conformance/search_regex_test.go compares
 // thousands of generated patterns with rg itself).
 func TestRustRegexErrors(t *testing.T) {
