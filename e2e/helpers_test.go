@@ -13,6 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 )
@@ -106,4 +111,93 @@ func findAgent(b testing.TB, w *world) int {
 		b.Fatal("no agent process in the sandbox")
 	}
 	return found
+}
+
+// sandboxProc is a process of a sandbox held by a pidfd on the host: its end is seen the
+// moment the kernel ends it, zombie or reaped. Asking the sandbox instead (sbx exec …
+// kill -0) costs an exec whose time grows with the machine's load, past any deadline
+// set for the process's death.
+type sandboxProc struct {
+	fd    int
+	nsPid int
+}
+
+// sandboxProc opens the process that has pid nsPid in box's PID namespace, found among
+// that namespace's processes on the host (other sandboxes' never count).
+func (w *world) sandboxProc(t testing.TB, box string, nsPid int) *sandboxProc {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.state, "sandboxes", box, "state.json"))
+	require.NoError(t, err)
+	var st struct {
+		Init struct {
+			Pid int `json:"pid"`
+		} `json:"init"`
+	}
+	require.NoError(t, json.Unmarshal(data, &st))
+	require.NotZero(t, st.Init.Pid, "%s has no init process", box)
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", st.Init.Pid))
+	require.NoError(t, err)
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !inPidNS(pid, ns) || innermostPid(pid) != nsPid {
+			continue
+		}
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil || !inPidNS(pid, ns) { // gone, or the pid was reused before the open
+			continue
+		}
+		p := &sandboxProc{fd: fd, nsPid: nsPid}
+		t.Cleanup(func() { unix.Close(fd) })
+		return p
+	}
+	t.Fatalf("no process %d in sandbox %s", nsPid, box)
+	return nil
+}
+
+func inPidNS(pid int, ns string) bool {
+	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	return err == nil && theirs == ns
+}
+
+// innermostPid is pid's number in its own PID namespace (the last of status's NSpid).
+func innermostPid(pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
+}
+
+// exitedWithin reports whether the process has ended, waiting at most d for it.
+func (p *sandboxProc) exitedWithin(t testing.TB, d time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds()))) // < 0 would wait forever
+		if err == unix.EINTR {
+			continue
+		}
+		require.NoError(t, err)
+		return n > 0
+	}
+}
+
+// alive reports whether the process still runs.
+func (p *sandboxProc) alive(t testing.TB) bool { return !p.exitedWithin(t, 0) }
+
+// waitExit fails the test unless the process ends: the bound only keeps a broken build
+// from hanging the suite, since the end is an event seen as it happens.
+func (p *sandboxProc) waitExit(t testing.TB, msg string) {
+	t.Helper()
+	assert.True(t, p.exitedWithin(t, time.Minute), "pid %d in the sandbox did not end: %s", p.nsPid, msg)
 }

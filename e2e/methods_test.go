@@ -71,12 +71,11 @@ func TestServePtyExecCancel(t *testing.T) {
 			"command": "sleep 3000 & echo $! > pty.pid; wait"}})
 		done <- err
 	}()
-	pid := w.waitPid(t, box, filepath.Join(w.ws, "pty.pid"))
-	alive := func() bool { _, code := w.sim("exec", box, "kill", "-0", strconv.Itoa(pid)); return code == 0 }
-	require.True(t, alive())
+	proc := w.sandboxProc(t, box, w.waitPid(t, box, filepath.Join(w.ws, "pty.pid")))
+	require.True(t, proc.alive(t))
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
-	require.Eventually(t, func() bool { return !alive() }, 20*time.Second, 100*time.Millisecond, "the command was killed in the VM")
+	proc.waitExit(t, "the command was killed in the VM")
 }
 
 // TestServeStatusPrewarms: pi_sbx_status creates the sandbox and starts the agent, and

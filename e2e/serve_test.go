@@ -212,13 +212,11 @@ func TestServeCancelStopsTheCommandInTheVM(t *testing.T) {
 			"command": "sleep 3000 & echo $! > sleep.pid; wait"}})
 		done <- err
 	}()
-	pid := w.waitPid(t, box, filepath.Join(w.ws, "sleep.pid"))
-	alive := func() bool { _, code := w.sim("exec", box, "kill", "-0", strconv.Itoa(pid)); return code == 0 }
-	require.True(t, alive(), "the command runs in the VM's pid namespace")
+	proc := w.sandboxProc(t, box, w.waitPid(t, box, filepath.Join(w.ws, "sleep.pid")))
+	require.True(t, proc.alive(t), "the command runs in the VM's pid namespace")
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
-	require.Eventually(t, func() bool { return !alive() }, 20*time.Second, 100*time.Millisecond,
-		"notifications/cancelled killed the command inside the VM")
+	proc.waitExit(t, "notifications/cancelled killed the command inside the VM")
 	ps, _ := w.sim("exec", box, "ps", "-eo", "args")
 	assert.NotContains(t, ps, "sleep 3000")
 	// The channel is still good.

@@ -8,8 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -80,12 +80,6 @@ func output(text string) string {
 	return out
 }
 
-// alive says whether pid runs in the sandbox.
-func (tw *termWorld) alive(pid int) bool {
-	_, code := tw.sim("exec", tw.box, "kill", "-0", strconv.Itoa(pid))
-	return code == 0
-}
-
 // TestTerminalToolsListedOnlyOnRequest: the terminal tools are in tools/list with
 // --tools +terminal (their resize method is not), and only then; pi's seven stay.
 func TestTerminalToolsListedOnlyOnRequest(t *testing.T) {
@@ -139,13 +133,12 @@ func terminalCases(t *testing.T, tw *termWorld) {
 		run  func(t *testing.T)
 	}{
 		{"hung stdin: a command reading stdin gets end-of-file", func(t *testing.T) {
-			start := time.Now()
+			// Returned at the exit: a read waiting for input would still run at the yield.
 			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "cat; read x; echo read-ended:$?", "yield_time_ms": 30000})
 			require.NotNil(t, d.ExitCode, txt)
 			assert.Equal(t, 0, *d.ExitCode)
 			assert.False(t, d.Running)
 			assert.Equal(t, "read-ended:1\n", output(txt))
-			assert.Less(t, time.Since(start), 20*time.Second, "returned at the exit, not at the yield")
 		}},
 		{"interactive prompt answered with write_stdin", func(t *testing.T) {
 			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": `read -p "Name? " n; echo "hello $n"`, "tty": true, "yield_time_ms": 1000})
@@ -168,16 +161,15 @@ func terminalCases(t *testing.T, tw *termWorld) {
 			assert.Equal(t, 4, *d2.ExitCode)
 		}},
 		{"orphaned grandchild holding the pipe does not block the exit", func(t *testing.T) {
-			start := time.Now()
+			// An exit code at all says the exit did not wait for the orphan (600 s, past the yield).
 			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600 & echo $! > orphan.pid; echo parent-done", "yield_time_ms": 30000})
 			require.NotNil(t, d.ExitCode, txt)
 			assert.Equal(t, 0, *d.ExitCode)
 			assert.Equal(t, "parent-done\n", output(txt))
-			assert.Less(t, time.Since(start), 20*time.Second)
-			pid := tw.waitPid(t, tw.box, tw.ws+"/orphan.pid")
-			assert.True(t, tw.alive(pid), "the grandchild runs on")
+			proc := tw.sandboxProc(t, tw.box, tw.waitPid(t, tw.box, tw.ws+"/orphan.pid"))
+			assert.True(t, proc.alive(t), "the grandchild runs on")
 			tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID})
-			assert.Eventually(t, func() bool { return !tw.alive(pid) }, 10*time.Second, 50*time.Millisecond, "kill_session reaches the group")
+			proc.waitExit(t, "kill_session reaches the group")
 		}},
 		{"output of a process that finished between calls is not lost", func(t *testing.T) {
 			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 1; echo late-line; exit 3", "yield_time_ms": 250})
@@ -205,10 +197,8 @@ func terminalCases(t *testing.T, tw *termWorld) {
 		{"until_regex returns on the match", func(t *testing.T) {
 			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 1; echo 'Server listening on :8080'; sleep 600", "yield_time_ms": 250})
 			require.True(t, d.Running, txt)
-			start := time.Now()
 			txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "until_regex": "listening on :\\d+", "wait_ms": 120000})
-			assert.Less(t, time.Since(start), 60*time.Second, "returned at the match, not at wait_ms")
-			require.NotNil(t, d2.Matched)
+			require.NotNil(t, d2.Matched) // matched and running: returned at the match, not at wait_ms
 			assert.True(t, *d2.Matched)
 			assert.True(t, d2.Running)
 			assert.Contains(t, output(txt), "Server listening on :8080")
@@ -224,12 +214,12 @@ func terminalCases(t *testing.T, tw *termWorld) {
 		}},
 		{"kill_session kills the whole process group", func(t *testing.T) {
 			_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "trap '' TERM; sleep 600 & echo $! > group.pid; wait", "yield_time_ms": 250})
-			pid := tw.waitPid(t, tw.box, tw.ws+"/group.pid")
-			require.True(t, tw.alive(pid))
+			proc := tw.sandboxProc(t, tw.box, tw.waitPid(t, tw.box, tw.ws+"/group.pid"))
+			require.True(t, proc.alive(t))
 			txt, d2 := tw.call(t, tools.KillSessionName, map[string]any{"session_id": d.SessionID})
 			require.NotNil(t, d2.ExitCode, txt)
 			assert.False(t, d2.Running)
-			assert.Eventually(t, func() bool { return !tw.alive(pid) }, 10*time.Second, 50*time.Millisecond, "the child in the group is gone")
+			proc.waitExit(t, "the child in the group is gone")
 		}},
 		{"timeout_s kills it", func(t *testing.T) {
 			txt, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600", "timeout_s": 0.5, "yield_time_ms": 20000})
@@ -300,8 +290,10 @@ func TestTerminalCancelStopsTheWaitNotTheProcess(t *testing.T) {
 }
 
 func cancelStopsTheWait(t *testing.T, tw *termWorld) {
-	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > shell.pid; sleep 2; echo after", "yield_time_ms": 250})
-	pid := tw.waitPid(t, tw.box, tw.ws+"/shell.pid")
+	// The command ends when the test says so (not after a time a loaded machine could pass
+	// before the test looks).
+	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > shell.pid; until [ -e proceed ]; do sleep 0.05; done; echo after", "yield_time_ms": 250})
+	proc := tw.sandboxProc(t, tw.box, tw.waitPid(t, tw.box, tw.ws+"/shell.pid"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -317,8 +309,9 @@ func cancelStopsTheWait(t *testing.T, tw *termWorld) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cancelled wait did not return")
 	}
-	assert.True(t, tw.alive(pid), "the command runs on")
-	txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "wait_ms": 20000})
+	assert.True(t, proc.alive(t), "the command runs on")
+	require.NoError(t, os.WriteFile(tw.ws+"/proceed", nil, 0o644))
+	txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "wait_ms": 120000})
 	require.NotNil(t, d2.ExitCode, txt)
 	assert.Equal(t, "after\n", output(txt))
 }
@@ -335,7 +328,6 @@ func unknownAfterRestart(t *testing.T, tw *termWorld) {
 	_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "sleep 600", "yield_time_ms": 250})
 	out, code := tw.sim("stop", tw.box)
 	require.Zero(t, code, out)
-	start := time.Now()
 	var msg string
 	for i := 0; i < 2; i++ { // the first call may find the channel gone; the next restarts it
 		res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ReadOutputName, Arguments: map[string]any{
@@ -346,8 +338,7 @@ func unknownAfterRestart(t *testing.T, tw *termWorld) {
 			break
 		}
 	}
-	assert.Contains(t, msg, fmt.Sprintf("unknown session %d", d.SessionID))
-	assert.Less(t, time.Since(start), 60*time.Second)
+	assert.Contains(t, msg, fmt.Sprintf("unknown session %d", d.SessionID)) // an answer, not the end of wait_ms
 }
 
 // TestTerminalManySessions: 120 sessions at once, each answered with its own output.
@@ -450,18 +441,18 @@ func TestTerminalSessionsDieWithTheirAgent(t *testing.T) {
 	for _, transport := range transports {
 		t.Run(transport, func(t *testing.T) {
 			tw := newTermWorld(t, "--transport", transport)
-			var pids []int
+			var procs []*sandboxProc
 			var last int
 			for i, tty := range []bool{false, true} {
 				file := fmt.Sprintf("%s/die%d.pid", tw.ws, i)
 				_, d := tw.call(t, tools.ExecCommandName, map[string]any{"cmd": "echo $$ > " + file + "; sleep 600", "tty": tty, "yield_time_ms": 250})
-				pids = append(pids, tw.waitPid(t, tw.box, file))
+				procs = append(procs, tw.sandboxProc(t, tw.box, tw.waitPid(t, tw.box, file)))
 				last = d.SessionID
 			}
 			out, code := tw.sim("exec", tw.box, "pkill", "-9", "-f", holder[transport])
 			require.Zero(t, code, out)
-			for _, pid := range pids {
-				assert.Eventually(t, func() bool { return !tw.alive(pid) }, 10*time.Second, 50*time.Millisecond, "pid %d died with its table", pid)
+			for i, proc := range procs {
+				proc.waitExit(t, fmt.Sprintf("session %d (tty %v) died with its table", i, i == 1))
 			}
 			var msg string
 			for i := 0; i < 2; i++ { // the first call may find the channel gone; the next restarts it
