@@ -13,7 +13,15 @@ import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-w
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FullOutputs } from "./src/fulloutput.ts";
 import { textOf } from "./src/result.ts";
-import { landPlan, parseSandboxArgs, planLine, REVIEW_TOOL, reviewOf, sandboxCompletions, showText } from "./src/review.ts";
+import {
+	landPlan,
+	parseSandboxArgs,
+	planLine,
+	REVIEW_TOOL,
+	reviewOf,
+	sandboxCompletions,
+	showText,
+} from "./src/review.ts";
 import { PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
 import { registerOverrides, registerServeTools } from "./src/tools.ts";
 import type { Workspace } from "./src/workspace.ts";
@@ -64,7 +72,11 @@ export default function piSbx(pi: ExtensionAPI): void {
 				case "land":
 					await sandbox.warmed();
 					if (sandbox.workspaceMode && sandbox.workspaceMode !== "review") {
-						show(ctx, `${cmd.kind}: the workspace is mounted ${sandbox.workspaceMode}, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): the sandbox writes your files directly`, "error");
+						show(
+							ctx,
+							`${cmd.kind}: the workspace is mounted ${sandbox.workspaceMode}, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): the sandbox writes your files directly`,
+							"error",
+						);
 						return;
 					}
 					if (cmd.kind === "review") await reviewCommand(sandbox, ctx, cmd);
@@ -94,7 +106,11 @@ async function refreshReview(sandbox: Sandbox, ctx: ExtensionContext): Promise<v
 }
 
 /** `/sandbox review`: the review in a scrollable view (stdout without a UI). */
-async function reviewCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { paths: string[]; stat: boolean }): Promise<void> {
+async function reviewCommand(
+	sandbox: Sandbox,
+	ctx: ExtensionContext,
+	cmd: { paths: string[]; stat: boolean },
+): Promise<void> {
 	let res: CallToolResult;
 	try {
 		res = await sandbox.call(REVIEW_TOOL, { paths: cmd.paths, stat: cmd.stat });
@@ -112,7 +128,11 @@ async function reviewCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { pat
 }
 
 /** `/sandbox land`: shows what would be written and lands it once the user agrees. */
-async function landCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { paths: string[]; all: boolean }): Promise<void> {
+async function landCommand(
+	sandbox: Sandbox,
+	ctx: ExtensionContext,
+	cmd: { paths: string[]; all: boolean },
+): Promise<void> {
 	try {
 		const shown = reviewOf(await sandbox.call(REVIEW_TOOL, { stat: true }));
 		const plan = landPlan(shown, cmd);
@@ -129,7 +149,12 @@ async function landCommand(sandbox: Sandbox, ctx: ExtensionContext, cmd: { paths
 			show(ctx, "land: needs pi's interactive UI to confirm; run pi-sbx-backend land instead", "error");
 			return;
 		}
-		if (!(await ctx.ui.confirm(`Land ${plan.take.length} change(s) into ${sandbox.workspace?.root ?? "the workspace"}?`, question))) {
+		if (
+			!(await ctx.ui.confirm(
+				`Land ${plan.take.length} change(s) into ${sandbox.workspace?.root ?? "the workspace"}?`,
+				question,
+			))
+		) {
 			show(ctx, "land: nothing written");
 			return;
 		}
@@ -179,7 +204,12 @@ export function ptyOperations(sandbox: Sandbox): BashOperations {
 		async exec(command, cwd, { onData, signal }) {
 			// The terminal type of pi's own terminal, so programs draw as they would there.
 			const id = randomUUID();
-			const args: Record<string, unknown> = { command, cwd, id, env: { TERM: process.env.TERM || "xterm-256color" } };
+			const args: Record<string, unknown> = {
+				command,
+				cwd,
+				id,
+				env: { TERM: process.env.TERM || "xterm-256color" },
+			};
 			const tty = process.stdout.isTTY && process.stdout.columns > 0;
 			if (tty) {
 				args.cols = process.stdout.columns;

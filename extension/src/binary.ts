@@ -42,7 +42,13 @@ export interface Lookup {
 export function defaultLookup(): Lookup {
 	const packageDir = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 	const require = createRequire(path.join(packageDir, "package.json"));
-	return { env: process.env, platform: `${process.platform}-${process.arch}`, packageDir, resolve: (s) => require.resolve(s), home: os.homedir() };
+	return {
+		env: process.env,
+		platform: `${process.platform}-${process.arch}`,
+		packageDir,
+		resolve: (s) => require.resolve(s),
+		home: os.homedir(),
+	};
 }
 
 /** The manifest, or undefined in a source checkout. */
@@ -66,7 +72,12 @@ export async function findBackend(l: Lookup = defaultLookup()): Promise<string> 
 
 	if (l.env.PI_SBX_BACKEND) {
 		const bin = l.env.PI_SBX_BACKEND;
-		await checkVersion(bin, manifest.version, `PI_SBX_BACKEND (${bin})`, "point PI_SBX_BACKEND at a build of that version, or unset it");
+		await checkVersion(
+			bin,
+			manifest.version,
+			`PI_SBX_BACKEND (${bin})`,
+			"point PI_SBX_BACKEND at a build of that version, or unset it",
+		);
 		return bin;
 	}
 	if (want) {
@@ -92,12 +103,23 @@ export async function findBackend(l: Lookup = defaultLookup()): Promise<string> 
 	for (const dir of dirs) {
 		const bin = path.join(dir, exe);
 		if (!isFile(bin)) continue;
-		if (want) await checkHash(bin, want.sha256, bin, manifest.version, `install the release's pi-sbx-backend there, or remove it and ${reinstall}`);
+		if (want)
+			await checkHash(
+				bin,
+				want.sha256,
+				bin,
+				manifest.version,
+				`install the release's pi-sbx-backend there, or remove it and ${reinstall}`,
+			);
 		else await checkVersion(bin, manifest.version, bin, "install pi-sbx-backend of that version");
 		return bin;
 	}
-	const where = want ? `its package ${want.package} is not installed, and ` : `this package has no binary for ${l.platform}, and `;
-	throw new Error(`pi-sbx-backend not found: ${where}pi-sbx-backend is in none of PATH, ~/.local/bin, /opt/homebrew/bin, /usr/local/bin, ~/go/bin; ${want ? reinstall + " with optional dependencies, " : ""}or set PI_SBX_BACKEND to its path`);
+	const where = want
+		? `its package ${want.package} is not installed, and `
+		: `this package has no binary for ${l.platform}, and `;
+	throw new Error(
+		`pi-sbx-backend not found: ${where}pi-sbx-backend is in none of PATH, ~/.local/bin, /opt/homebrew/bin, /usr/local/bin, ~/go/bin; ${want ? `${reinstall} with optional dependencies, ` : ""}or set PI_SBX_BACKEND to its path`,
+	);
 }
 
 function isFile(p: string): boolean {
@@ -117,7 +139,9 @@ async function checkHash(bin: string, sha256: string, what: string, version: str
 		throw new Error(`cannot read ${what}: ${(err as Error).message}; ${fix}`);
 	}
 	if (got !== sha256) {
-		throw new Error(`refusing ${what}: it is not the pi-sbx-backend ${version} this package was released with (its SHA-256 is ${got}, the package's manifest says ${sha256}); ${fix}`);
+		throw new Error(
+			`refusing ${what}: it is not the pi-sbx-backend ${version} this package was released with (its SHA-256 is ${got}, the package's manifest says ${sha256}); ${fix}`,
+		);
 	}
 }
 
@@ -132,7 +156,8 @@ async function checkVersion(bin: string, version: string, what: string, fix: str
 		throw new Error(`cannot run ${what} version: ${(err as Error).message}`);
 	}
 	const got = /^pi-sbx-backend (\S+)/.exec(out)?.[1];
-	if (got !== version) throw new Error(`refusing ${what}: it is version ${got ?? "unknown"}, this package is ${version}; ${fix}`);
+	if (got !== version)
+		throw new Error(`refusing ${what}: it is version ${got ?? "unknown"}, this package is ${version}; ${fix}`);
 }
 
 function fileHash(file: string): Promise<string> {

@@ -68,7 +68,13 @@ interface BashToolResult {
 
 function isBashToolResult(m: unknown): m is BashToolResult {
 	const r = m as Partial<BashToolResult> | null;
-	return typeof m === "object" && r !== null && r.role === "toolResult" && r.toolName === "bash" && Array.isArray(r.content);
+	return (
+		typeof m === "object" &&
+		r !== null &&
+		r.role === "toolResult" &&
+		r.toolName === "bash" &&
+		Array.isArray(r.content)
+	);
 }
 
 /** The note for a bash tool's file that is not in the current sandbox. */

@@ -3,8 +3,8 @@
 // pi_sbx_review, computed on the host by pi-sbx-backend; this file only shows it.
 
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type Component, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { textOf } from "./result.ts";
 
 /** serve's review method (unlisted). */
@@ -72,7 +72,8 @@ export function parseSandboxArgs(args: string): SandboxCommand {
 			const bad = flags.filter((f) => f !== "--all");
 			if (bad.length) return { kind: "usage", message: `unknown flag ${bad[0]}; ${SANDBOX_USAGE}` };
 			const all = flags.includes("--all");
-			if (!all && !paths.length) return { kind: "usage", message: `name the paths to land, or --all; ${SANDBOX_USAGE}` };
+			if (!all && !paths.length)
+				return { kind: "usage", message: `name the paths to land, or --all; ${SANDBOX_USAGE}` };
 			return { kind: "land", paths, all };
 		}
 	}
@@ -87,9 +88,16 @@ export function reviewOf(res: CallToolResult): ReviewResult {
 }
 
 /** What land would write, for the confirmation: the chosen files, flagged ones marked. */
-export function landPlan(r: ReviewResult, cmd: { paths: string[]; all: boolean }): { take: ReviewFile[]; held: ReviewFile[] } {
+export function landPlan(
+	r: ReviewResult,
+	cmd: { paths: string[]; all: boolean },
+): { take: ReviewFile[]; held: ReviewFile[] } {
 	const named = (f: ReviewFile) =>
-		cmd.paths.some((p) => [f.path, f.old_path].some((fp) => fp !== undefined && (fp === p || fp.startsWith(`${p.replace(/\/+$/, "")}/`))));
+		cmd.paths.some((p) =>
+			[f.path, f.old_path].some(
+				(fp) => fp !== undefined && (fp === p || fp.startsWith(`${p.replace(/\/+$/, "")}/`)),
+			),
+		);
 	const take: ReviewFile[] = [];
 	const held: ReviewFile[] = [];
 	for (const f of r.files) {
@@ -163,7 +171,9 @@ export class Pager implements Component {
 
 /** A line with its control characters made visible (a diff may hold any byte). */
 function printable(line: string): string {
-	return line.replace(/\t/g, "    ").replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => `^${String.fromCharCode(c.charCodeAt(0) ^ 0x40)}`);
+	return line
+		.replace(/\t/g, "    ")
+		.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => `^${String.fromCharCode(c.charCodeAt(0) ^ 0x40)}`);
 }
 
 /** Shows text in a pager with keyboard focus, or on stdout without a UI. */
@@ -172,5 +182,14 @@ export async function showText(ctx: ExtensionContext, title: string, text: strin
 		process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
 		return;
 	}
-	await ctx.ui.custom<void>((tui, _theme, _keys, done) => new Pager(text, title, () => tui.terminal.rows - 2, () => tui.requestRender(), () => done()));
+	await ctx.ui.custom<void>(
+		(tui, _theme, _keys, done) =>
+			new Pager(
+				text,
+				title,
+				() => tui.terminal.rows - 2,
+				() => tui.requestRender(),
+				() => done(),
+			),
+	);
 }

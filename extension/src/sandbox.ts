@@ -3,11 +3,11 @@
 // Failures are reported once in pi's UI (or on stderr without one) and then make every
 // call fail with the same message: nothing ever falls back to running on the host.
 
+import { homedir } from "node:os";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { findBackend } from "./binary.ts";
 import { outcome, textOf } from "./result.ts";
-import { homedir } from "node:os";
 import { type Connection, connect, type ServeSpec, stderrSuffix } from "./serve.ts";
 import { serveLogText } from "./servelog.ts";
 import { chooseWorkspace, type Workspace } from "./workspace.ts";
@@ -55,8 +55,12 @@ const BASICS = ["HOME", "PATH", "USER", "LOGNAME", "TMPDIR", "SHELL", "LANG", "T
  * reach serve unless the user asked for them. The session's PI_* values replace pi's own.
  */
 export function serveEnv(base: NodeJS.ProcessEnv, session: Record<string, string>): Record<string, string> {
-	const passthrough = base.DOCKER_SANDBOX_ENV_PASSTHROUGH === "1" || base.DOCKER_SANDBOX_ENV_PASSTHROUGH?.toLowerCase() === "true";
-	const allow = (base.DOCKER_SANDBOX_ENV_ALLOWLIST ?? "").split(",").map((n) => n.trim()).filter(Boolean);
+	const passthrough =
+		base.DOCKER_SANDBOX_ENV_PASSTHROUGH === "1" || base.DOCKER_SANDBOX_ENV_PASSTHROUGH?.toLowerCase() === "true";
+	const allow = (base.DOCKER_SANDBOX_ENV_ALLOWLIST ?? "")
+		.split(",")
+		.map((n) => n.trim())
+		.filter(Boolean);
 	const env: Record<string, string> = {};
 	for (const [k, v] of Object.entries(base)) {
 		if (v === undefined) continue;
@@ -172,7 +176,11 @@ export class Sandbox {
 			if (this.stopped || this.fatal) return;
 			const e = err as Error;
 			if (e.message.includes(`unknown tool "${STATUS_TOOL}"`)) {
-				this.fail(new Error(`${this.spec?.bin} is too old for this package (it has no ${STATUS_TOOL}): install a newer pi-sbx-backend`));
+				this.fail(
+					new Error(
+						`${this.spec?.bin} is too old for this package (it has no ${STATUS_TOOL}): install a newer pi-sbx-backend`,
+					),
+				);
 				return;
 			}
 			// The sandbox could not be made: calls still go to serve, which tries again and
@@ -184,7 +192,8 @@ export class Sandbox {
 	/** Asks serve for the sandbox (creating it if needed) and shows it in the status line. */
 	private async announce(): Promise<void> {
 		const st = await this.status();
-		const root = this.workspace && this.workspace.root !== this.workspace.cwd ? `, repo root ${this.workspace.root}` : "";
+		const root =
+			this.workspace && this.workspace.root !== this.workspace.cwd ? `, repo root ${this.workspace.root}` : "";
 		this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})`);
 	}
 
@@ -212,11 +221,14 @@ export class Sandbox {
 		if (name !== STATUS_TOOL && this.warming) await untilAborted(this.warming, o.signal);
 		const conn = await this.connection();
 		try {
-			const res = await conn.client.callTool({ name, arguments: args }, {
-				signal: o.signal,
-				callId: o.callId,
-				onprogress: o.onProgress ? (p: Progress) => o.onProgress!(p.message ?? "", p.progress) : undefined,
-			});
+			const res = await conn.client.callTool(
+				{ name, arguments: args },
+				{
+					signal: o.signal,
+					callId: o.callId,
+					onprogress: o.onProgress ? (p: Progress) => o.onProgress!(p.message ?? "", p.progress) : undefined,
+				},
+			);
 			return res;
 		} catch (err) {
 			if (o.signal?.aborted) throw abortError();

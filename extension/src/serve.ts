@@ -102,8 +102,7 @@ class ChildTransport {
 		this.child.stdout?.setEncoding("utf8"); // chunks then never split a character
 		this.child.stdout?.on("data", (chunk: string) => {
 			this.buffer += chunk;
-			let nl: number;
-			while ((nl = this.buffer.indexOf("\n")) >= 0) {
+			for (let nl = this.buffer.indexOf("\n"); nl >= 0; nl = this.buffer.indexOf("\n")) {
 				const line = this.buffer.slice(0, nl);
 				this.buffer = this.buffer.slice(nl + 1);
 				if (!line.trim()) continue;
@@ -122,8 +121,7 @@ class ChildTransport {
 			const text = chunk.toString("utf8");
 			this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
 			this.stderrLine += text;
-			let nl: number;
-			while ((nl = this.stderrLine.indexOf("\n")) >= 0) {
+			for (let nl = this.stderrLine.indexOf("\n"); nl >= 0; nl = this.stderrLine.indexOf("\n")) {
 				const line = this.stderrLine.slice(0, nl).replace(/\r$/, "");
 				this.stderrLine = this.stderrLine.slice(nl + 1);
 				this.spec.onStderrLine?.(line);
@@ -226,7 +224,10 @@ export class McpClient {
 		return { tools: res.tools ?? [] };
 	}
 
-	async callTool(params: { name: string; arguments: Record<string, unknown> }, o: RequestOptions = {}): Promise<CallToolResult> {
+	async callTool(
+		params: { name: string; arguments: Record<string, unknown> },
+		o: RequestOptions = {},
+	): Promise<CallToolResult> {
 		return (await this.request("tools/call", params, o)) as CallToolResult;
 	}
 
@@ -246,7 +247,11 @@ export class McpClient {
 				if (!this.pending.delete(id)) return;
 				if (token) this.progress.delete(token);
 				void this.transport
-					.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: String(o.signal?.reason ?? "aborted") } } as JSONRPCMessage)
+					.send({
+						jsonrpc: "2.0",
+						method: "notifications/cancelled",
+						params: { requestId: id, reason: String(o.signal?.reason ?? "aborted") },
+					} as JSONRPCMessage)
 					.catch(() => {});
 				reject(o.signal?.reason ?? new Error("aborted"));
 			};
@@ -276,11 +281,18 @@ export class McpClient {
 	}
 
 	private dispatch(m: JSONRPCMessage): void {
-		const msg = m as { id?: number | string; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string } };
+		const msg = m as {
+			id?: number | string;
+			method?: string;
+			params?: Record<string, unknown>;
+			result?: unknown;
+			error?: { code: number; message: string };
+		};
 		if (msg.method !== undefined) {
 			if (msg.method === "notifications/progress" && msg.params) {
 				const p = msg.params as { progressToken?: unknown; progress: number; message?: string };
-				if (typeof p.progressToken === "string") this.progress.get(p.progressToken)?.({ progress: p.progress, message: p.message });
+				if (typeof p.progressToken === "string")
+					this.progress.get(p.progressToken)?.({ progress: p.progress, message: p.message });
 			} else if (msg.id !== undefined) {
 				// A request from serve: this client offers none (ping aside).
 				const reply =

@@ -64,7 +64,8 @@ export function registerOverrides(pi: ExtensionAPI, sandbox: Sandbox, cwd: strin
 		const name = def.name;
 		const execute: AnyDefinition["execute"] =
 			name === "bash"
-				? (id, params, signal, onUpdate) => runBash(sandbox, params as { command: string; timeout?: number }, signal, onUpdate, id)
+				? (id, params, signal, onUpdate) =>
+						runBash(sandbox, params as { command: string; timeout?: number }, signal, onUpdate, id)
 				: async (id, params, signal) => {
 						if (signal?.aborted) throw new Error("Operation aborted");
 						let res: CallToolResult;

@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fauxProvider } from "@earendil-works/pi-ai";
 import {
 	createAgentSessionFromServices,
 	createAgentSessionServices,
@@ -12,7 +13,6 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@earendil-works/pi-coding-agent";
-import { fauxProvider } from "@earendil-works/pi-ai";
 
 const config = JSON.parse(process.argv[2]);
 const ws = config.ws;
@@ -21,7 +21,11 @@ const iterations = config.iterations ?? 100;
 async function session(extension) {
 	const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-bench-"));
 	const faux = fauxProvider({ provider: "faux", models: [{ id: "scripted", reasoning: false }] });
-	const modelRuntime = await ModelRuntime.create({ modelsPath: null, refreshOnCreate: false, authPath: path.join(agentDir, "auth.json") });
+	const modelRuntime = await ModelRuntime.create({
+		modelsPath: null,
+		refreshOnCreate: false,
+		authPath: path.join(agentDir, "auth.json"),
+	});
 	modelRuntime.registerNativeProvider(faux.provider);
 	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
 	const services = await createAgentSessionServices({
@@ -30,7 +34,11 @@ async function session(extension) {
 		settingsManager,
 		modelRuntime,
 		resourceLoaderOptions: {
-			noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true,
+			noExtensions: true,
+			noSkills: true,
+			noPromptTemplates: true,
+			noThemes: true,
+			noContextFiles: true,
 			additionalExtensionPaths: extension ? [config.extension] : [],
 		},
 	});
@@ -95,7 +103,11 @@ for (const name of Object.keys(cases)) {
 		local.push(await once(builtin, name, i));
 		sandboxed.push(await once(ext, name, i));
 	}
-	rows[name] = { builtin_ms: median(local), extension_ms: median(sandboxed), ratio: median(sandboxed) / median(local) };
+	rows[name] = {
+		builtin_ms: median(local),
+		extension_ms: median(sandboxed),
+		ratio: median(sandboxed) / median(local),
+	};
 }
 const ratios = Object.values(rows).map((r) => r.ratio);
 const geomean = Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length);

@@ -31,7 +31,12 @@ interface Case {
 
 const cases: Case[] = [
 	{ name: "a source checkout runs pi-sbx-backend from PATH", manifest: false, want: "pi-sbx-backend" },
-	{ name: "a source checkout runs PI_SBX_BACKEND as it is", manifest: false, override: script("dev"), want: "override" },
+	{
+		name: "a source checkout runs PI_SBX_BACKEND as it is",
+		manifest: false,
+		override: script("dev"),
+		want: "override",
+	},
 	{ name: "the platform package", manifest: true, pkgBin: RELEASED, pathBin: RELEASED, want: "pkg" },
 	{
 		name: "a corrupted platform package is refused, never passed over for PATH",
@@ -41,12 +46,45 @@ const cases: Case[] = [
 		want: /^refusing the binary of @pi-sbx\/backend-linux-x64 \(.*\): it is not the pi-sbx-backend 1\.2\.3 this package was released with \(its SHA-256 is [0-9a-f]{64}, the package's manifest says [0-9a-f]{64}\); reinstall the package \(pi install npm:pi-sbx\)$/,
 	},
 	{ name: "PATH when the platform package is not installed", manifest: true, pathBin: RELEASED, want: "path" },
-	{ name: "another build on PATH is refused", manifest: true, pathBin: script("1.2.3 "), want: /^refusing .*pi-sbx-backend: it is not the pi-sbx-backend 1\.2\.3/ },
-	{ name: "PI_SBX_BACKEND of the package's version comes first", manifest: true, pkgBin: RELEASED, override: script(VERSION), want: "override" },
-	{ name: "PI_SBX_BACKEND of another version is refused", manifest: true, pkgBin: RELEASED, override: script("1.2.2"), want: /^refusing PI_SBX_BACKEND \(.*\): it is version 1\.2\.2, this package is 1\.2\.3/ },
-	{ name: "a platform without a package: PATH, by version", manifest: true, platform: "freebsd-x64", pathBin: script(VERSION), want: "path" },
-	{ name: "a platform without a package: another version on PATH is refused", manifest: true, platform: "freebsd-x64", pathBin: script("2.0.0"), want: /it is version 2\.0\.0, this package is 1\.2\.3/ },
-	{ name: "none at all", manifest: true, want: /^pi-sbx-backend not found: its package @pi-sbx\/backend-linux-x64 is not installed, and pi-sbx-backend is in none of PATH/ },
+	{
+		name: "another build on PATH is refused",
+		manifest: true,
+		pathBin: script("1.2.3 "),
+		want: /^refusing .*pi-sbx-backend: it is not the pi-sbx-backend 1\.2\.3/,
+	},
+	{
+		name: "PI_SBX_BACKEND of the package's version comes first",
+		manifest: true,
+		pkgBin: RELEASED,
+		override: script(VERSION),
+		want: "override",
+	},
+	{
+		name: "PI_SBX_BACKEND of another version is refused",
+		manifest: true,
+		pkgBin: RELEASED,
+		override: script("1.2.2"),
+		want: /^refusing PI_SBX_BACKEND \(.*\): it is version 1\.2\.2, this package is 1\.2\.3/,
+	},
+	{
+		name: "a platform without a package: PATH, by version",
+		manifest: true,
+		platform: "freebsd-x64",
+		pathBin: script(VERSION),
+		want: "path",
+	},
+	{
+		name: "a platform without a package: another version on PATH is refused",
+		manifest: true,
+		platform: "freebsd-x64",
+		pathBin: script("2.0.0"),
+		want: /it is version 2\.0\.0, this package is 1\.2\.3/,
+	},
+	{
+		name: "none at all",
+		manifest: true,
+		want: /^pi-sbx-backend not found: its package @pi-sbx\/backend-linux-x64 is not installed, and pi-sbx-backend is in none of PATH/,
+	},
 ];
 
 for (const c of cases) {
@@ -62,10 +100,18 @@ for (const c of cases) {
 			const packageDir = path.join(dir, "pi-sbx");
 			fs.mkdirSync(packageDir);
 			if (c.manifest) {
-				const m: Manifest = { package: "pi-sbx", version: VERSION, commit: "c0ffee", binaries: { "linux-x64": { package: PKG, bin: "bin/pi-sbx-backend", sha256: sha(RELEASED) } } };
+				const m: Manifest = {
+					package: "pi-sbx",
+					version: VERSION,
+					commit: "c0ffee",
+					binaries: { "linux-x64": { package: PKG, bin: "bin/pi-sbx-backend", sha256: sha(RELEASED) } },
+				};
 				put("pi-sbx/backend.json", JSON.stringify(m));
 			}
-			const pkgBin = c.pkgBin === undefined ? undefined : put("node_modules/@pi-sbx/backend-linux-x64/bin/pi-sbx-backend", c.pkgBin);
+			const pkgBin =
+				c.pkgBin === undefined
+					? undefined
+					: put("node_modules/@pi-sbx/backend-linux-x64/bin/pi-sbx-backend", c.pkgBin);
 			if (pkgBin) put("node_modules/@pi-sbx/backend-linux-x64/package.json", "{}");
 			const pathBin = c.pathBin === undefined ? undefined : put("path/pi-sbx-backend", c.pathBin);
 			const override = c.override === undefined ? undefined : put("override/pi-sbx-backend", c.override);

@@ -34,18 +34,24 @@ function same(got, want, what) {
 const ALL_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /** A pi runtime (what `pi` itself builds) with or without the extension, on the faux model. */
-const startPi = ({ extension, tools }) => startPiIn({ cwd: ws, extensionPath: extension ? config.extension : "", tools });
+const startPi = ({ extension, tools }) =>
+	startPiIn({ cwd: ws, extensionPath: extension ? config.extension : "", tools });
 
 /** Runs one prompt through a scripted list of assistant turns; returns what happened. */
 async function converse(pi, steps, prompt = "go") {
 	const contexts = [];
 	const events = { updates: {}, ends: {} };
-	pi.faux.setResponses(steps.map((step) => (context) => {
-		contexts.push(structuredClone(context.messages));
-		return typeof step === "function" ? step(context) : step;
-	}));
+	pi.faux.setResponses(
+		steps.map((step) => (context) => {
+			contexts.push(structuredClone(context.messages));
+			return typeof step === "function" ? step(context) : step;
+		}),
+	);
 	const unsub = pi.session.subscribe((e) => {
-		if (e.type === "tool_execution_update") (events.updates[e.toolCallId] ??= []).push(e.partialResult);
+		if (e.type === "tool_execution_update") {
+			events.updates[e.toolCallId] ??= [];
+			events.updates[e.toolCallId].push(e.partialResult);
+		}
 		if (e.type === "tool_execution_end") events.ends[e.toolCallId] = { result: e.result, isError: e.isError };
 	});
 	try {
@@ -57,7 +63,11 @@ async function converse(pi, steps, prompt = "go") {
 	return { contexts, events };
 }
 
-const calls = (...list) => fauxAssistantMessage(list.map(([name, args, id]) => fauxToolCall(name, args, { id })), { stopReason: "toolUse" });
+const calls = (...list) =>
+	fauxAssistantMessage(
+		list.map(([name, args, id]) => fauxToolCall(name, args, { id })),
+		{ stopReason: "toolUse" },
+	);
 
 // The conversation: every tool, offsets and limits, an image, a multi-edit, >50 KB of
 // bash output, a failing command, a thrown error, several calls in parallel.
@@ -75,7 +85,17 @@ const conversation = [
 	),
 	calls(
 		["write", { path: "out/new.txt", content: "written\n" }, "w1"],
-		["edit", { path: "edit-me.txt", edits: [{ oldText: "alpha", newText: "ALPHA" }, { oldText: "gamma", newText: "GAMMA" }] }, "e1"],
+		[
+			"edit",
+			{
+				path: "edit-me.txt",
+				edits: [
+					{ oldText: "alpha", newText: "ALPHA" },
+					{ oldText: "gamma", newText: "GAMMA" },
+				],
+			},
+			"e1",
+		],
 		["read", { path: "missing.txt" }, "r4"],
 		["edit", { path: "edit-me.txt", edits: [{ oldText: "nowhere", newText: "x" }] }, "e2"],
 	),
@@ -98,10 +118,9 @@ function resetWorkspace() {
 /** The messages as the model saw them, minus what differs by nature between two runs. */
 function normalize(messages) {
 	return JSON.parse(
-		JSON.stringify(messages, (k, v) => (["timestamp", "usage", "durationMs", "api", "responseId", "wall_time_seconds"].includes(k) ? undefined : v)).replace(
-			/\/tmp\/pi-bash-[0-9a-f]+\.log/g,
-			"/tmp/pi-bash-XXXX.log",
-		),
+		JSON.stringify(messages, (k, v) =>
+			["timestamp", "usage", "durationMs", "api", "responseId", "wall_time_seconds"].includes(k) ? undefined : v,
+		).replace(/\/tmp\/pi-bash-[0-9a-f]+\.log/g, "/tmp/pi-bash-XXXX.log"),
 	);
 }
 
@@ -237,7 +256,12 @@ check("bash streams at least two updates for a slow command", () => {
 	const chunks = [];
 	// What pi's interactive and RPC modes do with `!cmd`: ask the user_bash handlers, then run.
 	const command = "test -t 1 && echo on-a-tty; hostname; exit 4";
-	const handled = await ext.session.extensionRunner.emitUserBash({ type: "user_bash", command, excludeFromContext: false, cwd: ws });
+	const handled = await ext.session.extensionRunner.emitUserBash({
+		type: "user_bash",
+		command,
+		excludeFromContext: false,
+		cwd: ws,
+	});
 	assert.ok(handled?.operations, "the extension takes ! commands");
 	const res = await ext.session.executeBash(command, (c) => chunks.push(c), { operations: handled.operations });
 	check("!hostname runs in the sandbox on a pty", () => {
@@ -297,7 +321,10 @@ check("bash streams at least two updates for a slow command", () => {
 	});
 	check("serve killed: the call in flight fails with a clear error, the next one restarts it", () => {
 		assert.equal(died.events.ends.k1.isError, true);
-		assert.match(died.events.ends.k1.result.content[0].text, /^pi-sbx-backend serve exited unexpectedly \(SIGKILL\).*the next call starts it again$/s);
+		assert.match(
+			died.events.ends.k1.result.content[0].text,
+			/^pi-sbx-backend serve exited unexpectedly \(SIGKILL\).*the next call starts it again$/s,
+		);
 		assert.match(died.events.ends.k2.result.content[0].text, /^back in pi-sbx-\d+-[a-z0-9]+\n$/);
 		assert.notDeepEqual(servePids(), pids);
 	});
@@ -327,12 +354,17 @@ check("bash streams at least two updates for a slow command", () => {
 {
 	process.env.PI_SBX_BACKEND = "/nonexistent/pi-sbx-backend";
 	const broken = await startPi({ extension: true, tools: ALL_TOOLS });
-	const r = await converse(broken, [calls(["bash", { command: "touch ran-on-the-host" }, "x1"], ["read", { path: "README.md" }, "x2"]), fauxAssistantMessage("ok")]);
+	const r = await converse(broken, [
+		calls(["bash", { command: "touch ran-on-the-host" }, "x1"], ["read", { path: "README.md" }, "x2"]),
+		fauxAssistantMessage("ok"),
+	]);
 	check("a missing binary fails every call with one message, never locally", () => {
 		for (const id of ["x1", "x2"]) {
 			assert.equal(r.events.ends[id].isError, true);
-			assert.equal(r.events.ends[id].result.content[0].text,
-				"pi-sbx-backend not found (/nonexistent/pi-sbx-backend): install it and put it on PATH, or set PI_SBX_BACKEND to its path");
+			assert.equal(
+				r.events.ends[id].result.content[0].text,
+				"pi-sbx-backend not found (/nonexistent/pi-sbx-backend): install it and put it on PATH, or set PI_SBX_BACKEND to its path",
+			);
 		}
 		assert.equal(fs.existsSync(path.join(ws, "ran-on-the-host")), false);
 	});
@@ -365,7 +397,9 @@ check("bash streams at least two updates for a slow command", () => {
 		assert.ok(all, "registered");
 		assert.equal(all.description, "Demo deploy tool: echoes its service name.");
 		assert.deepEqual(JSON.parse(JSON.stringify(all.parameters)), {
-			type: "object", properties: { service: { type: "string", description: "service name" } }, required: ["service"],
+			type: "object",
+			properties: { service: { type: "string", description: "service name" } },
+			required: ["service"],
 		});
 		assert.ok(deploy.session.getActiveToolNames().includes("docker_demo"), "active");
 		assert.equal(r.events.ends.q1.result.content[0].text, "deployed web");
@@ -384,13 +418,19 @@ check("bash streams at least two updates for a slow command", () => {
 	process.env.PI_SBX_BACKEND = config.backend;
 	check("a serve too old for the package: every call fails with one message", () => {
 		assert.equal(r.events.ends.o1.isError, true);
-		assert.match(r.events.ends.o1.result.content[0].text, /fake-serve\.mjs is too old for this package \(it has no pi_sbx_status\): install a newer pi-sbx-backend$/);
+		assert.match(
+			r.events.ends.o1.result.content[0].text,
+			/fake-serve\.mjs is too old for this package \(it has no pi_sbx_status\): install a newer pi-sbx-backend$/,
+		);
 	});
 	await old.runtime.dispose();
 
 	process.env.PI_SBX_BIN = "/bin/false"; // every sbx command fails
 	const nobox = await startPi({ extension: true });
-	const f = await converse(nobox, [calls(["bash", { command: "touch ran-on-the-host" }, "n1"]), fauxAssistantMessage("ok")]);
+	const f = await converse(nobox, [
+		calls(["bash", { command: "touch ran-on-the-host" }, "n1"]),
+		fauxAssistantMessage("ok"),
+	]);
 	process.env.PI_SBX_BIN = config.sim;
 	check("sandbox creation failing: calls fail with serve's sandbox error, nothing runs here", () => {
 		assert.equal(f.events.ends.n1.isError, true);
@@ -452,7 +492,10 @@ check("bash streams at least two updates for a slow command", () => {
 	delete process.env.PI_SBX_MODE;
 	check("deploy-target mode: the docker_* tools, and pi's own seven", () => {
 		const tools = target.session.getAllTools();
-		assert.deepEqual(tools.filter((t) => t.name.startsWith("docker_")).map((t) => t.name), report.dockerTools);
+		assert.deepEqual(
+			tools.filter((t) => t.name.startsWith("docker_")).map((t) => t.name),
+			report.dockerTools,
+		);
 		for (const t of tools.filter((t) => ["read", "bash", "edit", "write", "grep", "find", "ls"].includes(t.name))) {
 			assert.equal(t.sourceInfo.source, "builtin", t.name);
 		}

@@ -51,7 +51,13 @@ test("each named file is copied or annotated", async () => {
 		writes: string[];
 		path: string; // the message's fullOutputPath afterwards
 	}[] = [
-		{ name: "copied", message: bash("/tmp/pi-bash-1.log"), files: { "/tmp/pi-bash-1.log": "1\n2\n" }, writes: ["/tmp/pi-bash-1.log=1\n2\n"], path: "/tmp/pi-bash-1.log" },
+		{
+			name: "copied",
+			message: bash("/tmp/pi-bash-1.log"),
+			files: { "/tmp/pi-bash-1.log": "1\n2\n" },
+			writes: ["/tmp/pi-bash-1.log=1\n2\n"],
+			path: "/tmp/pi-bash-1.log",
+		},
 		{
 			name: "gone from the host (an old session)",
 			message: bash("/tmp/pi-bash-2.log"),
@@ -74,10 +80,34 @@ test("each named file is copied or annotated", async () => {
 			writes: [],
 			path: "/tmp/pi-bash-4.log (not copied into the sandbox: ENOSPC: no space left on device)",
 		},
-		{ name: "inside the mounted workspace", message: bash("/home/u/repo/tmp/pi-bash-5.log"), files: { "/home/u/repo/tmp/pi-bash-5.log": "x" }, writes: [], path: "/home/u/repo/tmp/pi-bash-5.log" },
-		{ name: "beside the workspace, not in it", message: bash("/home/u/repo2/pi-bash-6.log"), files: { "/home/u/repo2/pi-bash-6.log": "y" }, writes: ["/home/u/repo2/pi-bash-6.log=y"], path: "/home/u/repo2/pi-bash-6.log" },
-		{ name: "!! (not in the model's context)", message: bash("/tmp/pi-bash-7.log", { excludeFromContext: true }), files: {}, writes: [], path: "/tmp/pi-bash-7.log" },
-		{ name: "not truncated", message: bash("/tmp/pi-bash-8.log", { truncated: false }), files: {}, writes: [], path: "/tmp/pi-bash-8.log" },
+		{
+			name: "inside the mounted workspace",
+			message: bash("/home/u/repo/tmp/pi-bash-5.log"),
+			files: { "/home/u/repo/tmp/pi-bash-5.log": "x" },
+			writes: [],
+			path: "/home/u/repo/tmp/pi-bash-5.log",
+		},
+		{
+			name: "beside the workspace, not in it",
+			message: bash("/home/u/repo2/pi-bash-6.log"),
+			files: { "/home/u/repo2/pi-bash-6.log": "y" },
+			writes: ["/home/u/repo2/pi-bash-6.log=y"],
+			path: "/home/u/repo2/pi-bash-6.log",
+		},
+		{
+			name: "!! (not in the model's context)",
+			message: bash("/tmp/pi-bash-7.log", { excludeFromContext: true }),
+			files: {},
+			writes: [],
+			path: "/tmp/pi-bash-7.log",
+		},
+		{
+			name: "not truncated",
+			message: bash("/tmp/pi-bash-8.log", { truncated: false }),
+			files: {},
+			writes: [],
+			path: "/tmp/pi-bash-8.log",
+		},
 	];
 	for (const c of cases) {
 		const sb = new FakeSandbox();
@@ -108,7 +138,9 @@ test("a bash tool result's file from an earlier sandbox is named as gone", async
 		role: "toolResult",
 		toolName: "bash",
 		details: { fullOutputPath: path },
-		content: [{ type: "text", text: `b299999\nb300000\n\n[Showing lines 298001-300000 of 300000. Full output: ${path}]` }],
+		content: [
+			{ type: "text", text: `b299999\nb300000\n\n[Showing lines 298001-300000 of 300000. Full output: ${path}]` },
+		],
 	});
 	const sb = new FakeSandbox();
 	sb.vmFiles.add("/tmp/pi-bash-here.log");
@@ -116,7 +148,11 @@ test("a bash tool result's file from an earlier sandbox is named as gone", async
 	const earlier = tool("/tmp/pi-bash-earlier.log");
 	const outputs = new FullOutputs(sb, host({}));
 	assert.equal(await outputs.sync([here, earlier]), true);
-	assert.equal(here.content[0]!.text.endsWith("Full output: /tmp/pi-bash-here.log]"), true, "this sandbox's: as it was");
+	assert.equal(
+		here.content[0]!.text.endsWith("Full output: /tmp/pi-bash-here.log]"),
+		true,
+		"this sandbox's: as it was",
+	);
 	assert.equal(
 		earlier.content[0]!.text.endsWith(`Full output: /tmp/pi-bash-earlier.log (${EARLIER_SANDBOX})]`),
 		true,

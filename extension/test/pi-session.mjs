@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fauxProvider } from "@earendil-works/pi-ai";
 import {
 	createAgentSessionFromServices,
 	createAgentSessionRuntime,
@@ -12,7 +13,6 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@earendil-works/pi-coding-agent";
-import { fauxProvider } from "@earendil-works/pi-ai";
 
 /**
  * Starts pi in cwd with the extension at extensionPath (none when it is empty) and the
@@ -22,7 +22,11 @@ import { fauxProvider } from "@earendil-works/pi-ai";
 export async function startPi({ cwd, extensionPath, tools }) {
 	const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-agent-"));
 	const faux = fauxProvider({ provider: "faux", models: [{ id: "scripted", reasoning: false }] });
-	const modelRuntime = await ModelRuntime.create({ modelsPath: null, refreshOnCreate: false, authPath: path.join(agentDir, "auth.json") });
+	const modelRuntime = await ModelRuntime.create({
+		modelsPath: null,
+		refreshOnCreate: false,
+		authPath: path.join(agentDir, "auth.json"),
+	});
 	modelRuntime.registerNativeProvider(faux.provider);
 	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
 	const errors = [];
@@ -51,12 +55,24 @@ export async function startPi({ cwd, extensionPath, tools }) {
 		});
 		return { ...created, services, diagnostics: services.diagnostics };
 	};
-	const runtime = await createAgentSessionRuntime(createRuntime, { cwd, agentDir, sessionManager: SessionManager.inMemory(cwd) });
+	const runtime = await createAgentSessionRuntime(createRuntime, {
+		cwd,
+		agentDir,
+		sessionManager: SessionManager.inMemory(cwd),
+	});
 	const bind = async () => {
 		await runtime.session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`) });
 		const loaded = runtime.session.resourceLoader?.getExtensions?.();
 		if (loaded?.errors?.length) errors.push(...loaded.errors.map((e) => JSON.stringify(e)));
 	};
 	await bind();
-	return { runtime, faux, errors, bind, get session() { return runtime.session; } };
+	return {
+		runtime,
+		faux,
+		errors,
+		bind,
+		get session() {
+			return runtime.session;
+		},
+	};
 }

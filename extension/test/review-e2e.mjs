@@ -10,18 +10,31 @@ import { startPi } from "./pi-session.mjs";
 const config = JSON.parse(process.argv[2]);
 const ws = config.ws;
 
-const { runtime, faux, errors } = await startPi({ cwd: ws, extensionPath: config.extension, tools: ["read", "bash", "edit", "write"] });
+const { runtime, faux, errors } = await startPi({
+	cwd: ws,
+	extensionPath: config.extension,
+	tools: ["read", "bash", "edit", "write"],
+});
 if (errors.length) throw new Error(`extension errors: ${errors.join("; ")}`);
 
-const calls = (...list) => fauxAssistantMessage(list.map(([name, args, id]) => fauxToolCall(name, args, { id })), { stopReason: "toolUse" });
+const calls = (...list) =>
+	fauxAssistantMessage(
+		list.map(([name, args, id]) => fauxToolCall(name, args, { id })),
+		{ stopReason: "toolUse" },
+	);
 const results = [];
 const unsub = runtime.session.subscribe((e) => {
-	if (e.type === "tool_execution_end") results.push({ id: e.toolCallId, isError: e.isError, text: e.result?.content?.map((c) => c.text).join("") });
+	if (e.type === "tool_execution_end")
+		results.push({ id: e.toolCallId, isError: e.isError, text: e.result?.content?.map((c) => c.text).join("") });
 });
 faux.setResponses([
 	calls(
 		["edit", { path: "README.md", edits: [{ oldText: "hello world", newText: "hello sandbox" }] }, "e1"],
-		["write", { path: "src/new.go", content: "package main\n\n// New came from the sandbox.\nfunc New() {}\n" }, "w1"],
+		[
+			"write",
+			{ path: "src/new.go", content: "package main\n\n// New came from the sandbox.\nfunc New() {}\n" },
+			"w1",
+		],
 		["write", { path: "notes/todo.txt", content: "TODO: one\nTODO: two\ndone: three\nTODO: land this\n" }, "w2"],
 	),
 	calls([
@@ -37,7 +50,8 @@ faux.setResponses([
 ]);
 await runtime.session.prompt("go");
 unsub();
-if (faux.getPendingResponseCount() !== 0) throw new Error(`the script stopped early: ${faux.getPendingResponseCount()} turns left`);
+if (faux.getPendingResponseCount() !== 0)
+	throw new Error(`the script stopped early: ${faux.getPendingResponseCount()} turns left`);
 const failed = results.filter((r) => r.isError);
 if (failed.length) throw new Error(`tool calls failed: ${JSON.stringify(failed)}`);
 

@@ -3,7 +3,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { landPlan, Pager, parseSandboxArgs, planLine, type ReviewFile, type ReviewResult, sandboxCompletions } from "../src/review.ts";
+import {
+	landPlan,
+	Pager,
+	parseSandboxArgs,
+	planLine,
+	type ReviewFile,
+	type ReviewResult,
+	sandboxCompletions,
+} from "../src/review.ts";
 
 test("parseSandboxArgs", () => {
 	const cases: { args: string; want: ReturnType<typeof parseSandboxArgs> }[] = [
@@ -22,12 +30,20 @@ test("parseSandboxArgs", () => {
 });
 
 const file = (path: string, risks: string[] = [], old_path?: string): ReviewFile => ({
-	path, old_path, status: old_path ? "R" : "M", binary: false, added: 1, removed: 0, risks,
+	path,
+	old_path,
+	status: old_path ? "R" : "M",
+	binary: false,
+	added: 1,
+	removed: 0,
+	risks,
 });
 
 test("landPlan: --all holds the flagged files unless named; directories take what is beneath", () => {
 	const r: ReviewResult = {
-		sandbox: "h19l-x", summary: "review: 4 files changed", head: "0123456789ab",
+		sandbox: "h19l-x",
+		summary: "review: 4 files changed",
+		head: "0123456789ab",
 		files: [file("Makefile", ["make runs it"]), file("src/a.go"), file("src/b/c.go"), file("new.txt", [], "old.txt")],
 	};
 	const names = (fs: ReviewFile[]) => fs.map((f) => f.path);
@@ -44,11 +60,19 @@ test("landPlan: --all holds the flagged files unless named; directories take wha
 });
 
 test("Pager scrolls, cuts lines to the width, shows control characters, and closes", () => {
-	const text = Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join("\n") + "\nbell\x07\ttab\n";
+	const text = `${Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join("\n")}\nbell\x07\ttab\n`;
 	let rows = 11;
 	let redraws = 0;
 	let closed = false;
-	const p = new Pager(text, "review", () => rows, () => redraws++, () => (closed = true));
+	const p = new Pager(
+		text,
+		"review",
+		() => rows,
+		() => redraws++,
+		() => {
+			closed = true;
+		},
+	);
 	let out = p.render(40);
 	assert.equal(out.length, 11);
 	assert.match(out[0]!, /^review — lines 1-10 of 51/);
@@ -75,8 +99,14 @@ test("Pager scrolls, cuts lines to the width, shows control characters, and clos
 });
 
 test("sandboxCompletions", () => {
-	assert.deepEqual(sandboxCompletions("")?.map((c) => c.value), ["review", "land"]);
-	assert.deepEqual(sandboxCompletions("la")?.map((c) => c.value), ["land"]);
+	assert.deepEqual(
+		sandboxCompletions("")?.map((c) => c.value),
+		["review", "land"],
+	);
+	assert.deepEqual(
+		sandboxCompletions("la")?.map((c) => c.value),
+		["land"],
+	);
 	assert.equal(sandboxCompletions("land src"), null);
 	assert.equal(sandboxCompletions("x"), null);
 });

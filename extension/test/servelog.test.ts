@@ -7,7 +7,10 @@ import { serveLogText } from "../src/servelog.ts";
 test("serveLogText", () => {
 	const cases: { line: string; want: string }[] = [
 		{ line: "Creating sandbox 'pi-sbx-1-a'…", want: "Creating sandbox 'pi-sbx-1-a'…" },
-		{ line: 'time=2026-12-02T02:21:46.953Z level=INFO msg="agent started" sandbox=pi-sbx-1-a', want: "agent started" },
+		{
+			line: 'time=2026-12-02T02:21:46.953Z level=INFO msg="agent started" sandbox=pi-sbx-1-a',
+			want: "agent started",
+		},
 		{ line: "time=2026-12-02T02:21:46.953Z level=INFO msg=serving sandbox=pi-sbx-1-a", want: "serving" },
 		// The reason, not "tool call failed"; escaped quotes and newlines undone.
 		{
