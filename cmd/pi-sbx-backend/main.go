@@ -54,6 +54,8 @@ func commands() []command {
 		gcCommand(),
 		logCommand(),
 		doctorCommand(),
+		networkCommand("allow"),
+		networkCommand("deny"),
 		versionCommand(),
 		watchdogLockCommand(),
 	}, append(reviewCommands(openKeptWork), localCommands()...)...)

@@ -49,6 +49,10 @@ type Session struct {
 	// Started, when set, runs once the sandbox exists, before anyone uses it: created
 	// says this session made it. Review mode brings the host's start state in here.
 	Started func(ctx context.Context, name string, created bool) error
+	// Created, when set, runs right after this session created the sandbox, before
+	// Started: the network rules the session and its project ask for. Its error fails
+	// the session's start (the sandbox, this session's, is torn down as usual).
+	Created func(ctx context.Context, name string) error
 	// Keep, when set, runs before teardown removes the sandbox (review mode): it saves
 	// the sandbox's work on the host and reports an error when the sandbox must not be
 	// removed (unlanded work, or work that could not be saved); the sandbox is then
@@ -263,6 +267,11 @@ func (s *Session) ensure(ctx context.Context) error {
 	start := time.Now()
 	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Clone: s.Clone, Resources: s.Resources, Progress: s.Progress}); err != nil {
 		return fmt.Errorf("creating sandbox %s: %w", s.Name, err)
+	}
+	if s.Created != nil {
+		if err := s.Created(ctx, s.Name); err != nil {
+			return fmt.Errorf("sandbox %s: %w", s.Name, err)
+		}
 	}
 	if err := s.started(ctx, true); err != nil {
 		return err

@@ -7,11 +7,14 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
@@ -89,6 +92,19 @@ func Open(o Options) (*Session, error) {
 	if owners, err := sbx.OwnersFromEnv(environ); err == nil {
 		session.Owners = owners // GC collects only what an owner record proves abandoned
 	}
+	// The network stance (PI_SBX_NETWORK) and the project's remembered rules hold from
+	// the sandbox's creation.
+	stance := envValue(environ, "PI_SBX_NETWORK")
+	switch stance {
+	case "", netpolicy.StanceLocked, netpolicy.StanceBalanced, netpolicy.StanceOpen:
+	default:
+		return nil, fmt.Errorf("PI_SBX_NETWORK=%q: want locked, balanced or open", stance)
+	}
+	stateDir, _ := netpolicy.StateDirFromEnv(environ)
+	rules := &netpolicy.Rules{Sbx: client, StateDir: stateDir}
+	session.Created = func(ctx context.Context, name string) error {
+		return rules.AtCreate(ctx, name, ws, stance)
+	}
 	s := &Session{Client: client, Session: session, Workspace: ws, Cwd: dir,
 		VMEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), Reuse: reuse, Environ: environ}
 	if keeper != nil {
@@ -134,4 +150,15 @@ func (s *Session) Lost() bool {
 		return false
 	}
 	return s.Session.Lost()
+}
+
+// envValue is the last value of key in environ ("" when unset).
+func envValue(environ []string, key string) string {
+	v := ""
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }

@@ -22,6 +22,7 @@ func Methods(s *Session, agent mcpserver.Caller) []mcpserver.Route {
 		{Tool: tools.PtyExec(), Caller: agent, Unlisted: true},
 		{Tool: tools.PtyResize(), Caller: agent, Unlisted: true},
 		{Tool: tools.Status(), Caller: mcpserver.Typed((&statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(s.Environ)}).call), Unlisted: true},
+		{Tool: tools.Network(), Caller: mcpserver.Typed(s.network), Unlisted: true},
 	}
 }
 
@@ -35,6 +36,9 @@ type sandboxStatus struct {
 	Teardown      string `json:"teardown"`
 	Reuse         bool   `json:"reuse"` // the project's sandbox, kept between sessions
 	Shell         string `json:"shell"` // the command that opens a shell in it
+	// Network is sbx's network policy for the sandbox in a word: "balanced",
+	// "locked (3 allowed)", "open", "org", "none"; "" where sbx has no policy command.
+	Network string `json:"network,omitempty"`
 }
 
 // statusCaller makes sure the sandbox exists and its agent runs, then describes them: a
@@ -83,7 +87,13 @@ func (c *statusCaller) call(ctx context.Context, _ mcpserver.Call) (*mcp.CallToo
 	if c.session.Pinned && !c.session.Reuse {
 		st.Teardown += " (pinned by DOCKER_SANDBOX)"
 	}
+	if p, err := c.session.Client.PolicyLs(ctx, name); err == nil {
+		st.Network = p.Word()
+	}
 	text := fmt.Sprintf("sandbox %s (%s), workspace %s (%s), env %s, teardown %s", st.Sandbox, st.Status, st.Workspace, st.WorkspaceMode, st.EnvMode, st.Teardown)
+	if st.Network != "" {
+		text += ", net: " + st.Network
+	}
 	return mcpserver.ToMCP(result.Text(text, st))
 }
 

@@ -12,7 +12,32 @@ const (
 	PtyResizeName = "pi_sbx_pty_resize"
 	StatusName    = "pi_sbx_status"
 	ReviewName    = "pi_sbx_review"
+	NetworkName   = "pi_sbx_network"
 )
+
+// NetworkArgs are pi_sbx_network's arguments.
+type NetworkArgs struct {
+	Action string   `json:"action"` // allow | deny
+	Hosts  []string `json:"hosts"`
+	Scope  string   `json:"scope,omitempty"` // session (default) | project | global
+}
+
+// Network describes pi_sbx_network: allow or deny hosts in sbx's network policy for
+// this session's sandbox, this project's sandboxes, or every sandbox (pi's
+// /sandbox allow HOST).
+func Network() *Tool {
+	return &Tool{
+		Name: NetworkName,
+		Description: "Allow or deny hosts in the sandbox's network policy (sbx's proxy): scope session (this session's " +
+			"sandbox; sbx scopes an allow only under the deny-all preset), project (every sandbox this project's sessions " +
+			"create, remembered outside the workspace) or global (every sandbox). Not offered in tools/list.",
+		Schema: Object([]string{"action", "hosts"}, map[string]*jsonschema.Schema{
+			"action": {Type: "string", Enum: []any{"allow", "deny"}, Description: "allow or deny"},
+			"hosts":  {Type: "array", Items: String("example.com, *.example.com, an IP or CIDR, optionally :PORT"), Description: "The hosts"},
+			"scope":  {Type: "string", Enum: []any{"session", "project", "global"}, Description: "Where the rule holds (default session)"},
+		}),
+	}
+}
 
 // PtyExecArgs are pi_sbx_pty_exec's arguments.
 type PtyExecArgs struct {
