@@ -37,6 +37,8 @@ type createOpts struct {
 	autoStop   time.Duration
 	pull       string
 	cloneRoot  string // --clone: the primary's git root
+	resolve    []Resolve
+	policyGate bool
 }
 
 // pullSince is the first sbx version whose create and run take --pull (assumed: the
@@ -131,6 +133,11 @@ func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpt
 	if o.autoStop, err = autoStopFrom(c.env.LookupEnv); err != nil {
 		return o, err
 	}
+	v, _ := c.env.LookupEnv("SBXSIM_RESOLVE")
+	if o.resolve, err = parseResolve(v); err != nil {
+		return o, err
+	}
+	o.policyGate = c.atLeast(V055)
 	return o, nil
 }
 
@@ -160,6 +167,12 @@ func parseMemory(s string) (int64, error) {
 // createSandbox claims a name, records the sandbox and starts it; on failure nothing is
 // left behind.
 func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error) {
+	if err := c.presetGate(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.createDelay(ctx); err != nil {
+		return nil, err
+	}
 	sb, err := c.createLocked(ctx, o)
 	if err != nil {
 		return nil, err
@@ -169,6 +182,26 @@ func (c *cli) createSandbox(ctx context.Context, o createOpts) (*Sandbox, error)
 		fmt.Fprintf(c.env.Stderr, "WARN: %v\n", err)
 	}
 	return sb, nil
+}
+
+// createDelay waits SBXSIM_CREATE_DELAY (a slow template pull) before anything is
+// created.
+func (c *cli) createDelay(ctx context.Context) error {
+	v, ok := c.env.LookupEnv("SBXSIM_CREATE_DELAY")
+	if !ok || v == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("SBXSIM_CREATE_DELAY: %q is not a duration like 40s", v)
+	}
+	fmt.Fprintf(c.env.Stderr, "Pulling template (SBXSIM_CREATE_DELAY %s)...\n", d)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // createLocked does createSandbox's work under the new sandbox's lock.
@@ -185,7 +218,7 @@ func (c *cli) createLocked(ctx context.Context, o createOpts) (*Sandbox, error) 
 	defer l.Unlock()
 	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
 		Template: o.template, Docker: c.docker(), Hide: o.hide, Compose: o.compose, Created: time.Now().UTC(),
-		AutoStop: o.autoStop, Pull: o.pull, SSHAgent: c.sshAgentSocket()}
+		AutoStop: o.autoStop, Pull: o.pull, SSHAgent: c.sshAgentSocket(), Resolve: o.resolve, PolicyGate: o.policyGate}
 	if o.cloneRoot != "" {
 		if sb.Clone, err = c.m.newClone(name, o.cloneRoot); err != nil {
 			_ = c.m.Store.discard(name)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"golang.org/x/term"
 )
 
 // lsEntry is one sandbox in `ls --json`.
@@ -54,13 +52,22 @@ func (c *cli) ls(_ context.Context, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.env.Stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "SANDBOX\tAGENT\tSTATUS\tPORTS\tWORKSPACE")
+	withPorts := c.atLeast(V055) // ls text gained a PORTS column in 0.55
+	if withPorts {
+		fmt.Fprintln(tw, "SANDBOX\tAGENT\tSTATUS\tPORTS\tWORKSPACE")
+	} else {
+		fmt.Fprintln(tw, "SANDBOX\tAGENT\tSTATUS\tWORKSPACE")
+	}
 	for _, sb := range all {
 		var ports []string
 		for _, p := range publicPorts(sb) {
 			ports = append(ports, p.String())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sb.Name, sb.Agent, sb.Status(), lines(ports), lines(wsStrings(sb.Workspaces)))
+		if withPorts {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sb.Name, sb.Agent, sb.Status(), lines(ports), lines(wsStrings(sb.Workspaces)))
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sb.Name, sb.Agent, sb.Status(), lines(wsStrings(sb.Workspaces)))
+		}
 	}
 	return tw.Flush()
 }
@@ -133,13 +140,20 @@ func (c *cli) rm(ctx context.Context, args []string) error {
 	} else if err := argCount("rm", names, 1); err != nil {
 		return err
 	}
-	if !fs.has("force") && c.env.Stdin != nil && term.IsTerminal(int(c.env.Stdin.Fd())) {
+	switch {
+	case fs.has("force"):
+	case c.interactive():
 		fmt.Fprintf(c.env.Stderr, "Remove %d sandbox(es)? This action cannot be undone. [y/N] ", len(names))
 		var answer string
 		_, _ = fmt.Fscanln(c.env.Stdin, &answer)
 		if answer != "y" && answer != "Y" && answer != "yes" {
-			return errors.New("removal declined")
+			return errors.New("declined")
 		}
+	case c.noInput:
+		return fmt.Errorf("removing needs confirmation: run 'sbx rm --force %s'", strings.Join(names, " "))
+	case c.atLeast(V055):
+		// No terminal to ask on: sbx 0.55 refuses, as its secret rm does (DS).
+		return errors.New("stdin is not a terminal; use --force to remove without confirmation")
 	}
 	return c.forEachName(names, func(name string) error {
 		if !fs.has("force") {

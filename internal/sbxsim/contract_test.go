@@ -12,15 +12,22 @@ import (
 // TestSimAcceptsExactlyTheContract: for every verb of the contract table in package
 // sbx, at each version where a flag appears, sbxsim's flags are the table's — no more
 // (an undocumented flag is rejected as sbx rejects it), no fewer — and sbxsim has no
-// verb the table does not document.
+// verb the table does not document; each verb and global flag appears in the same
+// version on both sides.
 func TestSimAcceptsExactlyTheContract(t *testing.T) {
-	for _, version := range []string{sbx.MinVersion, "0.45.0", sbx.PullSince, "0.53.0"} {
+	for _, version := range []string{sbx.MinVersion, "0.45.0", sbx.PullSince, "0.53.0", V055} {
 		c := &cli{env: Env{LookupEnv: func(k string) (string, bool) {
 			if k == "SBXSIM_VERSION" {
 				return version, true
 			}
 			return "", false
 		}}}
+		for _, g := range []string{"no-input", "debug"} {
+			_, err := c.globalFlags([]string{"--" + g, "version"})
+			if got, want := err == nil, sbx.SupportsGlobal(version, g); got != want {
+				t.Errorf("v%s: sbxsim accepts --%s: %v, the contract: %v", version, g, got, want)
+			}
+		}
 		for _, v := range sbx.Verbs {
 			if !v.At(version) {
 				continue
@@ -40,14 +47,14 @@ func TestSimAcceptsExactlyTheContract(t *testing.T) {
 		}
 	}
 	for _, cmd := range commands() {
-		if _, ok := sbx.VerbNamed(cmd.name); !ok {
+		v, ok := sbx.VerbNamed(cmd.name)
+		if !ok {
 			t.Errorf("sbxsim's %s is not in the contract table", cmd.name)
+		} else if v.Since != cmd.since {
+			t.Errorf("%s: sbxsim has it since %q, the contract since %q", cmd.name, cmd.since, v.Since)
 		}
 	}
 	for _, v := range sbx.Verbs {
-		if !v.At(SbxVersion) {
-			continue // a verb of a newer sbx than the one simulated
-		}
 		found := false
 		for _, cmd := range commands() {
 			found = found || cmd.name == v.Name

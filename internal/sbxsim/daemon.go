@@ -43,6 +43,62 @@ func (st Store) daemonPID() int {
 	return n
 }
 
+// daemonLogf appends a line to the simulated daemon's log (`daemon logs`); a failure
+// to log is not the command's.
+func (st Store) daemonLogf(format string, args ...any) {
+	f, err := os.OpenFile(st.daemonLog(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
+}
+
+// daemonLogs is `daemon logs [--follow] [-n N]`: the last N lines (all by default),
+// then, with --follow, what is appended until the command is killed.
+func (c *cli) daemonLogs(ctx context.Context, fs flagSet) error {
+	n := -1
+	if fs.has("lines") {
+		v, err := strconv.Atoi(fs.last("lines"))
+		if err != nil || v < 0 {
+			return fmt.Errorf("invalid -n %q: want a number of lines", fs.last("lines"))
+		}
+		n = v
+	}
+	b, err := os.ReadFile(c.m.Store.daemonLog())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("reading the daemon's log: %w", err)
+	}
+	ls := strings.SplitAfter(string(b), "\n")
+	if len(ls) > 0 && ls[len(ls)-1] == "" {
+		ls = ls[:len(ls)-1]
+	}
+	if n >= 0 && len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	io.WriteString(c.env.Stdout, strings.Join(ls, ""))
+	if !fs.has("follow") {
+		return nil
+	}
+	off := int64(len(b))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+		f, err := os.Open(c.m.Store.daemonLog())
+		if err != nil {
+			continue
+		}
+		if _, err := f.Seek(off, io.SeekStart); err == nil {
+			m, _ := io.Copy(c.env.Stdout, f)
+			off += m
+		}
+		f.Close()
+	}
+}
+
 // startDaemon brings the simulated daemon up if it is down, printing real sbx's banner
 // on w (stdout: SBX#201 — before any JSON). Exactly one of several racing commands
 // prints it: the one whose remove of the marker succeeds.
@@ -55,6 +111,7 @@ func (st Store) startDaemon(w io.Writer) error {
 	}
 	pid := os.Getpid()
 	_ = os.WriteFile(st.daemonPIDFile(), []byte(strconv.Itoa(pid)+"\n"), 0o600)
+	st.daemonLogf("sandboxd started (PID %d)", pid)
 	fmt.Fprintf(w, "Starting sandboxd daemon...\nDaemon started (PID %d)\nLogs: %s\n", pid, st.daemonLog())
 	return nil
 }
@@ -87,6 +144,12 @@ func (c *cli) daemon(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(fs.args) == 1 && fs.args[0] == "logs" && c.atLeast(V055) {
+		return c.daemonLogs(ctx, fs)
+	}
+	if fs.has("follow") || fs.has("lines") {
+		return errors.New("--follow and -n belong to \"sbx daemon logs\"")
+	}
 	if len(fs.args) != 1 {
 		return errors.New(`"sbx daemon" requires a subcommand: start, stop, restart or status`)
 	}
@@ -107,6 +170,7 @@ func (c *cli) daemon(ctx context.Context, args []string) error {
 				return err
 			}
 			fmt.Fprintln(c.env.Stdout, "Daemon stopped")
+			st.daemonLogf("sandboxd stopped")
 		}
 		if fs.args[0] == "restart" {
 			return st.startDaemon(c.env.Stdout)

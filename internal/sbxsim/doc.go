@@ -63,8 +63,15 @@
 // (one kernel bug away from the host; no seccomp filter), its root user is the host's
 // root user (no user namespace), and the sandbox's dockerd has every capability — a `docker run --privileged` container, or
 // any container given CAP_SYS_ADMIN or the host's devices, is not confined by any of
-// the above. Other known differences from sbx: the veth reaches only the host (no
-// outbound network, but the host's own services on 10.213.x.1 are reachable); ports
+// the above. Network out (egress.go, policy.go): every TCP connection leaving the
+// sandbox (and its containers) is redirected to a host-side egress proxy whose socket
+// lives in the sandbox's namespace; it applies sbx's network policy (presets, rules,
+// org governance: `policy …`, sbx ≥ 0.55), logs each decision, answers a denied HTTP
+// request with a 403 and resets other denied TCP; UDP and ICMP out are rejected, so
+// names resolve only through SBXSIM_RESOLVE's test hosts. The host's own services on
+// 10.213.x.1 stay reachable directly; no other host address is dialled. SBXSIM_HANG
+// and SBXSIM_CREATE_DELAY make verbs hang or create slow. Other known differences from
+// sbx: ports
 // forward TCP only; exec --privileged keeps every capability (as docker exec's does: root can
 // mount in the sandbox's mount namespace), which makes the command as unconfined as the
 // sandbox's dockerd; --cpus, --memory,

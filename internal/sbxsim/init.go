@@ -41,7 +41,9 @@ type initConfig struct {
 	// SSHAgent is the host socket bound at sshAgentPath ("" = none).
 	SSHAgent string `json:"sshAgent,omitempty"`
 	Tmp      string `json:"tmp"`
-	Sudo     string `json:"sudo"`
+	// Hosts are extra /etc/hosts lines (SBXSIM_RESOLVE's test hosts).
+	Hosts []string `json:"hosts,omitempty"`
+	Sudo  string   `json:"sudo"`
 }
 
 // The init protocol: the parent reads lines from fd 3 ("mounted", then "ready", or

@@ -57,6 +57,10 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 				sb.Ports[i].Proxy = nil
 			}
 		}
+		if sb.Egress != nil {
+			_ = sb.Egress.Terminate(context.WithoutCancel(ctx), time.Second)
+			sb.Egress = nil
+		}
 		_ = in.cmd.Process.Kill()
 		_ = in.cmd.Wait()
 		if sb.Docker {
@@ -87,6 +91,9 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 		return err
 	}
 	sb.Init, sb.Net = proc, ns
+	if err := m.startEgress(ctx, sb); err != nil {
+		return err
+	}
 	if _, err := io.WriteString(in.control, "net\n"); err != nil {
 		return fmt.Errorf("starting %s: %w", sb.Name, err)
 	}
@@ -141,6 +148,9 @@ func (m *Manager) initConfigFor(sb *Sandbox) (cfg initConfig, userns []*os.File,
 	// The root is built on an empty directory of the sandbox's own: the tmpfs mounted
 	// there exists in the sandbox's mount namespace only.
 	cfg = initConfig{Name: sb.Name, Hide: sb.Hide, Root: filepath.Join(m.Store.dir(sb.Name), "root"), SSHAgent: sb.SSHAgent}
+	for _, r := range sb.Resolve {
+		cfg.Hosts = append(cfg.Hosts, r.Addr+"\t"+r.Name)
+	}
 	if err := os.MkdirAll(cfg.Root, 0o700); err != nil {
 		return cfg, nil, err
 	}
@@ -306,6 +316,10 @@ func (m *Manager) stop(ctx context.Context, sb *Sandbox) error {
 			errs = append(errs, p.Terminate(ctx, time.Second))
 			sb.Ports[i].Proxy = nil
 		}
+	}
+	if sb.Egress != nil {
+		errs = append(errs, sb.Egress.Terminate(ctx, time.Second))
+		sb.Egress = nil
 	}
 	if sb.Init != nil {
 		errs = append(errs, sb.Init.Terminate(ctx, 5*time.Second)) // init needs ≤ 3 s for dockerd

@@ -87,7 +87,7 @@ func configureNet(ctx context.Context, ns *NetSlot, pid int) error {
 	if _, err := runTool(ctx, strings.NewReader(inside), "nsenter", "--target", t, "--net", "ip", "-batch", "-"); err != nil {
 		return err
 	}
-	if _, err := runTool(ctx, strings.NewReader(inboundRules), "nsenter", "--target", t, "--net", "iptables-restore", "--noflush"); err != nil {
+	if _, err := runTool(ctx, strings.NewReader(inboundRules+egressRules(ns.HostIP)), "nsenter", "--target", t, "--net", "iptables-restore", "--noflush"); err != nil {
 		return err
 	}
 	return nil

@@ -73,7 +73,7 @@ func buildRoot(dir string, cfg initConfig) error {
 			return err
 		}
 	}
-	if err := buildEtc(in("etc"), cfg.Name); err != nil {
+	if err := buildEtc(in("etc"), cfg.Name, cfg.Hosts); err != nil {
 		return err
 	}
 	if err := addAgentUser(in("etc")); err != nil {
@@ -197,7 +197,7 @@ func bindPath(src, target string, ro bool) error {
 // buildEtc fills the private /etc: copies (not binds: what the sandbox changes stays
 // there) of etcEntries that the host has, the sandbox's own hostname and hosts, and
 // mtab as the kernel's mount table.
-func buildEtc(etc, hostname string) error {
+func buildEtc(etc, hostname string, extraHosts []string) error {
 	if err := os.Mkdir(etc, 0o755); err != nil {
 		return err
 	}
@@ -214,6 +214,9 @@ func buildEtc(etc, hostname string) error {
 		}
 	}
 	hosts := fmt.Sprintf("127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n", hostname)
+	for _, h := range extraHosts {
+		hosts += h + "\n"
+	}
 	for name, body := range map[string]string{"hostname": hostname + "\n", "hosts": hosts} {
 		if err := os.WriteFile(filepath.Join(etc, name), []byte(body), 0o644); err != nil {
 			return err

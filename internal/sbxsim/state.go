@@ -40,10 +40,18 @@ type Sandbox struct {
 	// workspace could not be idmapped (see errNoIdmap).
 	RunAs *IDs `json:"runAs,omitempty"`
 	// Clone is set for a sandbox created with --clone.
-	Clone *Clone   `json:"clone,omitempty"`
-	Init  *Proc    `json:"init,omitempty"`
-	Net   *NetSlot `json:"net,omitempty"`
-	Ports []Port   `json:"ports,omitempty"`
+	Clone *Clone `json:"clone,omitempty"`
+	// Resolve are the test hosts (SBXSIM_RESOLVE at create) the sandbox resolves and
+	// reaches through its egress proxy.
+	Resolve []Resolve `json:"resolve,omitempty"`
+	// PolicyGate: created by sbx ≥ 0.55, whose proxy denies everything while no preset
+	// is chosen (older ones let everything through).
+	PolicyGate bool `json:"policyGate,omitempty"`
+	// Egress is the running egress proxy.
+	Egress *Proc    `json:"egress,omitempty"`
+	Init   *Proc    `json:"init,omitempty"`
+	Net    *NetSlot `json:"net,omitempty"`
+	Ports  []Port   `json:"ports,omitempty"`
 }
 
 // IDs are a user and group id.

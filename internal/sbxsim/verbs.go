@@ -27,7 +27,24 @@ func (c *cli) flagsOf(verb string) []flagSpec {
 		}
 		return nil
 	case "daemon":
-		return []flagSpec{{long: "json"}, {long: "detach", short: "d"}}
+		specs := []flagSpec{{long: "json"}, {long: "detach", short: "d"}}
+		if c.atLeast(V055) { // daemon logs
+			specs = append(specs, flagSpec{long: "follow"}, flagSpec{long: "lines", short: "n", value: true})
+		}
+		return specs
+	case "settings":
+		if c.atLeast(V055) { // settings list|get --json
+			return []flagSpec{{long: "json"}}
+		}
+		return nil
+	case "inspect", "port":
+		return []flagSpec{{long: "json"}, {long: "format", value: true}}
+	case "df":
+		return []flagSpec{{long: "json"}, {long: "verbose", short: "v"}}
+	case "policy":
+		return []flagSpec{{long: "sandbox", value: true}, {long: "json"}, {long: "protocol", value: true},
+			{long: "method", value: true}, {long: "path", value: true}, {long: "id", value: true},
+			{long: "resource", value: true}, {long: "wide"}, {long: "source", value: true}, {long: "include-inactive"}}
 	case "diagnose":
 		return []flagSpec{{long: "json"}, {long: "output", short: "o", value: true}, {long: "upload"}}
 	case "login":

@@ -104,6 +104,8 @@ var Verbs = []Verb{
 		{Long: "id", Value: true}, {Long: "resource", Value: true},
 		{Long: "wide"}, {Long: "source", Value: true, Why: "local|org|kit"}, {Long: "include-inactive"},
 	}, Output: "ls/log/check --json: shapes undocumented (sbx-2026-12.md); see policy.go for what is read"},
+	{Name: "df", Since: V055, Interspersed: true, Flags: []Flag{{Long: "json"}, {Long: "verbose", Short: "v"}},
+		Output: `--json: {"sandboxes":[{"name","status","size_bytes"}],"total_bytes"} (shape undocumented: sbxsim's)`},
 	{Name: "cp", Usage: "SRC DST", Interspersed: true, Flags: []Flag{{Long: "follow-link", Short: "L", Why: "DD sbx_cp.yaml"}}},
 	{Name: "version", Interspersed: true, Flags: []Flag{{Long: "json", Since: "0.42.0", Why: "0.42.0 release notes"}},
 		Output: "Client Version: vX.Y.Z <commit> / Server Version: vX.Y.Z <commit> (SBX#149)"},

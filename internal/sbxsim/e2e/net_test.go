@@ -103,7 +103,7 @@ func TestPortsPublishAServiceInTheSandbox(t *testing.T) {
 	for _, a := range hostAddrs(t) {
 		assertUnreachable(t, fmt.Sprintf("http://%s:%d/", a, ps[0].HostPort), "published on 127.0.0.1 only")
 	}
-	if ls := s.must("ls"); !strings.Contains(ls, fmt.Sprintf("127.0.0.1:%d->8080/tcp4", ps[0].HostPort)) {
+	if ls := s.runWith([]string{v055}, "", "ls").stdout; !strings.Contains(ls, fmt.Sprintf("127.0.0.1:%d->8080/tcp4", ps[0].HostPort)) {
 		t.Errorf("ls does not show the port:\n%s", ls)
 	}
 
