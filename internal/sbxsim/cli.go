@@ -257,6 +257,9 @@ func usage(w io.Writer) {
 		"                              the preset inactive, HOSTs the org's allow rules; off ends it\n"+
 		"  SBXSIM_HANG=VERB[,VERB...]|all  those verbs hang until killed (a stalled token refresh)\n"+
 		"  SBXSIM_CREATE_DELAY=DURATION    create (and a creating run) wait this long first\n"+
+		"  SBXSIM_DISK_MIN_GB=N        diagnose fails its disk check under N GB free (default 2)\n"+
+		"  SBXSIM_VIRT=off             diagnose reports no virtualization\n"+
+		"  SBXSIM_INIT_CONFIG          internal: how sbxsim hands a sandbox's init its configuration\n"+
 		"Every TCP connection out of a sandbox goes through sbxsim's egress proxy and the policy\n"+
 		"(sbx policy ...); UDP and ICMP out are rejected. See docs/sbxsim.md.\n\nUsage:\n",
 		Version, SbxVersion, DefaultStateDir)

@@ -84,15 +84,15 @@ func parseResolve(v string) ([]Resolve, error) {
 func egressRules(hostIP string) string {
 	port := strconv.Itoa(egressPort)
 	return `*nat
-:SBXSIM_EGRESS - [0:0]
+:sbxsim-egress - [0:0]
 -A OUTPUT -o eth0 -p tcp -d ` + hostIP + ` -j RETURN
 -A OUTPUT -o eth0 -p tcp -j REDIRECT --to-ports ` + port + `
--A PREROUTING -p tcp ! -i eth0 -j SBXSIM_EGRESS
--A SBXSIM_EGRESS -m addrtype --dst-type LOCAL -j RETURN
--A SBXSIM_EGRESS -d 172.16.0.0/12 -j RETURN
--A SBXSIM_EGRESS -d 192.168.0.0/16 -j RETURN
--A SBXSIM_EGRESS -d ` + hostIP + ` -j RETURN
--A SBXSIM_EGRESS -p tcp -j REDIRECT --to-ports ` + port + `
+-A PREROUTING -p tcp ! -i eth0 -j sbxsim-egress
+-A sbxsim-egress -m addrtype --dst-type LOCAL -j RETURN
+-A sbxsim-egress -d 172.16.0.0/12 -j RETURN
+-A sbxsim-egress -d 192.168.0.0/16 -j RETURN
+-A sbxsim-egress -d ` + hostIP + ` -j RETURN
+-A sbxsim-egress -p tcp -j REDIRECT --to-ports ` + port + `
 COMMIT
 *filter
 -A OUTPUT -o eth0 -p udp -j REJECT
