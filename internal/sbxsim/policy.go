@@ -4,6 +4,7 @@ package sbxsim
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -351,7 +352,36 @@ func (st Store) appendLog(e LogEntry) error {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err == nil {
 		defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	}
-	_, err = f.Write(append(b, '\n'))
+	if _, err = f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return trimLog(f, maxPolicyLog)
+}
+
+// maxPolicyLog bounds the policy log: past it, the oldest half goes (a sandbox that
+// retries a denied host forever must not fill the disk, nor outgrow what a reader of
+// `policy log` accepts).
+const maxPolicyLog = 4 << 20
+
+// trimLog keeps the newest half of the locked log f once it is larger than max,
+// cutting at a line boundary.
+func trimLog(f *os.File, max int64) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= max {
+		return err
+	}
+	b := make([]byte, max/2)
+	n, err := f.ReadAt(b, fi.Size()-int64(len(b)))
+	if err != nil && n < len(b) {
+		return fmt.Errorf("trimming the policy log: %w", err)
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("trimming the policy log: %w", err)
+	}
+	_, err = f.Write(b) // O_APPEND: at the new end, 0
 	return err
 }
 
@@ -366,6 +396,9 @@ func (st Store) readLog(sandbox string) ([]LogEntry, error) {
 		return nil, fmt.Errorf("reading the policy log: %w", err)
 	}
 	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err == nil { // not while it is trimmed
+		defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {

@@ -8,13 +8,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // These tests prove sbxsim plays sbx 0.55 (docs/sbxsim.md): the argv each version
@@ -258,6 +262,15 @@ func TestPolicyRulesAndPatterns(t *testing.T) {
 	}
 	if r := s.at("0.55.0", nil, "policy", "allow", "network", "--sandbox", "sb1", "x.test"); r.code != 1 || !strings.Contains(r.stderr, "deny-all") {
 		t.Errorf("per-sandbox allow under balanced: %s", r)
+	}
+	// reset forgets the preset and the local rules.
+	p(nil, "reset")
+	var after struct {
+		Preset string            `json:"preset"`
+		Rules  []json.RawMessage `json:"rules"`
+	}
+	if err := json.Unmarshal([]byte(p(nil, "ls", "--json", "--include-inactive").stdout), &after); err != nil || after.Preset != "" || len(after.Rules) != 0 {
+		t.Errorf("after policy reset: %+v %v", after, err)
 	}
 }
 
@@ -512,5 +525,82 @@ func TestPortInspectDfAndLogs(t *testing.T) {
 	}
 	if r := s.at("0.55.0", nil, "inspect", "nosuch"); r.code != 1 || !strings.Contains(r.stderr, "no sandbox named 'nosuch'") {
 		t.Errorf("inspect of a missing sandbox: %s", r)
+	}
+}
+
+// openPty returns a new pseudo-terminal's master and slave.
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	return m, s
+}
+
+// TestPromptsWithATerminal: with a terminal on stdin (and no --no-input) 0.55 asks:
+// the preset before the first create, confirmation before rm; a declined prompt exits
+// 1 and changes nothing. --no-input never asks, terminal or not.
+func TestPromptsWithATerminal(t *testing.T) {
+	s := newSim(t, false)
+	ws := t.TempDir()
+	name := s.name("tty")
+	answer := func(input string, args ...string) result {
+		t.Helper()
+		m, sl := openPty(t)
+		cmd := exec.Command(bin, args...)
+		cmd.Env = s.env(v055)
+		cmd.Stdin = sl
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = io.Copy(io.Discard, m) }() // the terminal's echo
+		if _, err := m.WriteString(input); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		r := result{stdout: out.String(), stderr: errb.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			r.code = ee.ExitCode()
+		}
+		return r
+	}
+	create := []string{"create", "-q", "--name", name, "shell", ws}
+	if r := answer("3\n", append([]string{"--no-input"}, create...)...); r.code != 1 || !strings.Contains(r.stderr, "sbx policy init") {
+		t.Errorf("--no-input with a terminal: %s", r)
+	}
+	if r := answer("\n", create...); r.code != 1 || !strings.Contains(r.stderr, "declined") {
+		t.Errorf("preset prompt declined: %s", r)
+	}
+	if r := answer("3\n", create...); r.code != 0 || !strings.Contains(r.stderr, "Locked Down") {
+		t.Fatalf("preset prompt answered 3: %s", r)
+	}
+	var ls struct{ Preset string }
+	if err := json.Unmarshal([]byte(s.at("0.55.0", nil, "policy", "ls", "--json").stdout), &ls); err != nil || ls.Preset != "deny-all" {
+		t.Errorf("preset after answering 3: %+v %v", ls, err)
+	}
+	if r := answer("n\n", "rm", name); r.code != 1 || !strings.Contains(r.stderr, "declined") {
+		t.Errorf("rm declined: %s", r)
+	}
+	if r := answer("y\n", "rm", name); r.code != 0 {
+		t.Errorf("rm confirmed: %s", r)
+	}
+	if r := s.at("0.55.0", nil, "ls", "-q"); r.stdout != "" {
+		t.Errorf("after a confirmed rm: %s", r)
 	}
 }
