@@ -126,16 +126,7 @@ type sandboxProc struct {
 // that namespace's processes on the host (other sandboxes' never count).
 func (w *world) sandboxProc(t testing.TB, box string, nsPid int) *sandboxProc {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(w.state, "sandboxes", box, "state.json"))
-	require.NoError(t, err)
-	var st struct {
-		Init struct {
-			Pid int `json:"pid"`
-		} `json:"init"`
-	}
-	require.NoError(t, json.Unmarshal(data, &st))
-	require.NotZero(t, st.Init.Pid, "%s has no init process", box)
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", st.Init.Pid))
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", w.sims.InitPid(box)))
 	require.NoError(t, err)
 	ents, err := os.ReadDir("/proc")
 	require.NoError(t, err)

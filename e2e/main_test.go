@@ -8,7 +8,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
+	"github.com/pi-sbx/pi-sbx-backend/internal/testsim"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 )
 
@@ -43,7 +43,8 @@ func TestMain(m *testing.M) {
 // may ever connect to.
 type world struct {
 	t         testing.TB
-	state     string
+	sims      *testsim.Sim
+	state     string // sims.State
 	ws        string
 	decoy     string
 	decoyHits atomic.Int64
@@ -51,10 +52,8 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("e2e tests must run as root (sbxsim creates namespaces); CI runs them as root")
-	}
-	w := &world{t: t, state: t.TempDir(), ws: t.TempDir()}
+	sims := testsim.New(t, simBin, false)
+	w := &world{t: t, sims: sims, state: sims.State, ws: t.TempDir()}
 	// A decoy Docker daemon: DOCKER_HOST points here in every environment the backend
 	// gets. Any connection is a leak of the host's docker configuration.
 	sockDir, err := os.MkdirTemp("", "decoy-")
@@ -73,9 +72,7 @@ func newWorld(t testing.TB) *world {
 		}
 	}()
 	t.Cleanup(func() {
-		for _, s := range w.sandboxes() {
-			w.sim("rm", "-f", s)
-		}
+		w.sim("rm", "-f", "--all") // before the decoy's count is read
 		ln.Close()
 		os.RemoveAll(sockDir)
 		assert.Zero(t, w.decoyHits.Load(), "the host DOCKER_HOST decoy socket was connected to")
@@ -158,42 +155,16 @@ func suiteMode(extra []string) []string {
 	return []string{"DOCKER_SANDBOX_WORKSPACE_MODE=" + mode, "DOCKER_SANDBOX_TEARDOWN_FORCE=1"}
 }
 
-// sim runs sbxsim directly (the test's own view of the sandboxes).
+// sim runs sbxsim directly (the test's own view of the sandboxes) and returns its
+// output (stdout and stderr interleaved) and exit code.
 func (w *world) sim(args ...string) (string, int) {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, simBin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=0"}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return out.String(), ee.ExitCode()
-	}
-	require.NoError(w.t, err)
-	return out.String(), 0
+	r := w.sims.Run(args...)
+	return r.Output, r.Code
 }
 
-func (w *world) sandboxes() []string {
-	out, code := w.sim("ls", "--json")
-	if code != 0 {
-		return nil
-	}
-	var ls struct {
-		Sandboxes []struct {
-			Name string `json:"name"`
-		} `json:"sandboxes"`
-	}
-	if json.Unmarshal([]byte(out), &ls) != nil {
-		return nil
-	}
-	var names []string
-	for _, s := range ls.Sandboxes {
-		names = append(names, s.Name)
-	}
-	return names
-}
+// sandboxes lists the test's sandboxes.
+func (w *world) sandboxes() []string { return w.sims.Sandboxes() }
 
 // create makes a sandbox on the workspace, as a user pinning DOCKER_SANDBOX would.
 func (w *world) create(name string) {

@@ -42,6 +42,10 @@ var hostFiles = []string{"serve.go", "sandbox.go", "shell.go", "tool_sandbox.go"
 // under reports whether the module-relative package path rel is dir or inside it.
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
+// testSupport reports whether a module package is the tests' own (building programs,
+// setting up the simulator): only test files may link it.
+func testSupport(rel string) bool { return rel == "internal/testbin" || rel == "internal/testsim" }
+
 // vmOnly reports whether a module package may be linked only by the in-sandbox agent
 // (and tool --local), or by tests: the tool implementations and the simulator.
 func vmOnly(rel string) bool {
@@ -51,14 +55,16 @@ func vmOnly(rel string) bool {
 // TestSidesByFolder is the layout's one rule, by folder: nothing under internal/host
 // imports anything under internal/vm (or the simulator), nothing under internal/vm
 // imports internal/host, internal/wire imports neither side, and the product links
-// neither the simulator nor the tests' builder.
+// neither the simulator nor the tests' support (testbin, testsim).
 func TestSidesByFolder(t *testing.T) {
 	banned := map[string]func(rel string) bool{
-		hostDir: vmOnly,
-		vmDir:   func(rel string) bool { return under(rel, hostDir) || under(rel, simDir) },
-		wireDir: func(rel string) bool { return under(rel, hostDir) || under(rel, vmDir) || under(rel, simDir) },
+		hostDir: func(rel string) bool { return vmOnly(rel) || testSupport(rel) },
+		vmDir:   func(rel string) bool { return under(rel, hostDir) || under(rel, simDir) || testSupport(rel) },
+		wireDir: func(rel string) bool {
+			return under(rel, hostDir) || under(rel, vmDir) || under(rel, simDir) || testSupport(rel)
+		},
 		"cmd/pi-sbx-backend": func(rel string) bool {
-			return under(rel, simDir) || rel == "internal/testbin"
+			return under(rel, simDir) || testSupport(rel)
 		},
 	}
 	for dir, bad := range banned {
@@ -192,16 +198,22 @@ func TestLayerRules(t *testing.T) {
 }
 
 // TestOnlySbxAndShellStartProcesses: in the whole module outside the simulator (and the
-// tests' builder, internal/testbin), only sbx/ (the sbx CLI, on the host), hostgit/ (git
-// on the host, for review and land) and shell/ (commands, in the VM) start processes.
+// tests' support, internal/testbin and internal/testsim), only sbx/ (the sbx CLI, on the
+// host), hostgit/ (git on the host, for review and land) and shell/ (commands, in the VM)
+// start processes.
 func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 	deps := listDeps(t, "./...")
 	checked := 0
 	for pkg, d := range deps {
 		rel, ours := strings.CutPrefix(pkg, module+"/")
-		assert.NotContains(t, d.imports, module+"/internal/testbin", "%s links the tests' builder", pkg)
-		// internal/testbin builds the programs for tests (go build); nothing else links it.
-		if !ours || rel == sbxDoor || rel == gitDoor || rel == vmDir+"/shell" || under(rel, simDir) || rel == "cmd/sbxsim" || rel == "internal/testbin" {
+		for _, support := range []string{"internal/testbin", "internal/testsim"} {
+			if !testSupport(rel) {
+				assert.NotContains(t, d.imports, module+"/"+support, "%s links the tests' support", pkg)
+			}
+		}
+		// internal/testbin builds the programs for tests (go build) and internal/testsim
+		// runs the simulator; nothing but tests links them.
+		if !ours || rel == sbxDoor || rel == gitDoor || rel == vmDir+"/shell" || under(rel, simDir) || rel == "cmd/sbxsim" || testSupport(rel) {
 			continue
 		}
 		checked++

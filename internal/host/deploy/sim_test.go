@@ -3,19 +3,16 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
+	"github.com/pi-sbx/pi-sbx-backend/internal/testsim"
 )
 
 // These tests run the deployer against sbxsim, the project's sbx simulator, with a real
@@ -28,48 +25,35 @@ func TestMain(m *testing.M) {
 	testbin.Main(m, "", map[*string]string{&simBin: "./cmd/sbxsim"})
 }
 
-// simWorld is one test's sbxsim state and workspace.
+// simWorld is one test's sbxsim (with a dockerd in each sandbox) and workspace.
 type simWorld struct {
-	t     testing.TB
-	state string
-	ws    string
-	home  string
+	t    testing.TB
+	sims *testsim.Sim
+	ws   string
+	home string
 	// plugin is the compose plugin the sandboxes get ("none": no compose).
 	plugin string
 }
 
 func newSimWorld(t testing.TB) *simWorld {
-	if os.Geteuid() != 0 {
-		t.Fatal("deploy's sandbox tests must run as root (sbxsim creates namespaces)")
-	}
-	w := &simWorld{t: t, state: t.TempDir(), ws: t.TempDir(), home: t.TempDir(), plugin: "none"}
-	t.Cleanup(func() {
-		out, _ := w.sim("ls", "-q")
-		for _, s := range strings.Fields(out) {
-			w.sim("rm", "-f", s)
-		}
-	})
+	sims := testsim.New(t, simBin, true)
+	w := &simWorld{t: t, sims: sims, ws: t.TempDir(), home: t.TempDir(), plugin: "none"}
+	sims.Home = w.home
+	// Before the workspace and home go (cleanups run last registered first): the
+	// sandboxes' containers may still be writing there.
+	t.Cleanup(func() { w.sim("rm", "-f", "--all") })
 	return w
 }
 
 func (w *simWorld) simEnv() []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=1", "SBXSIM_COMPOSE_PLUGIN=" + w.plugin}
+	return w.sims.Env("SBXSIM_COMPOSE_PLUGIN=" + w.plugin)
 }
 
+// sim runs sbxsim and returns its output (stdout and stderr interleaved) and exit code.
 func (w *simWorld) sim(args ...string) (string, int) {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, simBin, args...)
-	cmd.Env = w.simEnv()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return out.String(), ee.ExitCode()
-	}
-	require.NoError(w.t, err)
-	return out.String(), 0
+	r := w.sims.RunWith([]string{"SBXSIM_COMPOSE_PLUGIN=" + w.plugin}, "", args...)
+	return r.Output, r.Code
 }
 
 // environ is the host environment the deployer is given: the simulator's settings

@@ -4,15 +4,13 @@ package doctor
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
+	"github.com/pi-sbx/pi-sbx-backend/internal/testsim"
 )
 
 var simBin string
@@ -24,29 +22,25 @@ func TestMain(m *testing.M) {
 // sim is one test's sbxsim state: its client as doctor gets it, and the simulator for
 // setting the state up.
 type sim struct {
-	t     *testing.T
-	state string
-	env   []string // sbxsim settings for the client (SBXSIM_VERSION …)
+	t    *testing.T
+	sims *testsim.Sim
+	env  []string // sbxsim settings for the client (SBXSIM_VERSION …)
 }
 
 func newSim(t *testing.T, env ...string) *sim {
-	if os.Geteuid() != 0 {
-		t.Fatal("doctor's tests run sbxsim, which needs root; CI runs them as root")
-	}
-	return &sim{t: t, state: t.TempDir(), env: env}
+	sims := testsim.New(t, simBin, false)
+	sims.Settings = env
+	return &sim{t: t, sims: sims, env: env}
 }
 
 func (s *sim) environ() []string {
-	return append([]string{"PATH=/usr/bin:/bin", "PI_SBX_BIN=" + simBin, "SBXSIM_STATE=" + s.state, "SBXSIM_DOCKER=0",
+	return append([]string{"PATH=/usr/bin:/bin", "PI_SBX_BIN=" + simBin, "SBXSIM_STATE=" + s.sims.State, "SBXSIM_DOCKER=0",
 		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,SBXSIM_VERSION,SBXSIM_SERVER_VERSION,SBXSIM_DISK_MIN_GB,SBXSIM_VIRT"}, s.env...)
 }
 
 func (s *sim) run(args ...string) {
 	s.t.Helper()
-	cmd := exec.Command(simBin, args...)
-	cmd.Env = s.environ()
-	out, err := cmd.CombinedOutput()
-	require.NoError(s.t, err, "sbxsim %v: %s", args, out)
+	s.sims.Must(args...)
 }
 
 func (s *sim) doctor(smoke bool) Report {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
 
 // composePlugin is the docker compose plugin scripts/setup.sh builds; the tests fail
@@ -17,10 +19,7 @@ func composePlugin(t *testing.T) string {
 	if p := os.Getenv("SBXSIM_COMPOSE_PLUGIN"); p != "" {
 		return p
 	}
-	p, err := filepath.Abs(filepath.Join("..", "..", ".cache", "compose", "v2.40.3", "docker-compose"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := filepath.Join(testbin.Root(), ".cache", "compose", "v2.40.3", "docker-compose")
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("no docker compose plugin (%v): run scripts/setup.sh, or set SBXSIM_COMPOSE_PLUGIN", err)
 	}

@@ -7,17 +7,15 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
+	"github.com/pi-sbx/pi-sbx-backend/internal/testsim"
 )
 
 // bin is the sbxsim binary built once for the whole package.
@@ -30,8 +28,8 @@ func TestMain(m *testing.M) {
 // sim is one test's sbxsim world: its own state directory and environment.
 type sim struct {
 	t      testing.TB
-	state  string
-	docker bool
+	sims   *testsim.Sim
+	state  string // sims.State
 	prefix string
 }
 
@@ -40,16 +38,14 @@ type sim struct {
 // a failure, not a skip.
 func newSim(t testing.TB, docker bool) *sim {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("sbxsim e2e tests must run as root (they create namespaces, veths and mounts); CI runs them as root")
-	}
+	sims := testsim.New(t, bin, docker)
 	clean := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			return r
 		}
 		return '-'
 	}, strings.ToLower(t.Name()))
-	s := &sim{t: t, state: t.TempDir(), docker: docker, prefix: fmt.Sprintf("e2e%d-%s", os.Getpid()%100000, clean)}
+	s := &sim{t: t, sims: sims, state: sims.State, prefix: fmt.Sprintf("e2e%d-%s", os.Getpid()%100000, clean)}
 	if len(s.prefix) > 40 {
 		s.prefix = s.prefix[:40]
 	}
@@ -78,35 +74,15 @@ func (r result) String() string {
 
 // env is the environment sbxsim runs with: the state directory, the docker switch,
 // and whatever extra the test adds (to prove it does not leak).
-func (s *sim) env(extra ...string) []string {
-	docker := "0"
-	if s.docker {
-		docker = "1"
-	}
-	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"SBXSIM_STATE=" + s.state, "SBXSIM_DOCKER=" + docker}, extra...)
-}
+func (s *sim) env(extra ...string) []string { return s.sims.Env(extra...) }
 
 // run runs sbxsim with args and returns its outcome; it never fails the test itself.
 func (s *sim) run(args ...string) result { return s.runWith(nil, "", args...) }
 
 func (s *sim) runWith(env []string, stdin string, args ...string) result {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = s.env(env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		s.t.Fatalf("running sbxsim %v: %v", args, err)
-	}
-	return r
+	r := s.sims.RunWith(env, stdin, args...)
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 }
 
 // must runs sbxsim and fails the test unless it exits 0; it returns stdout.
