@@ -120,6 +120,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if len(args) >= 1 && args[0] == "__autostop" {
 		return RunAutoStop(args[1:], env.Self)
 	}
+	if len(args) >= 1 && args[0] == "__share" {
+		return RunShare(args[1:])
+	}
 	if len(args) >= 1 && args[0] == "__userns" {
 		return RunUserns()
 	}
@@ -250,6 +253,10 @@ func usage(w io.Writer) {
 		"  SBXSIM_HIDE=DIR[:DIR...]    more host directories hidden in new sandboxes\n"+
 		"  SBXSIM_COMPOSE_PLUGIN=FILE|none  the docker compose plugin of new sandboxes\n"+
 		"  SBXSIM_AUTOSTOP=DURATION    a sandbox stops this long after its last session (default 30s; off)\n"+
+		"  SBXSIM_SHARE=fuse           new sandboxes get their workspaces over a virtiofs-shaped FUSE\n"+
+		"                              share served by a host process (default off: bind mounts)\n"+
+		"  SBXSIM_SHARE_CACHE=none|auto|always  the share's cache, as virtiofsd's (default auto)\n"+
+		"  SBXSIM_SHARE_LATENCY=DURATION  added to each share operation (default 100us)\n"+
 		"  SBXSIM_RESOLVE=NAME=IP:PORT[,...]  test hosts, recorded at create: NAME resolves in the\n"+
 		"                              sandbox, and a connection to NAME (any port) reaches IP:PORT\n"+
 		"                              through the egress proxy, if the network policy allows NAME:port\n"+

@@ -35,6 +35,7 @@ type createOpts struct {
 	hide       []string
 	compose    string // docker compose plugin on the host, "" = none
 	autoStop   time.Duration
+	share      *Share
 	pull       string
 	cloneRoot  string // --clone: the primary's git root
 	resolve    []Resolve
@@ -138,6 +139,9 @@ func (c *cli) createOptions(fs flagSet, agent string, paths []string) (createOpt
 		return o, err
 	}
 	o.policyGate = c.atLeast(V055)
+	if o.share, err = shareFrom(c.env.LookupEnv); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
@@ -218,7 +222,8 @@ func (c *cli) createLocked(ctx context.Context, o createOpts) (*Sandbox, error) 
 	defer l.Unlock()
 	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
 		Template: o.template, Docker: c.docker(), Hide: o.hide, Compose: o.compose, Created: time.Now().UTC(),
-		AutoStop: o.autoStop, Pull: o.pull, SSHAgent: c.sshAgentSocket(), Resolve: o.resolve, PolicyGate: o.policyGate}
+		AutoStop: o.autoStop, Pull: o.pull, SSHAgent: c.sshAgentSocket(), Resolve: o.resolve, PolicyGate: o.policyGate,
+		Share: o.share}
 	if o.cloneRoot != "" {
 		if sb.Clone, err = c.m.newClone(name, o.cloneRoot); err != nil {
 			_ = c.m.Store.discard(name)

@@ -41,6 +41,15 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", sb.Name, err)
 	}
+	shares, err := m.startShares(ctx, sb, &cfg, logPath)
+	defer func() {
+		for _, mnt := range shares {
+			detachShare(mnt) // the sandbox's own mount keeps the share alive
+		}
+	}()
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", sb.Name, err)
+	}
 	in, err := m.spawnInit(cfg, logPath, userns)
 	if err != nil {
 		return fmt.Errorf("starting init of %s: %w", sb.Name, err)

@@ -39,6 +39,9 @@ type Sandbox struct {
 	// RunAs, when set, are the ids "agent" runs with: the workspace owner's, where the
 	// workspace could not be idmapped (see errNoIdmap).
 	RunAs *IDs `json:"runAs,omitempty"`
+	// Share, when set, serves the workspaces over a virtiofs-shaped FUSE share
+	// (SBXSIM_SHARE=fuse at create) instead of bind mounts.
+	Share *Share `json:"share,omitempty"`
 	// Clone is set for a sandbox created with --clone.
 	Clone *Clone `json:"clone,omitempty"`
 	// Resolve are the test hosts (SBXSIM_RESOLVE at create) the sandbox resolves and
