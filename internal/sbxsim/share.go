@@ -422,17 +422,19 @@ func newShareNode(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) 
 }
 
 // Open opens the host file, served through this process.
+// The guest's O_DIRECT is dropped, as virtiofsd does unless told otherwise: it asks the
+// guest not to cache, not the host's disk to take unaligned direct I/O.
 func (n *shareNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
+	fh, fl, errno := n.LoopbackNode.Open(ctx, flags&^syscall.O_DIRECT)
 	if fh != nil {
 		fh = &shareFile{fh}
 	}
 	return fh, fl, errno
 }
 
-// Create creates the host file, served through this process.
+// Create creates the host file, served through this process (O_DIRECT dropped, as Open).
 func (n *shareNode) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	in, fh, fl, errno := n.LoopbackNode.Create(ctx, name, flags, mode, out)
+	in, fh, fl, errno := n.LoopbackNode.Create(ctx, name, flags&^syscall.O_DIRECT, mode, out)
 	if fh != nil {
 		fh = &shareFile{fh}
 	}

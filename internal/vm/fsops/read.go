@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"strings"
 
@@ -120,7 +119,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 // whole-file path (JavaScript slice rules), which needs the line count first, so the file
 // is read twice instead of being held in memory.
 func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadArgs) (lineSelection, error) {
-	f, err := os.Open(abs)
+	f, err := fileio.OpenFresh(abs) // the host's file now, not a share's cached copy
 	if err != nil {
 		return lineSelection{}, fileio.NodeErr(err, "open", abs)
 	}

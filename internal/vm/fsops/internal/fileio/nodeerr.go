@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"syscall"
 )
 
@@ -127,8 +126,9 @@ func FileTooLarge(size int64) error {
 // 2 GiB are refused before anything is read. A file that is not a regular one (no size:
 // a device, FIFO or socket) is read up to StreamCap bytes and refused with a
 // *StreamTooLongError when it goes on, where Node would read until memory runs out.
+// It reads around a VM share's cache (OpenFresh): edit rewrites what it read.
 func ReadFile(abs string) ([]byte, error) {
-	f, err := os.Open(abs)
+	f, err := OpenFresh(abs) // the host's file now, not a share's cached copy
 	if err != nil {
 		return nil, NodeErr(err, "open", abs)
 	}
