@@ -49,7 +49,8 @@ unit_user=${PI_SBX_UNIT_USER:-nobody}
 unit=/var/tmp/pi-sbx-unit-$unit_user
 rm -rf "$unit/src"
 mkdir -p "$unit/home" "$unit/src"
-GOMODCACHE="$unit/mod" GOPROXY="file://$(go env GOMODCACHE)/cache/download" go mod download
+modcache=$(go env GOMODCACHE) # root's, filled by the builds above
+GOMODCACHE="$unit/mod" GOPROXY="file://$modcache/cache/download" go mod download
 chown -R "$unit_user" "$unit"
 git ls-files -co --exclude-standard -z | tar --null -T - -cf - | runuser -u "$unit_user" -- tar -C "$unit/src" -xf -
 (cd "$unit/src" && runuser -u "$unit_user" -- env -i PATH="$(dirname "$(command -v go)"):/usr/bin:/bin" HOME="$unit/home" \
