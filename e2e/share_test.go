@@ -5,10 +5,13 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -80,6 +83,81 @@ func TestShareCacheNeverRevertsHostChanges(t *testing.T) {
 			require.Zero(t, reverted, "host changes reverted by the agent's edit; serve stderr:\n%s", stderr)
 			require.Zero(t, staleReads, "reads that missed the host's change")
 			require.Zero(t, badWrites, "writes that did not leave exactly the written content")
+		})
+	}
+}
+
+// hostGit runs git on the host in dir, as a user's editor would.
+func hostGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// TestGitAcrossTheShareDoesNotPingPong: the host's git and the tools' git in the VM
+// take turns on one repository. The VM's git finds the host-written index clean and
+// leaves it alone (without its configuration it would find every entry changed by
+// owner and rewrite the index, and the host's next status would do the same back); and
+// git's racy-entry case still holds on both sides: a file changed in the same second as
+// the index was written, to the same size, shows as modified.
+func TestGitAcrossTheShareDoesNotPingPong(t *testing.T) {
+	for _, share := range []string{"bind", "fuse"} {
+		t.Run(share, func(t *testing.T) {
+			w := newWorld(t)
+			var env []string
+			if share == "fuse" {
+				env = shareEnv("auto")
+			}
+			cs, _, _ := w.serve(nil, nil, env...)
+			// Old mtimes: nothing is racily clean, so a status has no reason to write.
+			old := time.Now().Add(-time.Hour)
+			require.NoError(t, filepath.WalkDir(w.ws, func(p string, _ os.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				return os.Chtimes(p, old, old)
+			}))
+			hostGit(t, w.ws, "init", "-q")
+			hostGit(t, w.ws, "add", "-A")
+			hostGit(t, w.ws, "commit", "-q", "-m", "fixture")
+			hostGit(t, w.ws, "status", "--porcelain")
+			index := filepath.Join(w.ws, ".git", "index")
+			before, err := os.ReadFile(index)
+			require.NoError(t, err)
+
+			bash := func(command string) string {
+				res := call(t, cs, "bash", fmt.Sprintf(`{"command":%q}`, command))
+				require.False(t, res.IsError, "%s: %s", command, text(res))
+				return strings.TrimPrefix(text(res), "(no output)") // pi's words for nothing printed
+			}
+			for round := range 3 {
+				assert.Empty(t, strings.TrimSpace(bash("git status --porcelain")), "VM status, round %d", round)
+				after, err := os.ReadFile(index)
+				require.NoError(t, err)
+				assert.Equal(t, before, after, "the VM's git status rewrote the host's index (round %d)", round)
+				assert.Empty(t, strings.TrimSpace(hostGit(t, w.ws, "status", "--porcelain")), "host status, round %d", round)
+			}
+			// What the configuration prevents: git's defaults in the VM rewrite the index.
+			bash("env -u GIT_CONFIG_COUNT git status --porcelain")
+			defaults, _ := os.ReadFile(index)
+			assert.NotEqual(t, before, defaults, "git's defaults in the VM should have rewritten the host's index (the case this guards)")
+			hostGit(t, w.ws, "status", "--porcelain")
+
+			// Racy entries: written, then changed to the same size within the second.
+			// (Touched first, so the refresh writes the index now, in this second.)
+			got := bash("touch edit-me.txt; git update-index --refresh >/dev/null; printf 'ALPHA\\nbeta\\ngamma\\n' > edit-me.txt; git status --porcelain edit-me.txt")
+			assert.Contains(t, got, " M edit-me.txt", "VM: a same-second, same-size change")
+			bash("git checkout -q -- edit-me.txt")
+			now := time.Now()
+			require.NoError(t, os.Chtimes(filepath.Join(w.ws, "edit-me.txt"), now, now))
+			hostGit(t, w.ws, "update-index", "--refresh")
+			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "edit-me.txt"), []byte("alpha\nBETA\ngamma\n"), 0o644))
+			assert.Contains(t, hostGit(t, w.ws, "status", "--porcelain", "edit-me.txt"), " M edit-me.txt", "host: a same-second, same-size change")
+			assert.Contains(t, bash("git status --porcelain edit-me.txt"), " M edit-me.txt", "VM sees the host's same-size change")
 		})
 	}
 }

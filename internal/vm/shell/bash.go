@@ -93,7 +93,7 @@ func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Re
 	if o.OnProgress != nil {
 		r.out.freshMax = progressMax
 	}
-	end, err := r.exec(ctx, a.Command, cwd, timeout, append(baseEnv(), o.Env...))
+	end, err := r.exec(ctx, a.Command, cwd, timeout, withGitConfig(append(baseEnv(), o.Env...)))
 	if err != nil {
 		return result.Result{}, err
 	}

@@ -54,12 +54,13 @@ func Run(ctx context.Context, argv []string, o RunOptions) (int, error) {
 }
 
 // command is argv's exec.Cmd, run in dir with env added to this process's environment
-// (a later KEY wins); what names the caller in the error for an empty argv.
+// (a later KEY wins) and git's configuration for a shared workspace (withGitConfig);
+// what names the caller in the error for an empty argv.
 func command(ctx context.Context, what string, argv []string, dir string, env []string) (*exec.Cmd, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("%s: no command", what)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	cmd.Dir, cmd.Env = dir, withGitConfig(append(os.Environ(), env...))
 	return cmd, nil
 }
