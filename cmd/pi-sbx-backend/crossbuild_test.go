@@ -25,7 +25,8 @@ func TestHostBuildsWhereSbxRuns(t *testing.T) {
 		t.Run(strings.ReplaceAll(target, "/", "-"), func(t *testing.T) {
 			goos, goarch, _ := strings.Cut(target, "/")
 			env := append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
-			build := exec.Command("go", "build", "-o", os.DevNull, ".")
+			// scripts/test.sh's cross-build flags: in CI this then reuses its compiles.
+			build := exec.Command("go", "build", "-trimpath", "-o", os.DevNull, ".")
 			build.Env = env
 			out, err := build.CombinedOutput()
 			require.NoError(t, err, "GOOS=%s GOARCH=%s go build ./cmd/pi-sbx-backend:\n%s", goos, goarch, out)
