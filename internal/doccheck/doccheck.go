@@ -54,6 +54,9 @@ type Block struct {
 	// for a block that is meant not to run; NoRunMarked says the marker was there at all.
 	NoRun       string
 	NoRunMarked bool
+	// Needs names what the block needs beyond a project and the programs on PATH, given
+	// after the language in its info string (```sh release: the files of a release).
+	Needs string
 	// Config is the name of the `<!-- editor-config: NAME -->` mark just before the
 	// block, if any: a client configuration the e2e tests run by that name.
 	Config string
@@ -92,10 +95,13 @@ func Blocks(root string, pages []string) ([]Block, error) {
 			case strings.HasPrefix(line, "```"):
 				cur = &Block{Page: page, Line: i + 1, Config: mark}
 				info := strings.TrimSpace(strings.TrimPrefix(line, "```"))
-				cur.Lang, _, _ = strings.Cut(info, " ")
-				if _, rest, ok := strings.Cut(info, " no-run"); ok {
+				var rest string
+				cur.Lang, rest, _ = strings.Cut(info, " ")
+				if why, ok := strings.CutPrefix(rest, "no-run"); ok {
 					cur.NoRunMarked = true
-					cur.NoRun = strings.TrimSpace(strings.TrimPrefix(rest, ":"))
+					cur.NoRun = strings.TrimSpace(strings.TrimPrefix(why, ":"))
+				} else {
+					cur.Needs = strings.TrimSpace(rest)
 				}
 			case strings.HasPrefix(line, configMark):
 				mark = strings.TrimSuffix(strings.TrimPrefix(line, configMark), " -->")

@@ -79,6 +79,7 @@ func TestDocBlocks(t *testing.T) {
 			}
 		case b.Lang == "sh":
 			counts["run"]++
+			assert.Contains(t, []string{"", "release"}, b.Needs, "%s: a block needs only what the e2e doc test gives (```sh release: a release's files)", b)
 		case b.Lang == "text":
 			counts["text"]++
 		case b.Lang == "json":
@@ -336,13 +337,16 @@ func TestParsing(t *testing.T) {
 		"Run `go test -tags e2e ./e2e -run\n'TestA|TestB'` then `go test ./x && echo ok`.\n" +
 		"<!-- editor-config: vscode -->\n```json\n{\"a\": 1}\n```\n\n" +
 		"```sh no-run: needs a Mac\nbrew install x\n```\n" +
-		"```sh\necho [x](nolink.md)\ngo test ./y -run TestY # a comment\n```\n"
+		"```sh\necho [x](nolink.md)\ngo test ./y -run TestY # a comment\n```\n" +
+		"```sh release\ntar -xzf x.tgz\n```\n"
 	require.NoError(t, os.WriteFile(filepath.Join(root, "p.md"), []byte(page), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "other.md"), []byte("# There\n"), 0o644))
 
 	blocks, err := Blocks(root, []string{"p.md"})
 	require.NoError(t, err)
-	require.Len(t, blocks, 3)
+	require.Len(t, blocks, 4)
+	assert.Equal(t, "release", blocks[3].Needs)
+	assert.True(t, blocks[3].Runnable())
 	assert.Equal(t, Block{Page: "p.md", Line: 11, Lang: "json", Config: "vscode", Text: "{\"a\": 1}\n"}, blocks[0])
 	assert.Equal(t, Block{Page: "p.md", Line: 15, Lang: "sh", NoRun: "needs a Mac", NoRunMarked: true, Text: "brew install x\n"}, blocks[1])
 	assert.True(t, blocks[2].Runnable())
