@@ -1,5 +1,6 @@
 // Package vmagent runs tools in this process: the implementations of pi's seven tools
-// (fsops/ and shell/) behind their descriptions in tools/. Only what runs next to the
+// (fsops/ and shell/) and of the terminal tools (terminal/) behind their descriptions in
+// tools/. Only what runs next to the
 // files links it: the agent inside the VM and `tool --local`. The host never does.
 package vmagent
 
