@@ -21,7 +21,7 @@ import (
 // kill -9 during `sleep 100000`) closes both ends of serve's stdio. serve must not wait
 // for that call's answer, which no one can read: it cancels the call, tears its
 // sandbox down and exits. A client that only closes stdin and still reads gets every
-// answer (TestServeScriptAnswersEveryRequest and the like).
+// answer (TestServeScriptWithOddIDsEnds and the like).
 func TestServeEndsWhenItsClientIsGoneMidCall(t *testing.T) {
 	w := newWorld(t)
 	p := w.startServe(t, w.ws, nil)
