@@ -51,6 +51,26 @@ func TestDocLinks(t *testing.T) {
 	require.Greater(t, len(links), 20, "the pages link each other")
 }
 
+// TestEveryPageIsInTheIndex: a page under docs/ that docs/README.md does not link is one
+// no reader finds.
+func TestEveryPageIsInTheIndex(t *testing.T) {
+	root := testbin.Root()
+	p, err := UserPages(root)
+	require.NoError(t, err)
+	links, err := Links(root, []string{"docs/README.md"})
+	require.NoError(t, err)
+	linked := map[string]bool{}
+	for _, l := range links {
+		file, _, _ := strings.Cut(l.Target, "#")
+		linked[filepath.ToSlash(filepath.Join("docs", file))] = true
+	}
+	for _, page := range p {
+		if strings.HasPrefix(page, "docs/") && page != "docs/README.md" {
+			assert.True(t, linked[page], "%s is not linked from docs/README.md, the index: add it under its reader", page)
+		}
+	}
+}
+
 // TestDocBlocks: every fenced block of README.md and docs/ is one of three kinds, so that none is
 // left unchecked: a command the e2e doc test runs (```sh), a client configuration it
 // runs by name (marked <!-- editor-config: NAME -->; JSON parsed here), or text shown
