@@ -117,6 +117,9 @@ type Host struct {
 	KVM func() error
 	// Hypervisor reports whether the Windows Hypervisor Platform is enabled; windows only.
 	Hypervisor func(ctx context.Context) (bool, error)
+	// Env reads the user's environment (settings sbx reads from it, such as
+	// VirtiofsCacheVar); nil reads nothing.
+	Env func(key string) (string, bool)
 }
 
 // Doctor runs the checks.
@@ -140,7 +143,7 @@ func (d *Doctor) Run(ctx context.Context) Report {
 	dctx, cancel := d.bound(ctx)
 	diag, diagErr := d.Sbx.Diagnose(dctx)
 	cancel()
-	r.Checks = append(r.Checks, d.virtualization(ctx, diag), disk(diag, diagErr), d.sshForwarding(ctx), d.proxy(ctx))
+	r.Checks = append(r.Checks, d.virtualization(ctx, diag), disk(diag, diagErr), d.sshForwarding(ctx), d.proxy(ctx), d.share())
 	if d.Smoke {
 		r.Checks = append(r.Checks, d.smoke(ctx))
 	}

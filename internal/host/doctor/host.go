@@ -12,7 +12,7 @@ import (
 // ThisHost is the Host this program runs on. It reads files only: starting programs is
 // sbx's and shell's business alone.
 func ThisHost() Host {
-	return Host{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, MacOSVersion: macOSVersion, KVM: kvmAccess, Hypervisor: hypervisorUnknown}
+	return Host{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, MacOSVersion: macOSVersion, KVM: kvmAccess, Hypervisor: hypervisorUnknown, Env: os.LookupEnv}
 }
 
 // systemVersion is where macOS keeps its product version (what sw_vers prints).
