@@ -62,6 +62,14 @@ func TestShareKeepsTheMountRules(t *testing.T) {
 			if strings.Contains(string(host), s.state) {
 				t.Errorf("the share is still mounted on the host:\n%s", host)
 			}
+			// Its server ends with the sandbox, and a start serves it again.
+			s.must("stop", name)
+			if out := psLines(t, s.state); strings.Contains(out, "__share") {
+				t.Errorf("a share server outlived stop:\n%s", out)
+			}
+			if got := s.must("exec", name, "cat", filepath.Join(ws, "from-sandbox")); got != "sandbox says hi\n" {
+				t.Errorf("after a restart, read over the share = %q", got)
+			}
 		})
 	}
 }
