@@ -41,7 +41,7 @@ func (m *Manager) start(ctx context.Context, sb *Sandbox) (err error) {
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", sb.Name, err)
 	}
-	shares, err := m.startShares(ctx, sb, &cfg, logPath)
+	shares, err := m.startShares(ctx, sb, &cfg, userns, logPath)
 	defer func() {
 		for _, mnt := range shares {
 			detachShare(mnt) // the sandbox's own mount keeps the share alive

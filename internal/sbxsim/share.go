@@ -389,7 +389,10 @@ func (f *shareFS) StatFs(c <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOu
 // startShares serves each workspace bound from the host itself (not a clone's) over
 // FUSE when the sandbox has a share, pointing init at the share's host mount; it returns
 // those mounts, which the caller detaches once init has bound them (or failed).
-func (m *Manager) startShares(ctx context.Context, sb *Sandbox, cfg *initConfig, logPath string) ([]string, error) {
+//
+// A kernel that cannot idmap a FUSE mount (before Linux 6.12) would show agent files it
+// may not write: such a workspace is bound directly instead, with a warning.
+func (m *Manager) startShares(ctx context.Context, sb *Sandbox, cfg *initConfig, userns []*os.File, logPath string) ([]string, error) {
 	if sb.Share == nil {
 		return nil, nil
 	}
@@ -405,6 +408,12 @@ func (m *Manager) startShares(ctx context.Context, sb *Sandbox, cfg *initConfig,
 			return mnts, err
 		}
 		mnts = append(mnts, mnt)
+		if i < len(cfg.Userns) && cfg.Userns[i] > 0 {
+			if err := canIdmap(mnt, userns[cfg.Userns[i]-initUsernsFd]); err != nil {
+				fmt.Fprintf(m.Stderr, "WARN: the share of %s cannot be idmapped here (%v); it is bound directly\n", w.Path, err)
+				continue
+			}
+		}
 		w.From = mnt
 	}
 	return mnts, nil
@@ -480,4 +489,14 @@ func (s *shareFile) Lseek(ctx context.Context, off uint64, whence uint32) (uint6
 
 func (s *shareFile) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
 	return s.f.(fs.FileAllocater).Allocate(ctx, off, size, mode)
+}
+
+// canIdmap tries an idmapped copy of the mount at dir through the user namespace ns.
+func canIdmap(dir string, ns *os.File) error {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	return unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(ns.Fd())})
 }
