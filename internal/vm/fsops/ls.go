@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -59,13 +60,20 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 	if err != nil {
 		return result.Result{}, newError("Cannot read directory: " + fileio.NodeErr(err, "scandir", dir).Error())
 	}
-	names, err := f.Readdirnames(-1)
+	des, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
 		return result.Result{}, newError("Cannot read directory: " + fileio.NodeErr(err, "scandir", dir).Error())
 	}
+	names := make([]string, len(des))
+	types := make(map[string]fs.FileMode, len(des))
+	for i, d := range des {
+		names[i] = d.Name()
+		types[names[i]] = d.Type()
+	}
 	sortLikeJS(names)
 
+	stater := lsStatter{dir: dir, stat: os.Stat}
 	var out []string
 	limitReached := false
 	for _, name := range names {
@@ -84,11 +92,11 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 		if !utf8.ValidString(name) {
 			continue
 		}
-		st, err := os.Stat(filepath.Join(dir, name))
-		if err != nil {
+		isDir, ok := stater.isDir(name, types[name])
+		if !ok {
 			continue // e.g. a broken symlink: pi skips entries it cannot stat
 		}
-		if st.IsDir() {
+		if isDir {
 			name += "/"
 		}
 		out = append(out, name)
@@ -109,6 +117,38 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 		d.Truncation = &tr
 	}
 	return withNotices(text, notices, d), nil
+}
+
+// lsStatter answers, for each entry of one directory, what pi's statSync of it says:
+// whether it is a directory, and whether the stat succeeds at all. Over a shared
+// workspace (virtiofs) every stat is a round trip to the host, so it stats only where
+// the directory entry's type cannot answer: a regular file or a directory is what its
+// type says once one stat has shown the directory's entries can be looked up at all (a
+// directory without search permission lists its names but fails every stat, and pi
+// then skips them all). Symbolic links and other types are stat'ed, since statSync
+// follows links.
+type lsStatter struct {
+	dir  string
+	stat func(string) (fs.FileInfo, error)
+	// searchable: 0 not yet known, 1 entries can be stat'ed, -1 they cannot.
+	searchable int
+}
+
+func (s *lsStatter) isDir(name string, typ fs.FileMode) (isDir, ok bool) {
+	if s.searchable == 1 && (typ.IsRegular() || typ.IsDir()) {
+		return typ.IsDir(), true
+	}
+	st, err := s.stat(filepath.Join(s.dir, name))
+	if err != nil {
+		if s.searchable == 0 && fileio.ErrCode(err) == "EACCES" {
+			s.searchable = -1
+		}
+		return false, false
+	}
+	if s.searchable == 0 {
+		s.searchable = 1
+	}
+	return st.IsDir(), true
 }
 
 // sortLikeJS sorts names as pi does: a.toLowerCase().localeCompare(b.toLowerCase()),
