@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"strings"
 
@@ -47,6 +48,25 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 	if err := fileio.Access(abs, fileio.AccessRead); err != nil {
 		return result.Result{}, fileio.NodeErr(err, "access", abs)
 	}
+	// pi opens the file twice, to sniff an image type and to read it; a regular file is
+	// opened once here, its first bytes sniffed and then read on as text (each open,
+	// read and close is a round trip over a shared workspace). Anything else (a FIFO,
+	// a device) is opened twice as pi does, since a second open is what pi reads.
+	f, err := fileio.OpenFresh(abs) // the host's file now, not a share's cached copy
+	if err != nil {
+		return result.Result{}, fileio.NodeErr(err, "open", abs)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		mime, head, err := image.DetectMimeType(f)
+		if err != nil {
+			return result.Result{}, err
+		}
+		if mime == "" {
+			return readText(ctx, abs, a, &openedFile{f: f, head: head, size: st.Size()})
+		}
+	}
+	f.Close()
 	mime, err := image.DetectFileMimeType(abs)
 	if err != nil {
 		return result.Result{}, err
@@ -58,11 +78,46 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 		}
 		return image.Read(ctx, data, mime)
 	}
-	return readText(ctx, abs, a)
+	return readText(ctx, abs, a, nil)
+}
+
+// headReader reads head, then r, filling each buffer as one read of the whole file
+// would: the line selector's chunks (and so how it decodes them) stay what they were
+// with one open.
+type headReader struct {
+	head []byte
+	r    io.Reader
+	eof  bool // r has ended (a read less saved: each is a round trip over a share)
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	if h.eof {
+		return 0, io.EOF
+	}
+	if len(h.head) == 0 {
+		return h.r.Read(p)
+	}
+	n := copy(p, h.head)
+	h.head = h.head[n:]
+	if len(h.head) > 0 || n == len(p) {
+		return n, nil
+	}
+	m, err := io.ReadFull(h.r, p[n:])
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err, h.eof = nil, true // the next read reports the end
+	}
+	return n + m, err
+}
+
+// openedFile is a regular file Read has opened and read the first bytes of.
+type openedFile struct {
+	f    *os.File
+	head []byte // read from offset 0; f is past them
+	size int64
 }
 
 // readText selects and formats lines of a text file as pi's read does.
-func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error) {
+func readText(ctx context.Context, abs string, a ReadArgs, opened *openedFile) (result.Result, error) {
 	// pi: startLine = offset ? Math.max(0, offset - 1) : 0 (offset 0 means line 1).
 	startLine := 0.0
 	if a.Offset != nil && *a.Offset != 0 {
@@ -70,7 +125,7 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 	}
 	startDisplay := startLine + 1
 
-	sel, err := selectFileLines(ctx, abs, startLine, a)
+	sel, err := selectFileLines(ctx, abs, startLine, a, opened)
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -118,28 +173,37 @@ func readText(ctx context.Context, abs string, a ReadArgs) (result.Result, error
 // non-negative integer limits that is pi's streaming path; other values follow pi's
 // whole-file path (JavaScript slice rules), which needs the line count first, so the file
 // is read twice instead of being held in memory.
-func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadArgs) (lineSelection, error) {
-	f, err := fileio.OpenFresh(abs) // the host's file now, not a share's cached copy
-	if err != nil {
-		return lineSelection{}, fileio.NodeErr(err, "open", abs)
-	}
-	defer f.Close()
+// When opened is set the file is read from it, its head first, instead of opened again.
+func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadArgs, opened *openedFile) (lineSelection, error) {
+	var f *os.File
 	var size int64 // 0: unknown (not a regular file)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
+	var first io.Reader
+	if opened != nil {
+		f, size = opened.f, opened.size
+		first = &headReader{head: opened.head, r: f}
+	} else {
+		var err error
+		if f, err = fileio.OpenFresh(abs); err != nil { // the host's file now, not a share's cached copy
+			return lineSelection{}, fileio.NodeErr(err, "open", abs)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		first = f
 	}
 	if streamable(a.Offset, a.Limit) {
 		end := int64(math.MaxInt64)
 		if a.Limit != nil {
 			end = lineIndex(startLine + *a.Limit)
 		}
-		return selectLines(ctx, f, lineIndex(startLine), end, size)
+		return selectLines(ctx, first, lineIndex(startLine), end, size)
 	}
 	// pi's whole-file path reads with fs.readFile, which refuses files over 2 GiB.
 	if size > fileio.MaxReadFileSize {
 		return lineSelection{}, fileio.FileTooLarge(size)
 	}
-	count, err := selectLines(ctx, f, math.MaxInt64, math.MaxInt64, size)
+	count, err := selectLines(ctx, first, math.MaxInt64, math.MaxInt64, size)
 	if err != nil {
 		return lineSelection{}, err
 	}

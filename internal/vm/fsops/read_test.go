@@ -87,7 +87,7 @@ func FuzzReadOffsetLimit(f *testing.F) {
 		if limit >= 0 && limit == math.Trunc(limit) {
 			lim = &limit // streamable when offset is whole too
 		}
-		got, err := selectFileLines(context.Background(), p, startLine, ReadArgs{Offset: &offset, Limit: lim})
+		got, err := selectFileLines(context.Background(), p, startLine, ReadArgs{Offset: &offset, Limit: lim}, nil)
 		require.NoError(t, err)
 		want := referenceSelect(content, startLine, lim)
 		assert.Equal(t, want.totalFileLines, got.totalFileLines, "line count")

@@ -22,12 +22,21 @@ func DetectFileMimeType(abs string) (string, error) {
 		return "", fileio.NodeErr(err, "open", abs)
 	}
 	defer f.Close()
+	mime, _, err := DetectMimeType(f)
+	return mime, err
+}
+
+// DetectMimeType is DetectFileMimeType for a file already open, read from r's current
+// offset: the type, and the bytes it read (up to 4100), which a caller reading the file
+// on uses instead of opening it again (over a shared workspace each open and read is a
+// round trip to the host).
+func DetectMimeType(r io.Reader) (string, []byte, error) {
 	buf := make([]byte, imageSniffBytes)
-	n, err := io.ReadFull(f, buf)
+	n, err := io.ReadFull(r, buf)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return "", fileio.NodeErr(err, "read", "")
+		return "", nil, fileio.NodeErr(err, "read", "")
 	}
-	return detectImageMimeType(buf[:n]), nil
+	return detectImageMimeType(buf[:n]), buf[:n], nil
 }
 
 // detectImageMimeType is pi's detectSupportedImageMimeType (src/utils/mime.ts): JPEG
