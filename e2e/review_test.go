@@ -22,6 +22,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 // treeSums is every entry under dir (.git included): path -> mode and content hash (a
@@ -108,8 +109,9 @@ func (w *world) sweep(t *testing.T, state string, args ...string) string {
 }
 
 func (w *world) keeper(t *testing.T, state string) *keep.Keeper {
-	env := w.env("XDG_STATE_HOME=" + state)
-	k, err := keep.New(env, sbx.NewClient(env, sbx.ExecRunner{}))
+	st, err := settings.Parse(w.env("XDG_STATE_HOME=" + state))
+	require.NoError(t, err)
+	k, err := keep.New(st.StateHome, st.Environ, st.Client(sbx.ExecRunner{}))
 	require.NoError(t, err)
 	return k
 }

@@ -7,21 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
-
-func TestGCHours(t *testing.T) {
-	for env, want := range map[string]float64{"": 24, "DOCKER_SANDBOX_GC_HOURS=0": 0, "DOCKER_SANDBOX_GC_HOURS=1.5": 1.5, "DOCKER_SANDBOX_GC_HOURS= 48 ": 48} {
-		got, err := gcHours([]string{env})
-		require.NoError(t, err, env)
-		assert.Equal(t, want, got, env)
-	}
-	for _, bad := range []string{"DOCKER_SANDBOX_GC_HOURS=-1", "DOCKER_SANDBOX_GC_HOURS=soon", "DOCKER_SANDBOX_GC_HOURS=99999"} {
-		_, err := gcHours([]string{bad})
-		var ue usageError
-		assert.ErrorAs(t, err, &ue, bad)
-	}
-}
 
 func TestGCAndVerifyCommandLines(t *testing.T) {
 	var out, errOut bytes.Buffer

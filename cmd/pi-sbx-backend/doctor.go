@@ -33,7 +33,11 @@ Exit status 0 only if nothing FAILs.`,
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			d := &doctor.Doctor{Sbx: sbx.NewClient(os.Environ(), sbx.ExecRunner{}), Host: doctor.ThisHost(), Smoke: smoke}
+			st, err := hostSettings()
+			if err != nil {
+				return err
+			}
+			d := &doctor.Doctor{Sbx: st.Client(sbx.ExecRunner{}), Host: doctor.ThisHost(), Smoke: smoke}
 			if smoke {
 				dir, err := os.MkdirTemp("", "pi-sbx-doctor-")
 				if err != nil {

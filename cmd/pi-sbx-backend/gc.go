@@ -42,15 +42,14 @@ the sandbox without starting it. Each verdict is printed with its reason.`,
 			if o.hours < 0 {
 				return usagef("--hours %v: want >= 0", o.hours)
 			}
-			sess, err := openSession(std, dirOptions{})
+			sess, err := openSession(ctx, std, dirOptions{}, sessionRole{})
 			if err != nil {
 				return err
 			}
-			d, err := newDeployer(sess)
+			d, err := newDeployer(sess, o.force)
 			if err != nil {
 				return err
 			}
-			d.ForceGC = o.force
 			entries, err := d.GC(ctx, time.Duration(o.hours*float64(time.Hour)), o.dryRun)
 			if err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 type logOptions struct {
@@ -48,7 +49,11 @@ workspace, and is rotated at 8 MiB (NAME.jsonl.1 keeps the one before). Without
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			dir, err := auditDir(os.Environ())
+			st, err := hostSettings()
+			if err != nil {
+				return err
+			}
+			dir, err := auditDir(st)
 			if err != nil {
 				return err
 			}
@@ -57,7 +62,7 @@ workspace, and is rotated at 8 MiB (NAME.jsonl.1 keeps the one before). Without
 			}
 			name := o.sandbox
 			if name == "" {
-				name = os.Getenv("DOCKER_SANDBOX")
+				name = st.Sandbox
 			}
 			if name == "" {
 				if name, err = newestLog(dir); err != nil {
@@ -85,8 +90,8 @@ workspace, and is rotated at 8 MiB (NAME.jsonl.1 keeps the one before). Without
 }
 
 // auditDir is where serve keeps the audit logs: beside the owner records.
-func auditDir(environ []string) (string, error) {
-	o, err := sbx.OwnersFromEnv(environ)
+func auditDir(st settings.Settings) (string, error) {
+	o, err := st.Owners()
 	if err != nil {
 		return "", fmt.Errorf("audit log: %w", err)
 	}

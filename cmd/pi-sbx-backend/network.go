@@ -88,8 +88,12 @@ the workspace, and applied when the sandbox is created.`, past),
 					return usagef("--sandbox goes with --session")
 				}
 			}
-			stateDir, _ := netpolicy.StateDirFromEnv(os.Environ())
-			r := &netpolicy.Rules{Sbx: sbx.NewClient(os.Environ(), sbx.ExecRunner{}), StateDir: stateDir}
+			st, err := hostSettings()
+			if err != nil {
+				return err
+			}
+			stateDir, _ := netpolicy.StateDir(st.StateHome)
+			r := &netpolicy.Rules{Sbx: st.Client(sbx.ExecRunner{}), StateDir: stateDir}
 			msg, err := r.Change(ctx, action, args, scope, sandbox, dir)
 			if err != nil {
 				return fmt.Errorf("%s: %w", action, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 // workSource finds a workspace's review-mode work: the sandbox's current work (fetched
@@ -25,8 +26,8 @@ type workSource interface {
 	Discard(ctx context.Context, c review.Changes) error
 }
 
-// openWork makes the work source from the process's environment.
-type openWork func(environ []string) (workSource, error)
+// openWork makes the work source from the settings.
+type openWork func(st settings.Settings) (workSource, error)
 
 // reviewEnv documents the variables the review commands read.
 var reviewEnv = []envDoc{
@@ -59,7 +60,11 @@ func (w workFlags) collect(ctx context.Context, open openWork) (workSource, revi
 	} else if !fi.IsDir() {
 		return nil, review.Changes{}, usagef("--workspace %s: not a directory", ws)
 	}
-	src, err := open(os.Environ())
+	st, err := hostSettings()
+	if err != nil {
+		return nil, review.Changes{}, err
+	}
+	src, err := open(st)
 	if err != nil {
 		return nil, review.Changes{}, err
 	}
@@ -234,10 +239,10 @@ func inside(root, p string) bool {
 
 // sessionWork is the work of serve's session (its sandbox, on its workspace), for
 // pi_sbx_review: the source is opened as if DOCKER_SANDBOX named that sandbox.
-func sessionWork(open openWork, environ []string, workspace, sandbox string) session.Collector {
-	environ = append(environ[:len(environ):len(environ)], "DOCKER_SANDBOX="+sandbox)
+func sessionWork(open openWork, st settings.Settings, workspace, sandbox string) session.Collector {
+	st.Sandbox = sandbox
 	return func(ctx context.Context) (review.Changes, error) {
-		src, err := open(environ)
+		src, err := open(st)
 		if err != nil {
 			return review.Changes{}, err
 		}
@@ -257,22 +262,13 @@ type keptWork struct {
 // openKeptWork finds the sandbox as shell does: DOCKER_SANDBOX, or with
 // DOCKER_SANDBOX_REUSE=1 the project's; otherwise the newest review session of the
 // workspace (running or ended).
-func openKeptWork(environ []string) (workSource, error) {
-	client := sbx.NewClient(environ, sbx.ExecRunner{})
-	k, err := keep.New(environ, client)
+func openKeptWork(st settings.Settings) (workSource, error) {
+	client := st.Client(sbx.ExecRunner{})
+	k, err := keep.New(st.StateHome, st.Environ, client)
 	if err != nil {
 		return nil, err
 	}
-	w := keptWork{keeper: k, client: client}
-	for _, kv := range environ {
-		switch k, v, _ := strings.Cut(kv, "="); k {
-		case "DOCKER_SANDBOX":
-			w.sandbox = v
-		case "DOCKER_SANDBOX_REUSE":
-			w.reuse = v == "1" || strings.EqualFold(v, "true")
-		}
-	}
-	return w, nil
+	return keptWork{keeper: k, client: client, sandbox: st.Sandbox, reuse: st.Reuse}, nil
 }
 
 // Collect implements workSource.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 // refWork is the tests' work source: the sandbox named by FIXTURE_SANDBOX left its work
@@ -15,11 +16,9 @@ import (
 // builds with git). It stands where the sandbox side of review mode plugs in.
 type refWork struct{ name string }
 
-func openRefWork(environ []string) (workSource, error) {
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "FIXTURE_SANDBOX="); ok && v != "" {
-			return refWork{v}, nil
-		}
+func openRefWork(settings.Settings) (workSource, error) {
+	if v := os.Getenv("FIXTURE_SANDBOX"); v != "" {
+		return refWork{v}, nil
 	}
 	return nil, fmt.Errorf("no review-mode work for this workspace")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 // dirOptions are the --workspace and --cwd flags of the sandbox commands.
@@ -32,10 +34,33 @@ var sandboxEnv = []envDoc{
 	{"PI_*", "forwarded into the VM (pi's session variables)"},
 }
 
+// sessionRole is what a command holds its session as: its name (serve, shell), whether
+// the sandbox is kept awake between calls, and the quick checks run as it starts.
+type sessionRole struct {
+	name      string
+	keepAlive bool
+	preflight func(ctx context.Context, c *sbx.Client) func(context.Context) error
+}
+
+// hostSettings reads this process's settings (its environment), once per command; a bad
+// one is a usage error.
+func hostSettings() (settings.Settings, error) {
+	st, err := settings.Parse(os.Environ())
+	var se *settings.Error
+	if errors.As(err, &se) {
+		return st, usageError{se.Msg}
+	}
+	return st, err
+}
+
 // openSession checks the --workspace and --cwd flags (the workspace must be an existing
 // directory: sbx would otherwise fail later, at the first call) and opens the session
-// from this process's environment.
-func openSession(std stdio, d dirOptions) (*session.Session, error) {
+// from this process's settings.
+func openSession(ctx context.Context, std stdio, d dirOptions, role sessionRole) (*session.Session, error) {
+	st, err := hostSettings()
+	if err != nil {
+		return nil, err
+	}
 	ws, err := absDir(d.workspace)
 	if err != nil {
 		return nil, err
@@ -56,7 +81,8 @@ func openSession(std stdio, d dirOptions) (*session.Session, error) {
 		return nil, fmt.Errorf("finding this executable: %w", err)
 	}
 	return session.Open(session.Options{
-		Environ: os.Environ(), Pid: os.Getpid(), Workspace: ws, Cwd: cwd, Exe: exe,
+		Settings: st, Pid: os.Getpid(), Workspace: ws, Cwd: cwd, Exe: exe,
 		Progress: std.err, Runner: sbx.ExecRunner{},
+		Role: role.name, KeepAlive: role.keepAlive, Preflight: role.preflight, Context: ctx,
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
@@ -66,7 +67,7 @@ on the host when the sandbox fails.`,
 			if _, err := contentOnly(o.details, ""); err != nil {
 				return err
 			}
-			if _, err := parseExtraTools(o.tools); err != nil {
+			if _, err := parseExtraTools(o.tools, false); err != nil {
 				return err
 			}
 			return runServe(ctx, std, o)
@@ -84,13 +85,12 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	// A client that closes serve's stdout ends the session, with its teardown: a write
 	// there must fail (EPIPE), not kill serve (Go's default for descriptors 1 and 2).
 	signal.Ignore(syscall.SIGPIPE)
-	sess, err := openSession(std, o.dirs)
+	// sbx's auto-stop must not end the session's sandbox between calls: keep it awake.
+	sess, err := openSession(ctx, std, o.dirs, sessionRole{name: "serve", keepAlive: true, preflight: startPreflight})
 	if err != nil {
 		return err
 	}
-	sess.Role = "serve"
-	sess.KeepAlive = true // sbx's auto-stop must not end the session's sandbox between calls
-	sess.Preflight = startPreflight(ctx, sess.Client)
+	st := sess.Settings
 	target := agentlink.Target{
 		Sbx:       sess.Client,
 		Sandbox:   sess.Ensure,
@@ -111,38 +111,30 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		return usagef("--transport %q: want persistent or per-call", *transport)
 	}
 	logger.Info("serving", "workspace", sess.Workspace, "cwd", sess.Cwd, "sandbox", sess.Name, "transport", *transport)
-	mode, err := toolMode(sess.Environ)
-	if err != nil {
-		return err
-	}
 	// pi's seven run in the VM, through the agent.
 	var routes []mcpserver.Route
-	if mode.pi {
+	if st.ToolMode != settings.DeployOnly {
 		routes = mcpserver.Routes(tools.Pi(), caller)
 	}
 	routes = append(routes, session.Methods(sess, caller)...) // unlisted: ! commands, status
-	extra := o.tools
-	if extra == "" {
-		extra = envValue(sess.Environ, "PI_SBX_TOOLS")
-	}
-	x, err := parseExtraTools(extra)
+	x, err := parseExtraTools(o.tools, st.Terminal)
 	if err != nil {
 		return err
 	}
 	routes = append(routes, x.routes(caller)...)
-	routes = append(routes, session.ReviewRoute(sessionWork(openKeptWork, sess.Environ, sess.Workspace, sess.Name), sess.Environ))
+	routes = append(routes, session.ReviewRoute(sessionWork(openKeptWork, st, sess.Workspace, sess.Name), st.Environ))
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
-	dep, err := newDeployer(sess)
+	dep, err := newDeployer(sess, false)
 	if err != nil {
 		return err
 	}
-	if mode.docker {
+	if st.ToolMode != settings.ToolsOnly {
 		routes = append(routes, dep.Routes()...)
 	}
 	// A command whose connections sbx's proxy denied gets one line naming them and why.
 	explainer := &netpolicy.Explainer{Log: sess.Client.PolicyLog, Sandbox: func() string { return sess.Name }}
 	routes = explainer.Routes(routes)
-	bare, err := contentOnly(o.details, envValue(sess.Environ, "PI_SBX_DETAILS"))
+	bare, err := contentOnly(o.details, st.Details)
 	if err != nil {
 		return err
 	}
@@ -151,16 +143,14 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	}
 	// Every call, from every client, in the sandbox's audit log (pi-sbx-backend log);
 	// a log that cannot be written is said on stderr and never fails a call.
-	if dir, err := auditDir(sess.Environ); err != nil {
+	if dir, err := auditDir(st); err != nil {
 		logger.Warn("no audit log", "error", err)
 	} else if alog, err := audit.Open(dir, sess.Name); err != nil {
 		logger.Warn("no audit log", "error", err)
 	} else {
 		routes = alog.Routes(routes, func(err error) { logger.Warn("audit log", "error", err) })
 	}
-	if err := startupGC(ctx, logger, dep, sess.Environ); err != nil {
-		return err
-	}
+	startupGC(ctx, logger, dep, st.GCHours)
 	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
 	if err != nil {
 		return err

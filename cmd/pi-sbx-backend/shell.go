@@ -41,11 +41,10 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 	if len(argv) == 0 {
 		argv = loginShell
 	}
-	sess, err := openSession(std, d)
+	sess, err := openSession(ctx, std, d, sessionRole{name: "shell"})
 	if err != nil {
 		return err
 	}
-	sess.Role = "shell"
 	defer func() {
 		if err := sess.End(ctx); err != nil {
 			fmt.Fprintf(std.err, "pi-sbx-backend shell: %v\n", err)

@@ -30,8 +30,11 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	environ := os.Environ()
-	client := sbx.NewClient(environ, sbx.ExecRunner{})
+	st, err := hostSettings()
+	if err != nil {
+		return err
+	}
+	client := st.Client(sbx.ExecRunner{})
 	// The sandbox exists already: check the host files against the working directory
 	// (most likely its workspace) before running sbx at all, then against what it mounts.
 	exe, err := os.Executable()
@@ -55,7 +58,7 @@ func runToolSandbox(ctx context.Context, std stdio, sandbox, cwd, name string, r
 			Sbx:       client,
 			Sandbox:   func(context.Context) (string, error) { return sandbox, nil },
 			Installer: &agentlink.Installer{Sbx: client, Version: version},
-			Env:       sbx.NewEnvPolicy(environ).VMEnv(environ),
+			Env:       st.VMEnv(),
 			Cwd:       cwd,
 		},
 		Version:    version,

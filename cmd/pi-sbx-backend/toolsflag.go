@@ -1,8 +1,7 @@
 package main
 
 import (
-	"strings"
-
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
@@ -13,20 +12,17 @@ type extraTools struct {
 	terminal bool
 }
 
-// parseExtraTools reads a --tools value (or PI_SBX_TOOLS): a comma-separated list of
-// `+SET`; the one set there is is `terminal`.
-func parseExtraTools(v string) (extraTools, error) {
-	var x extraTools
-	for _, f := range strings.Split(v, ",") {
-		switch f = strings.TrimSpace(f); f {
-		case "":
-		case "+terminal", "terminal":
-			x.terminal = true
-		default:
-			return x, usagef("--tools %q: want +terminal", f)
-		}
+// parseExtraTools reads a --tools value: a comma-separated list of +SET (the one set
+// there is is terminal); an empty flag leaves the setting's (PI_SBX_TOOLS) terminal.
+func parseExtraTools(flag string, terminal bool) (extraTools, error) {
+	if flag == "" {
+		return extraTools{terminal: terminal}, nil
 	}
-	return x, nil
+	t, err := settings.ParseTools("--tools", flag)
+	if err != nil {
+		return extraTools{}, usageError{err.Error()}
+	}
+	return extraTools{terminal: t}, nil
 }
 
 // routes are the extra sets' routes: the terminal tools (offered to the model) and their

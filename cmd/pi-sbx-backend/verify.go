@@ -36,7 +36,7 @@ it. Exit status 0 only if every check passes, 1 if any fails.`,
 }
 
 func runVerify(ctx context.Context, std stdio, o verifyOptions) error {
-	sess, err := openSession(std, o.dirs)
+	sess, err := openSession(ctx, std, o.dirs, sessionRole{})
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func runVerify(ctx context.Context, std stdio, o verifyOptions) error {
 			fmt.Fprintf(std.err, "%s verify: %v\n", prog, err)
 		}
 	}()
-	d, err := newDeployer(sess)
+	d, err := newDeployer(sess, false)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
@@ -64,13 +65,14 @@ type Config struct {
 	ReadOnly  bool   // DOCKER_SANDBOX_WORKSPACE_RO: workspace binds get :ro
 	Pinned    bool   // DOCKER_SANDBOX named it
 	Teardown  string // remove | stop | none
-	// Environ is the host environment the session started with (the audit's probes and
-	// the reported modes derive from it; nothing of it is passed to docker).
-	Environ []string
-	Policy  EnvPolicy
-	Owners  *sbx.Owners // owner records for GC; nil: GC keeps everything
-	// Home is the host user's home (the audit checks it is not visible in the sandbox).
-	Home string
+	// Settings are the session's: the audit's probes start from their host environment,
+	// the reported modes are theirs, and it checks their HOME and host Docker sockets are
+	// not visible in the sandbox (nothing of them is passed to docker).
+	Settings settings.Settings
+	// Policy is the env policy calls go through; nil is the settings' (the audit probes
+	// the one in use).
+	Policy EnvPolicy
+	Owners *sbx.Owners // owner records for GC; nil: GC keeps everything
 	// Removed, if set, is told that docker_sandbox_rm removed the sandbox on purpose,
 	// so that the session does not make it again (sbx.Session.Removed).
 	Removed func()
@@ -102,8 +104,9 @@ func New(cfg Config) (*Deployer, error) {
 		return nil, errors.New("deploy: needs an sbx client and a sandbox")
 	case cfg.Workspace == "" || cfg.Workspace[0] != '/':
 		return nil, fmt.Errorf("deploy: workspace %q is not absolute", cfg.Workspace)
-	case cfg.Policy == nil:
-		return nil, errors.New("deploy: needs an env policy")
+	}
+	if cfg.Policy == nil {
+		cfg.Policy = cfg.Settings.Policy
 	}
 	return &Deployer{Config: cfg, published: map[string][]sbx.Published{}}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testsim"
 )
@@ -67,11 +68,11 @@ func (w *simWorld) environ(extra ...string) []string {
 
 // deployer returns a Deployer for an existing sandbox name.
 func (w *simWorld) deployer(name string, environ []string) *Deployer {
-	client := sbx.NewClient(environ, sbx.ExecRunner{})
+	st, err := settings.Parse(environ)
+	require.NoError(w.t, err)
 	d, err := New(Config{
-		Sbx: client, Sandbox: func(context.Context) (string, error) { return name, nil }, Name: name,
-		Workspace: w.ws, Teardown: sbx.TeardownNone, Pinned: true, Environ: environ,
-		Policy: sbx.NewEnvPolicy(environ), Home: w.home,
+		Sbx: st.Client(sbx.ExecRunner{}), Sandbox: func(context.Context) (string, error) { return name, nil }, Name: name,
+		Workspace: w.ws, Teardown: sbx.TeardownNone, Pinned: true, Settings: st,
 	})
 	require.NoError(w.t, err)
 	return d

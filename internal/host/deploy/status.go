@@ -123,7 +123,7 @@ func (d *Deployer) modes(b *strings.Builder) {
 		mount = "read-only (DOCKER_SANDBOX_WORKSPACE_RO; binds get :ro)"
 	}
 	fmt.Fprintf(b, "Workspace: %s, %s\n", d.Workspace, mount)
-	fmt.Fprintf(b, "Env forwarding: %s\n", envMode(d.Environ))
+	fmt.Fprintf(b, "Env forwarding: %s\n", envMode(d.Settings.Policy))
 	pinned := "session sandbox"
 	if d.Pinned {
 		pinned = "pinned by DOCKER_SANDBOX"

@@ -137,17 +137,6 @@ func (r *recorder) Start(ctx context.Context, bin string, c sbx.Cmd) (sbx.Proces
 	return r.Runner.Start(ctx, bin, c)
 }
 
-// sbxProgram is the sbx program the host environment names (PI_SBX_BIN, else sbx).
-func sbxProgram(environ []string) string {
-	bin := "sbx"
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PI_SBX_BIN="); ok && v != "" {
-			bin = v
-		}
-	}
-	return bin
-}
-
 // checkTransport runs a docker call the way every tool does and observes (1) which
 // program was started with which argv — it must be the sbx program, as `exec SANDBOX --
 // docker -H unix:///var/run/docker.sock` — and (2) where the command ran: not in this
@@ -163,7 +152,11 @@ func (d *Deployer) checkTransport(ctx context.Context, name string) Check {
 	}
 	// The sbx program the host environment names, resolved as the session resolved its
 	// own (PATH lookup, symlinks).
-	ref := &sbx.Client{Bin: sbxProgram(d.Environ)}
+	bin := d.Settings.SbxBin // the program the settings name, as the user would run it
+	if bin == "" {
+		bin = "sbx"
+	}
+	ref := &sbx.Client{Bin: bin}
 	ref.ResolveBin()
 	want := resolved(ref.Bin)
 	for i, bin := range rec.bins {
@@ -282,7 +275,7 @@ func (d *Deployer) checkEnvScrub(ctx context.Context, name string) Check {
 	const n = "env scrub"
 	tag := nonce()
 	sentinels := []string{"DOCKER_HOST_SENTINEL_" + tag + "=unix:///tmp/decoy.sock", "COMPOSE_SENTINEL_" + tag + "=1"}
-	environ := append(append([]string{}, d.Environ...), sentinels...)
+	environ := append(append([]string{}, d.Settings.Environ...), sentinels...)
 	hostEnv, vmEnv := d.Policy.HostEnv(environ), d.Policy.VMEnv(environ)
 	if leak := dockerVars(envNames(hostEnv)); len(leak) > 0 {
 		return fail(n, "the sbx process would get %s", strings.Join(leak, ", "))
@@ -297,7 +290,7 @@ func (d *Deployer) checkEnvScrub(ctx context.Context, name string) Check {
 	if leak := dockerVars(inside); len(leak) > 0 {
 		return fail(n, "inside the sandbox: %s", strings.Join(leak, ", "))
 	}
-	host := dockerVars(envNames(d.Environ))
+	host := dockerVars(envNames(d.Settings.Environ))
 	return pass(n, "sentinels DOCKER_HOST_SENTINEL_%s and COMPOSE_SENTINEL_%s injected into the host environment reached neither sbx nor the sandbox; %d variables inside, none DOCKER_*/COMPOSE_* (the host has %d: %s)",
 		tag, tag, len(inside), len(host), strings.Join(host, " "))
 }
@@ -306,15 +299,15 @@ func (d *Deployer) checkEnvScrub(ctx context.Context, name string) Check {
 // asserts that a variable outside the allowlist does not reach the sandbox.
 func (d *Deployer) checkEnvForwarding(ctx context.Context, name string) Check {
 	const n = "env forwarding"
-	mode := envMode(d.Environ)
+	mode := envMode(d.Settings.Policy)
 	probe := "SBX_VERIFY_PROBE_" + nonce()
-	environ := append(append([]string{}, d.Environ...), probe+"=must-not-cross")
+	environ := append(append([]string{}, d.Settings.Environ...), probe+"=must-not-cross")
 	hostEnv, vmEnv := d.Policy.HostEnv(environ), withoutDockerVars(d.Policy.VMEnv(environ)) // docker ones: env scrub's
 	inside, err := d.envInside(ctx, name, withoutDockerVars(hostEnv), vmEnv)
 	if err != nil {
 		return fail(n, "env probe failed: %v", err)
 	}
-	forwarded := envNames(d.Policy.VMEnv(d.Environ))
+	forwarded := envNames(d.Policy.VMEnv(d.Settings.Environ))
 	sort.Strings(forwarded)
 	crossed := false
 	for _, k := range inside {
@@ -338,9 +331,8 @@ func orNone(l []string) string {
 	return strings.Join(l, " ")
 }
 
-// envMode names the forwarding mode of environ.
-func envMode(environ []string) string {
-	p := sbx.NewEnvPolicy(environ)
+// envMode names the forwarding mode the settings ask for.
+func envMode(p sbx.EnvPolicy) string {
 	switch {
 	case p.Passthrough:
 		return "passthrough (explicit)"
@@ -415,7 +407,7 @@ func hostFingerprint(p string) string {
 // path); the way to a workspace under HOME is expected.
 func (d *Deployer) checkMounts(ctx context.Context, name string) Check {
 	const n = "mounts"
-	home := d.Home
+	home := d.Settings.Home
 	if home == "" || !filepath.IsAbs(home) {
 		return fail(n, "the host HOME is unknown: cannot tell what the sandbox sees of it")
 	}
@@ -505,24 +497,13 @@ func (d *Deployer) checkContexts(ctx context.Context, name string) Check {
 // Docker Desktop's, rootless docker's.
 func (d *Deployer) hostSockets() []string {
 	var out []string
-	var runtime string
-	for _, kv := range d.Environ {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "DOCKER_HOST":
-			if p, ok := strings.CutPrefix(v, "unix://"); ok && filepath.IsAbs(p) {
-				out = append(out, filepath.Clean(p))
-			}
-		case "XDG_RUNTIME_DIR":
-			if filepath.IsAbs(v) {
-				runtime = v
-			}
-		}
+	if p, ok := strings.CutPrefix(d.Settings.DockerHost, "unix://"); ok && filepath.IsAbs(p) {
+		out = append(out, filepath.Clean(p))
 	}
-	if d.Home != "" {
-		out = append(out, filepath.Join(d.Home, ".docker/run/docker.sock"), filepath.Join(d.Home, ".docker/desktop/docker.sock"))
+	if d.Settings.Home != "" {
+		out = append(out, filepath.Join(d.Settings.Home, ".docker/run/docker.sock"), filepath.Join(d.Settings.Home, ".docker/desktop/docker.sock"))
 	}
-	if runtime != "" {
+	if runtime := d.Settings.RuntimeDir; filepath.IsAbs(runtime) {
 		out = append(out, filepath.Join(runtime, "docker.sock"))
 	}
 	return out

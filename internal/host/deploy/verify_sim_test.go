@@ -63,12 +63,12 @@ func TestVerifyChecksCanFail(t *testing.T) {
 		}},
 		{"env scrub", func(w *simWorld, name string) *Deployer {
 			d := w.deployer(name, w.environ())
-			d.Policy = leakyPolicy{sbx.NewEnvPolicy(d.Environ)}
+			d.Policy = leakyPolicy{d.Settings.Policy}
 			return d
 		}},
 		{"env forwarding", func(w *simWorld, name string) *Deployer {
 			d := w.deployer(name, w.environ())
-			d.Policy = openPolicy{sbx.NewEnvPolicy(d.Environ)}
+			d.Policy = openPolicy{d.Settings.Policy}
 			return d
 		}},
 		{"daemon pinning", func(w *simWorld, name string) *Deployer {

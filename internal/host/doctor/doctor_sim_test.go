@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testsim"
 )
@@ -45,7 +47,9 @@ func (s *sim) run(args ...string) {
 
 func (s *sim) doctor(smoke bool) Report {
 	s.t.Helper()
-	d := &Doctor{Sbx: sbx.NewClient(s.environ(), sbx.ExecRunner{}), Host: healthyLinux(), Smoke: smoke, Workspace: s.t.TempDir()}
+	st, err := settings.Parse(s.environ())
+	require.NoError(s.t, err)
+	d := &Doctor{Sbx: st.Client(sbx.ExecRunner{}), Host: healthyLinux(), Smoke: smoke, Workspace: s.t.TempDir()}
 	return d.Run(context.Background())
 }
 

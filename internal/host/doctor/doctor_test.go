@@ -30,7 +30,7 @@ func check(t *testing.T, r Report, name string) Check {
 // TestSbxMissing: without sbx anywhere, one FAIL names every place searched and the
 // install command; nothing else runs.
 func TestSbxMissing(t *testing.T) {
-	bin, err := sbx.FindBin([]string{"PATH=/usr/bin:/bin"}, sbx.Places{GOOS: "darwin", Dirs: []string{"/nonexistent/homebrew/bin"}})
+	bin, err := sbx.FindBin("", "/usr/bin:/bin", sbx.Places{GOOS: "darwin", Dirs: []string{"/nonexistent/homebrew/bin"}})
 	c := &sbx.Client{Bin: bin, Runner: sbx.ExecRunner{}, Missing: err}
 	r := (&Doctor{Sbx: c, Host: healthyLinux()}).Run(context.Background())
 	require.Len(t, r.Checks, 1)
@@ -43,7 +43,7 @@ func TestSbxMissing(t *testing.T) {
 
 // TestPIBinWrong: a PI_SBX_BIN that names no program fails the first check.
 func TestPIBinWrong(t *testing.T) {
-	c := sbx.NewClient([]string{"PI_SBX_BIN=/nonexistent/sbx"}, sbx.ExecRunner{})
+	c := sbx.NewClient("/nonexistent/sbx", "", nil, sbx.ExecRunner{})
 	r := (&Doctor{Sbx: c, Host: healthyLinux()}).Run(context.Background())
 	require.Len(t, r.Checks, 1)
 	assert.Equal(t, Fail, r.Checks[0].Status)

@@ -43,10 +43,10 @@ type Rules struct {
 	StateDir string
 }
 
-// StateDirFromEnv is where project rules live: beside the owner records, in the user's
-// state directory.
-func StateDirFromEnv(environ []string) (string, error) {
-	o, err := sbx.OwnersFromEnv(environ)
+// StateDir is where project rules live: beside the owner records, in the user's state
+// directory stateHome (settings.StateHome).
+func StateDir(stateHome string) (string, error) {
+	o, err := sbx.NewOwners(stateHome)
 	if err != nil {
 		return "", fmt.Errorf("project network rules: %w", err)
 	}

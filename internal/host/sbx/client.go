@@ -51,11 +51,12 @@ type Client struct {
 	versions  *Versions // cached after the first `sbx version` that answered
 }
 
-// NewClient returns a client for the sbx program named by PI_SBX_BIN in environ (default
-// "sbx" on PATH), running children with the environment policy's host environment.
-func NewClient(environ []string, r Runner) *Client {
-	bin, err := FindBin(environ, HostDirs())
-	return &Client{Bin: bin, Runner: r, Env: NewEnvPolicy(environ).HostEnv(environ), Missing: err}
+// NewClient returns a client for the sbx program bin (PI_SBX_BIN; "" = "sbx", looked up
+// in path, the host's PATH, then the usual install places), running children with env,
+// the environment policy's host environment (EnvPolicy.HostEnv).
+func NewClient(bin, path string, env []string, r Runner) *Client {
+	found, err := FindBin(bin, path, HostDirs())
+	return &Client{Bin: found, Runner: r, Env: env, Missing: err}
 }
 
 // startError explains why sbx could not be started.

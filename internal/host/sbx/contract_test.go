@@ -257,7 +257,7 @@ func TestTooOldIsRefused(t *testing.T) {
 	assert.NoError(t, CheckMinVersion(MinVersion))
 	// A session refuses it before anything else runs.
 	f := &fakeRunner{version: "0.40.1", answer: func(context.Context, Cmd) (int, string, string) { return 0, "{}", "" }}
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 77, "/ws", nil)
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Owner: 77, Workspace: "/ws"})
 	require.NoError(t, err)
 	_, err = s.Ensure(context.Background())
 	require.ErrorIs(t, err, ErrTooOld)
@@ -277,23 +277,24 @@ func TestFindBin(t *testing.T) {
 	winget := mk(filepath.Join(dir, "lad", "Microsoft", "WinGet", "Packages", "Docker.sbx_abc", "sbx.exe"))
 	darwin := Places{GOOS: "darwin", Dirs: []string{filepath.Dir(brew), filepath.Join(dir, "usr-local-bin"), filepath.Dir(local)}}
 	tests := []struct {
-		name    string
-		environ []string
-		p       Places
-		want    string
-		err     []string // substrings of the error
+		name string
+		bin  string
+		path string
+		p    Places
+		want string
+		err  []string // substrings of the error
 	}{
-		{"PI_SBX_BIN path wins", []string{"PI_SBX_BIN=/x/sim", "PATH=" + filepath.Dir(onPath)}, darwin, "/x/sim", nil},
-		{"PATH", []string{"PATH=/nowhere:" + filepath.Dir(onPath)}, darwin, onPath, nil},
-		{"launcher PATH: homebrew", []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin"}, darwin, brew, nil},
-		{"~/.local/bin", nil, Places{GOOS: "linux", Dirs: []string{filepath.Dir(local)}}, local, nil},
-		{"winget", nil, PlacesFor("windows", "", filepath.Join(dir, "lad")), winget, nil},
-		{"missing names everything searched", []string{"PATH=/usr/bin:/bin"}, Places{GOOS: "darwin", Dirs: []string{"/nope/bin"}}, "sbx",
+		{"PI_SBX_BIN path wins", "/x/sim", filepath.Dir(onPath), darwin, "/x/sim", nil},
+		{"PATH", "", "/nowhere:" + filepath.Dir(onPath), darwin, onPath, nil},
+		{"launcher PATH: homebrew", "", "/usr/bin:/bin:/usr/sbin:/sbin", darwin, brew, nil},
+		{"~/.local/bin", "", "", Places{GOOS: "linux", Dirs: []string{filepath.Dir(local)}}, local, nil},
+		{"winget", "", "", PlacesFor("windows", "", filepath.Join(dir, "lad")), winget, nil},
+		{"missing names everything searched", "", "/usr/bin:/bin", Places{GOOS: "darwin", Dirs: []string{"/nope/bin"}}, "sbx",
 			[]string{"PI_SBX_BIN (unset)", "PATH (/usr/bin:/bin)", "/nope/bin", "brew install docker/tap/sbx"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := FindBin(tc.environ, tc.p)
+			got, err := FindBin(tc.bin, tc.path, tc.p)
 			assert.Equal(t, tc.want, got)
 			if tc.err == nil {
 				require.NoError(t, err)
@@ -319,9 +320,8 @@ func TestKeepAliveSession(t *testing.T) {
 			}
 			return 0, "", ""
 		}}
-		s, err := NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX=box"}, 77, "/ws", nil)
+		s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Name: "box", Pinned: true, Owner: 77, Workspace: "/ws", KeepAlive: keep})
 		require.NoError(t, err)
-		s.KeepAlive = keep
 		_, err = s.Ensure(context.Background())
 		require.NoError(t, err)
 		want := []string{"ls --json"}

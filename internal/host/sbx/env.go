@@ -18,7 +18,7 @@ var hostOnly = []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TMPDIR", "P
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // EnvPolicy decides which host variables reach the sbx CLI and which are forwarded into
-// the VM. It is built from the host environment once (see NewEnvPolicy).
+// the VM. The settings make it, once.
 type EnvPolicy struct {
 	// Allow are extra variable names (DOCKER_SANDBOX_ENV_ALLOWLIST).
 	Allow []string
@@ -27,26 +27,9 @@ type EnvPolicy struct {
 	Passthrough bool
 }
 
-// NewEnvPolicy reads DOCKER_SANDBOX_ENV_ALLOWLIST and DOCKER_SANDBOX_ENV_PASSTHROUGH from
-// environ. Allowlisted names that are not valid variable names are ignored.
-func NewEnvPolicy(environ []string) EnvPolicy {
-	var p EnvPolicy
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "DOCKER_SANDBOX_ENV_ALLOWLIST":
-			for _, n := range strings.Split(v, ",") {
-				n = strings.TrimSpace(n)
-				if envName.MatchString(n) && !isDockerVar(n) {
-					p.Allow = append(p.Allow, n)
-				}
-			}
-		case "DOCKER_SANDBOX_ENV_PASSTHROUGH":
-			p.Passthrough = v == "1" || strings.EqualFold(v, "true")
-		}
-	}
-	return p
-}
+// Forwardable reports whether name may be allowlisted: a valid variable name that is not
+// a docker/compose one.
+func Forwardable(name string) bool { return envName.MatchString(name) && !isDockerVar(name) }
 
 // isDockerVar reports the variables that must never reach a child: they point clients at
 // a Docker daemon (DOCKER_HOST, DOCKER_CONTEXT, …) or configure compose.

@@ -48,19 +48,14 @@ func PlacesFor(goos, home, localAppData string) Places {
 	return p
 }
 
-// FindBin finds the sbx program: PI_SBX_BIN if set (a path, used as it is, or a name
-// searched like "sbx"), then the PATH of environ, then p's places. It returns the path found, or "sbx"
-// and an error wrapping ErrNotFound that names everything searched and how to install.
-func FindBin(environ []string, p Places) (string, error) {
-	name, path := "sbx", ""
-	binSet := false
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PI_SBX_BIN="); ok && v != "" {
-			name, binSet = v, true
-		}
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
+// FindBin finds the sbx program: bin (PI_SBX_BIN) if set (a path, used as it is, or a
+// name searched like "sbx"), then path (the host's PATH), then p's places. It returns the
+// path found, or "sbx" and an error wrapping ErrNotFound that names everything searched
+// and how to install.
+func FindBin(bin, path string, p Places) (string, error) {
+	name, binSet := "sbx", bin != ""
+	if binSet {
+		name = bin
 	}
 	if strings.ContainsAny(name, `/\`) {
 		return name, nil // a path: used as given (starting it names it if it is wrong)

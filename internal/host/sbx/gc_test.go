@@ -125,15 +125,12 @@ func TestOwnerGone(t *testing.T) {
 	}
 }
 
-func TestOwnersFromEnv(t *testing.T) {
-	o, err := OwnersFromEnv([]string{"HOME=/h"})
-	require.NoError(t, err)
-	assert.Equal(t, "/h/.local/state/pi-sbx-backend/owners", o.Dir)
-	o, err = OwnersFromEnv([]string{"HOME=/h", "XDG_STATE_HOME=/s"})
+func TestNewOwners(t *testing.T) {
+	o, err := NewOwners("/s")
 	require.NoError(t, err)
 	assert.Equal(t, "/s/pi-sbx-backend/owners", o.Dir)
-	_, err = OwnersFromEnv(nil)
-	assert.Error(t, err)
+	_, err = NewOwners("")
+	assert.ErrorContains(t, err, "HOME (or XDG_STATE_HOME)")
 	_, err = (&Owners{Dir: t.TempDir()}).Read("../etc")
 	assert.ErrorIs(t, err, ErrBadName)
 }

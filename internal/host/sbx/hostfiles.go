@@ -56,7 +56,7 @@ var ErrSandboxWritable = errors.New("refusing to run on the host a file the sand
 // project mounted `:ro` counts as well: sbx has had a way to remount it read/write from
 // inside (SBX#556), and the sandbox user has sudo, so read-only is not trusted to keep
 // the host's executables safe.
-func (s *Session) Mounts() []string {
+func (s *SessionOptions) Mounts() []string {
 	mounts := []string{s.Workspace}
 	if s.ReadOnly {
 		if dir, err := s.scratch(); err == nil {

@@ -84,9 +84,9 @@ func TestEnsureRefusesAnExistingSandboxThatMountsAHostFile(t *testing.T) {
 	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
 		return 0, `{"sandboxes":[{"name":"mybox","status":"running","workspaces":["/ws","` + tools + `:ro"]}]}`, ""
 	}}
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX=mybox"}, 77, "/ws", nil)
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Name: "mybox", Pinned: true, Owner: 77, Workspace: "/ws",
+		HostFiles: []HostFile{{"the sbx program", filepath.Join(tools, "sbx")}}})
 	require.NoError(t, err)
-	s.HostFiles = []HostFile{{"the sbx program", filepath.Join(tools, "sbx")}}
 	_, err = s.Ensure(context.Background())
 	assert.ErrorIs(t, err, ErrSandboxWritable)
 	assert.Contains(t, err.Error(), "sandbox mybox: ")

@@ -74,9 +74,8 @@ func TestCloseLeavesASharedSandboxToTheLastHolder(t *testing.T) {
 	}}
 	open := func() (*Session, *bytes.Buffer) {
 		var progress bytes.Buffer
-		s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 0, "/ws", &progress)
+		s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Name: "pi-sbx-77-shared", Owners: owners, Workspace: "/ws", Progress: &progress})
 		require.NoError(t, err)
-		s.Name, s.Owners = "pi-sbx-77-shared", owners
 		_, err = s.Ensure(context.Background())
 		require.NoError(t, err)
 		return s, &progress
@@ -108,7 +107,7 @@ func TestWatchdogWaitsForLeaseHolders(t *testing.T) {
 	other, stopOther := holder(t)
 	require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
 	require.NoError(t, leases.Take("box-1", other, "shell", time.Now()))
-	c := NewClient([]string{"PATH=" + os.Getenv("PATH"), "PI_SBX_BIN=" + fakeSbx}, ExecRunner{})
+	c := NewClient(fakeSbx, os.Getenv("PATH"), []string{"PATH=" + os.Getenv("PATH")}, ExecRunner{})
 	w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, "")
 	require.NoError(t, err)
 	defer w.Stop()
@@ -211,7 +210,7 @@ func TestWatchdogDecidesUnderTheLeaseLock(t *testing.T) {
 			leases := &Leases{Dir: filepath.Join(dir, "leases")}
 			owner, stopOwner := holder(t)
 			require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
-			c := NewClient([]string{"PATH=" + bin, "PI_SBX_BIN=" + fakeSbx}, ExecRunner{})
+			c := NewClient(fakeSbx, bin, []string{"PATH=" + bin}, ExecRunner{})
 			w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, tc.locker)
 			require.NoError(t, err)
 			defer w.Stop()

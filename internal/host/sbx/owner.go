@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/statefile"
@@ -28,27 +27,13 @@ type Owner struct {
 // Owners is the directory of owner records, one <sandbox>.json each.
 type Owners struct{ Dir string }
 
-// OwnersFromEnv returns the records' directory: $XDG_STATE_HOME/pi-sbx-backend/owners,
-// else $HOME/.local/state/pi-sbx-backend/owners.
-func OwnersFromEnv(environ []string) (*Owners, error) {
-	var home, state string
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "HOME":
-			home = v
-		case "XDG_STATE_HOME":
-			state = v
-		}
-	}
-	switch {
-	case filepath.IsAbs(state):
-	case filepath.IsAbs(home):
-		state = filepath.Join(home, ".local", "state")
-	default:
+// NewOwners returns the records' directory, stateHome/pi-sbx-backend/owners; stateHome is
+// $XDG_STATE_HOME, else $HOME/.local/state ("" when neither is an absolute path).
+func NewOwners(stateHome string) (*Owners, error) {
+	if !filepath.IsAbs(stateHome) {
 		return nil, errors.New("owner records need HOME (or XDG_STATE_HOME) to be an absolute path")
 	}
-	return &Owners{Dir: filepath.Join(state, "pi-sbx-backend", "owners")}, nil
+	return &Owners{Dir: filepath.Join(stateHome, "pi-sbx-backend", "owners")}, nil
 }
 
 func (o *Owners) path(name string) (string, error) {

@@ -16,23 +16,6 @@ type Resources struct {
 	Template string // --template: an image reference; "" = the agent's image
 }
 
-// ResourcesFromEnv reads and validates the DOCKER_SANDBOX_CPUS/MEMORY/TEMPLATE variables.
-func ResourcesFromEnv(environ []string) (Resources, error) {
-	var r Resources
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "DOCKER_SANDBOX_CPUS":
-			r.CPUs = strings.TrimSpace(v)
-		case "DOCKER_SANDBOX_MEMORY":
-			r.Memory = strings.TrimSpace(v)
-		case "DOCKER_SANDBOX_TEMPLATE":
-			r.Template = strings.TrimSpace(v)
-		}
-	}
-	return r, r.Validate()
-}
-
 var templateRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`)
 
 // Validate applies sbx's current rules (v0.46, reference §1.3): --cpus a whole number

@@ -9,34 +9,34 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestResourcesFromEnv(t *testing.T) {
+func TestResources(t *testing.T) {
 	tests := []struct {
-		env  []string
+		r    Resources
 		args []string
 		err  string
 	}{
-		{nil, nil, ""},
-		{[]string{"DOCKER_SANDBOX_CPUS=4", "DOCKER_SANDBOX_MEMORY=8g", "DOCKER_SANDBOX_TEMPLATE=docker/sandbox-templates:shell"},
+		{Resources{}, nil, ""},
+		{Resources{CPUs: "4", Memory: "8g", Template: "docker/sandbox-templates:shell"},
 			[]string{"--cpus", "4", "--memory", "8g", "--template", "docker/sandbox-templates:shell"}, ""},
-		{[]string{"DOCKER_SANDBOX_CPUS=0"}, []string{"--cpus", "0"}, ""},
-		{[]string{"DOCKER_SANDBOX_MEMORY=512MiB"}, []string{"--memory", "512MiB"}, ""},
-		{[]string{"DOCKER_SANDBOX_MEMORY=1073741824"}, []string{"--memory", "1073741824"}, ""},
-		{[]string{"DOCKER_SANDBOX_CPUS=-1"}, nil, "whole number"},
-		{[]string{"DOCKER_SANDBOX_CPUS=1.5"}, nil, "whole number"},
-		{[]string{"DOCKER_SANDBOX_MEMORY=256m"}, nil, "minimum is 512 MiB"},
-		{[]string{"DOCKER_SANDBOX_MEMORY=lots"}, nil, "512m"},
-		{[]string{"DOCKER_SANDBOX_MEMORY=--rm"}, nil, "512m"},
-		{[]string{"DOCKER_SANDBOX_TEMPLATE=--privileged"}, nil, "image reference"},
-		{[]string{"DOCKER_SANDBOX_TEMPLATE=a b"}, nil, "image reference"},
+		{Resources{CPUs: "0"}, []string{"--cpus", "0"}, ""},
+		{Resources{Memory: "512MiB"}, []string{"--memory", "512MiB"}, ""},
+		{Resources{Memory: "1073741824"}, []string{"--memory", "1073741824"}, ""},
+		{Resources{CPUs: "-1"}, nil, "DOCKER_SANDBOX_CPUS=\"-1\": want a whole number"},
+		{Resources{CPUs: "1.5"}, nil, "whole number"},
+		{Resources{Memory: "256m"}, nil, "minimum is 512 MiB"},
+		{Resources{Memory: "lots"}, nil, "512m"},
+		{Resources{Memory: "--rm"}, nil, "512m"},
+		{Resources{Template: "--privileged"}, nil, "image reference"},
+		{Resources{Template: "a b"}, nil, "image reference"},
 	}
 	for _, tt := range tests {
-		r, err := ResourcesFromEnv(tt.env)
+		err := tt.r.Validate()
 		if tt.err != "" {
-			assert.ErrorContains(t, err, tt.err, "%v", tt.env)
+			assert.ErrorContains(t, err, tt.err, "%+v", tt.r)
 			continue
 		}
-		require.NoError(t, err, "%v", tt.env)
-		assert.Equal(t, tt.args, r.Args(), "%v", tt.env)
+		require.NoError(t, err, "%+v", tt.r)
+		assert.Equal(t, tt.args, tt.r.Args(), "%+v", tt.r)
 	}
 }
 
@@ -49,9 +49,9 @@ func TestSessionCreatesWithResourcesAndOwnerRecord(t *testing.T) {
 		}
 		return 0, "", ""
 	}}
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX_CPUS=2", "DOCKER_SANDBOX_MEMORY=1g", "DOCKER_SANDBOX_TEMPLATE=my/template:1"}, 0, "/ws", nil)
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{
+		Resources: Resources{CPUs: "2", Memory: "1g", Template: "my/template:1"}, Owners: &Owners{Dir: t.TempDir()}, Workspace: "/ws"})
 	require.NoError(t, err)
-	s.Owners = &Owners{Dir: t.TempDir()}
 	_, err = s.Ensure(context.Background())
 	require.NoError(t, err)
 	assert.Contains(t, f.argvs(), "create --name "+s.Name+" --cpus 2 --memory 1g --template my/template:1 --pull missing shell /ws")
@@ -63,6 +63,6 @@ func TestSessionCreatesWithResourcesAndOwnerRecord(t *testing.T) {
 	_, err = s.Owners.Read(s.Name)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	_, err = NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX_MEMORY=100m"}, 0, "/ws", nil)
+	_, err = NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Resources: Resources{Memory: "100m"}, Workspace: "/ws"})
 	assert.ErrorContains(t, err, "512 MiB")
 }

@@ -24,20 +24,19 @@ func TestHostEnv(t *testing.T) {
 		"DOCKER_HOST=unix:///decoy.sock", "DOCKER_CONTEXT=x", "COMPOSE_FILE=c.yml", "MYVAR=v",
 	}
 	tests := []struct {
-		name  string
-		extra []string
-		want  []string
+		name   string
+		policy EnvPolicy
+		want   []string
 	}{
-		{"default keeps only the basics", nil, []string{"HOME=/root", "PATH=/bin", "TERM=xterm"}},
-		{"allowlist adds names", []string{"DOCKER_SANDBOX_ENV_ALLOWLIST=MYVAR, DOCKER_HOST,bad-name"},
+		{"default keeps only the basics", EnvPolicy{}, []string{"HOME=/root", "PATH=/bin", "TERM=xterm"}},
+		{"allowlist adds names", EnvPolicy{Allow: []string{"MYVAR"}},
 			[]string{"HOME=/root", "PATH=/bin", "TERM=xterm", "MYVAR=v"}},
-		{"passthrough keeps all but docker/compose", []string{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1"},
+		{"passthrough keeps all but docker/compose", EnvPolicy{Passthrough: true},
 			[]string{"HOME=/root", "PATH=/bin", "TERM=xterm", "SECRET=s", "PI_X=1", "MYVAR=v"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			env := append(append([]string{}, host...), tc.extra...)
-			assert.Equal(t, tc.want, NewEnvPolicy(env).HostEnv(env))
+			assert.Equal(t, tc.want, tc.policy.HostEnv(host))
 		})
 	}
 }
@@ -45,19 +44,18 @@ func TestHostEnv(t *testing.T) {
 func TestVMEnv(t *testing.T) {
 	host := []string{"HOME=/root", "PATH=/bin", "PI_MODEL=m", "PI_SBX_BIN=/host/sbx", "DOCKER_HOST=x", "MYVAR=v", "OTHER=o", "PWD=/w"}
 	tests := []struct {
-		name  string
-		extra []string
-		want  []string
+		name   string
+		policy EnvPolicy
+		want   []string
 	}{
-		{"PI_ only", nil, []string{"PI_MODEL=m"}},
-		{"allowlist", []string{"DOCKER_SANDBOX_ENV_ALLOWLIST=MYVAR"}, []string{"PI_MODEL=m", "MYVAR=v"}},
-		{"passthrough drops host-describing and docker", []string{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1"},
+		{"PI_ only", EnvPolicy{}, []string{"PI_MODEL=m"}},
+		{"allowlist", EnvPolicy{Allow: []string{"MYVAR"}}, []string{"PI_MODEL=m", "MYVAR=v"}},
+		{"passthrough drops host-describing and docker", EnvPolicy{Passthrough: true},
 			[]string{"PI_MODEL=m", "MYVAR=v", "OTHER=o"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			env := append(append([]string{}, host...), tc.extra...)
-			assert.Equal(t, tc.want, NewEnvPolicy(env).VMEnv(env))
+			assert.Equal(t, tc.want, tc.policy.VMEnv(host))
 		})
 	}
 }
@@ -90,7 +88,7 @@ func TestExecArgs(t *testing.T) {
 func TestExecPassesValuesOutsideArgv(t *testing.T) {
 	const secret = "planted-s3cret-value"
 	f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, "", "" }}
-	c := NewClient([]string{"PATH=/bin", "TOKEN=host-old"}, f)
+	c := NewClient("", "/bin", EnvPolicy{}.HostEnv([]string{"PATH=/bin", "TOKEN=host-old"}), f)
 	opts := ExecOpts{Env: []string{"PI_KEY=" + secret, "TOKEN=" + secret}}
 	_, err := c.Exec(context.Background(), "box", []string{"true"}, opts)
 	require.NoError(t, err)
@@ -248,20 +246,20 @@ func TestLs(t *testing.T) {
 func TestSessionLifecycle(t *testing.T) {
 	tests := []struct {
 		name      string
-		environ   []string
+		opts      SessionOptions
 		exists    bool
 		wantCalls []string // after the two Ensure calls and Close; NAME is the session name
 	}{
-		{"session name, created and removed", nil, false,
+		{"session name, created and removed", SessionOptions{}, false,
 			[]string{"ls --json", "watchdog 77 2 sbx rm NAME", "create --name NAME --pull missing shell /ws", "rm --force NAME"}},
-		{"teardown stop", []string{"DOCKER_SANDBOX_TEARDOWN=stop"}, false,
+		{"teardown stop", SessionOptions{Teardown: TeardownStop}, false,
 			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME --pull missing shell /ws", "stop NAME"}},
-		{"teardown none", []string{"DOCKER_SANDBOX_TEARDOWN=none"}, false,
+		{"teardown none", SessionOptions{Teardown: TeardownNone}, false,
 			[]string{"ls --json", "create --name NAME --pull missing shell /ws"}},
-		{"pinned existing is left alone", []string{"DOCKER_SANDBOX=mybox"}, true, []string{"ls --json"}},
-		{"pinned created is never removed", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=remove"}, false,
+		{"pinned existing is left alone", SessionOptions{Name: "mybox", Pinned: true}, true, []string{"ls --json"}},
+		{"pinned created is never removed", SessionOptions{Name: "mybox", Pinned: true, Teardown: TeardownRemove}, false,
 			[]string{"ls --json", "create --name NAME --pull missing shell /ws"}},
-		{"pinned created may be stopped", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=stop"}, false,
+		{"pinned created may be stopped", SessionOptions{Name: "mybox", Pinned: true, Teardown: TeardownStop}, false,
 			[]string{"ls --json", "watchdog 77 2 sbx stop NAME", "create --name NAME --pull missing shell /ws", "stop NAME"}},
 	}
 	for _, tc := range tests {
@@ -277,7 +275,9 @@ func TestSessionLifecycle(t *testing.T) {
 				return 0, "created\n", ""
 			}}
 			var progress bytes.Buffer
-			s, err := NewSession(&Client{Bin: "sbx", Runner: f}, tc.environ, 77, "/ws", &progress)
+			o := tc.opts
+			o.Owner, o.Workspace, o.Progress = 77, "/ws", &progress
+			s, err := NewSession(&Client{Bin: "sbx", Runner: f}, o)
 			require.NoError(t, err)
 			name = s.Name
 			for i := 0; i < 2; i++ {
@@ -299,16 +299,25 @@ func TestSessionLifecycle(t *testing.T) {
 }
 
 func TestNewSessionRejectsBadInput(t *testing.T) {
-	_, err := NewSession(&Client{}, []string{"DOCKER_SANDBOX=bad_name"}, 1, "/ws", nil)
-	assert.ErrorIs(t, err, ErrBadName)
-	_, err = NewSession(&Client{}, []string{"DOCKER_SANDBOX_TEARDOWN=explode"}, 1, "/ws", nil)
-	assert.Error(t, err)
+	for _, o := range []SessionOptions{
+		{Name: "bad_name", Pinned: true},
+		{Teardown: "explode"},
+		{Mode: "clone"},
+		{Resources: Resources{Memory: "100m"}},
+	} {
+		o.Owner, o.Workspace = 1, "/ws"
+		_, err := NewSession(&Client{}, o)
+		assert.Error(t, err, "%+v", o)
+		if o.Pinned {
+			assert.ErrorIs(t, err, ErrBadName)
+		}
+	}
 }
 
 func TestChildEnvIsScrubbed(t *testing.T) {
 	environ := []string{"PATH=/bin", "DOCKER_HOST=unix:///decoy", "COMPOSE_PROJECT_NAME=x", "PI_SBX_BIN=/opt/sbxsim", "SECRET=1"}
 	f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, "", "" }}
-	c := NewClient(environ, f)
+	c := NewClient("/opt/sbxsim", "/bin", EnvPolicy{}.HostEnv(environ), f)
 	assert.Equal(t, "/opt/sbxsim", c.Bin)
 	_, err := c.Exec(context.Background(), "box", []string{"true"}, ExecOpts{})
 	require.NoError(t, err)
@@ -329,7 +338,7 @@ func TestWatchdogTearsDownAfterOwnerDies(t *testing.T) {
 			require.NoError(t, os.WriteFile(fakeSbx, []byte("#!/bin/sh\necho \"$@\" ${DOCKER_HOST:-no-docker-host} >> "+record+"\n"), 0o755))
 			owner := exec.Command("sleep", "1000")
 			require.NoError(t, owner.Start())
-			c := NewClient([]string{"PATH=" + os.Getenv("PATH"), "PI_SBX_BIN=" + fakeSbx, "DOCKER_HOST=unix:///decoy"}, ExecRunner{})
+			c := NewClient(fakeSbx, os.Getenv("PATH"), EnvPolicy{}.HostEnv([]string{"PATH=" + os.Getenv("PATH"), "DOCKER_HOST=unix:///decoy"}), ExecRunner{})
 			w, err := c.StartWatchdog(owner.Process.Pid, "box-1", mode, 10*time.Millisecond, nil, "")
 			require.NoError(t, err)
 			defer w.Stop()
@@ -410,7 +419,7 @@ func TestSessionReadOnlyWorkspace(t *testing.T) {
 		}
 		return 0, "", ""
 	}}
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, []string{"DOCKER_SANDBOX_WORKSPACE_RO=1", "HOME=" + home}, 0, "/ws", nil)
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Mode: ModeRO, Home: home, Workspace: "/ws"})
 	require.NoError(t, err)
 	_, err = s.Ensure(context.Background())
 	require.NoError(t, err)
@@ -433,7 +442,7 @@ func TestFailedTeardownLeavesTheWatchdogArmed(t *testing.T) {
 				}
 				return 0, "", ""
 			}}
-			s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 77, "/ws", nil)
+			s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Owner: 77, Workspace: "/ws"})
 			require.NoError(t, err)
 			_, err = s.Ensure(context.Background())
 			require.NoError(t, err)
@@ -535,7 +544,7 @@ func newSlowCreate() *slowCreate {
 // with the session.
 func TestEnsureOutlivesACancelledCall(t *testing.T) {
 	f := newSlowCreate()
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 77, "/ws", nil)
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Owner: 77, Workspace: "/ws"})
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -566,7 +575,7 @@ func TestEnsureOutlivesACancelledCall(t *testing.T) {
 // stops the creation and removes whatever it left.
 func TestCloseDuringCreationTearsDown(t *testing.T) {
 	f := newSlowCreate()
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, nil, 77, "/ws", nil)
+	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Owner: 77, Workspace: "/ws"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {

@@ -19,15 +19,13 @@ const (
 	TeardownNone   = "none"
 )
 
-// Session is the sandbox of one backend process: pinned by DOCKER_SANDBOX or named
-// pi-sbx-<pid>-<random>, created on first need with the workspace as primary, and torn
-// down on orderly shutdown if this session created it.
-type Session struct {
-	Client    *Client
+// SessionOptions configure a Session; NewSession checks them and fills the defaults.
+type SessionOptions struct {
+	// Name is the sandbox; "" makes a session name pi-sbx-<Owner>-<random>.
 	Name      string
 	Pinned    bool   // named by DOCKER_SANDBOX: never removed
 	Workspace string // primary workspace (absolute)
-	Teardown  string // TeardownRemove, TeardownStop or TeardownNone
+	Teardown  string // TeardownRemove, TeardownStop or TeardownNone; "" = remove (none when pinned)
 	Progress  io.Writer
 	// Owner is the process whose death tears a created sandbox down (the watchdog); 0
 	// means no watchdog.
@@ -40,7 +38,7 @@ type Session struct {
 	// and the workspace an additional `:ro` one.
 	ReadOnly bool
 	Home     string
-	// Mode is the workspace mode (ModeRW, ModeRO, ModeReview: WorkspaceMode). In review
+	// Mode is the workspace mode (ModeRW, ModeRO, ModeReview; "" = ModeRW). In review
 	// mode a git workspace is created with Clone, any other with ReadOnly's mounts and a
 	// copy-on-write layer that Started lays over the workspace in the VM.
 	Mode string
@@ -75,6 +73,15 @@ type Session struct {
 	// Role names what holds the session's lease on the sandbox (serve, shell), so that a
 	// teardown left to another holder can say who keeps it.
 	Role string
+}
+
+// Session is the sandbox of one backend process: pinned by DOCKER_SANDBOX or named
+// pi-sbx-<pid>-<random>, created on first need with the workspace as primary, and torn
+// down on orderly shutdown if this session created it. Its options are fixed once
+// NewSession returns it.
+type Session struct {
+	Client *Client
+	SessionOptions
 
 	mu       sync.Mutex
 	ensured  bool
@@ -96,60 +103,43 @@ type ensureCall struct {
 	err  error
 }
 
-// NewSession reads DOCKER_SANDBOX and DOCKER_SANDBOX_TEARDOWN from environ. Without a
-// pinned name it makes a session name from pid.
-func NewSession(c *Client, environ []string, pid int, workspace string, progress io.Writer) (*Session, error) {
-	s := &Session{Client: c, Workspace: workspace, Progress: progress, Owner: pid}
-	var teardown string
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "DOCKER_SANDBOX":
-			s.Name, s.Pinned = v, v != ""
-		case "DOCKER_SANDBOX_TEARDOWN":
-			teardown = v
-		case "DOCKER_SANDBOX_TEARDOWN_FORCE":
-			s.Force = v == "1" || strings.EqualFold(v, "true")
-		case "HOME":
-			s.Home = v
-		}
-	}
-	mode, err := WorkspaceMode(environ)
-	if err != nil {
-		return nil, err
-	}
-	s.Mode, s.ReadOnly = mode, mode == ModeRO
-	res, err := ResourcesFromEnv(environ)
-	if err != nil {
-		return nil, err
-	}
-	s.Resources = res
-	if s.Pinned {
-		if err := ValidateName(s.Name); err != nil {
+// NewSession checks o and returns the session it describes: without a Name, a session
+// name made from o.Owner; a pinned sandbox is never removed.
+func NewSession(c *Client, o SessionOptions) (*Session, error) {
+	if o.Pinned {
+		if err := ValidateName(o.Name); err != nil {
 			return nil, fmt.Errorf("DOCKER_SANDBOX: %w", err)
 		}
-	} else {
-		name, err := SessionName(pid, nil)
+	} else if o.Name == "" {
+		name, err := SessionName(o.Owner, nil)
 		if err != nil {
 			return nil, err
 		}
-		s.Name = name
+		o.Name = name
 	}
-	switch teardown {
+	switch o.Mode {
 	case "":
-		s.Teardown = TeardownRemove
-		if s.Pinned {
-			s.Teardown = TeardownNone
-		}
-	case TeardownRemove, TeardownStop, TeardownNone:
-		s.Teardown = teardown
+		o.Mode = ModeRW
+	case ModeRW, ModeReview:
+	case ModeRO:
+		o.ReadOnly = true
 	default:
-		return nil, fmt.Errorf("DOCKER_SANDBOX_TEARDOWN=%q: want remove, stop or none", teardown)
+		return nil, fmt.Errorf("workspace mode %q: want rw, ro or review", o.Mode)
 	}
-	if s.Pinned && s.Teardown == TeardownRemove {
-		s.Teardown = TeardownNone // a pinned sandbox is the user's: never removed
+	if err := o.Resources.Validate(); err != nil {
+		return nil, err
 	}
-	return s, nil
+	switch o.Teardown {
+	case "":
+		o.Teardown = TeardownRemove
+	case TeardownRemove, TeardownStop, TeardownNone:
+	default:
+		return nil, fmt.Errorf("DOCKER_SANDBOX_TEARDOWN=%q: want remove, stop or none", o.Teardown)
+	}
+	if o.Pinned && o.Teardown == TeardownRemove {
+		o.Teardown = TeardownNone // a pinned sandbox is the user's: never removed
+	}
+	return &Session{Client: c, SessionOptions: o}, nil
 }
 
 // Ensure returns the session's sandbox name, creating the sandbox on the first call if
@@ -434,7 +424,7 @@ func (s *Session) workspaces() ([]string, error) {
 	return []string{scratch, s.Workspace + ":ro"}, nil
 }
 
-func (s *Session) scratch() (string, error) {
+func (s *SessionOptions) scratch() (string, error) {
 	if s.Home == "" || !filepath.IsAbs(s.Home) {
 		return "", fmt.Errorf("DOCKER_SANDBOX_WORKSPACE_MODE=%s needs HOME for its scratch workspace", s.Mode)
 	}

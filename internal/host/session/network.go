@@ -24,7 +24,7 @@ func (s *Session) network(ctx context.Context, c mcpserver.Call) (*mcp.CallToolR
 	if scope == "" {
 		scope = netpolicy.Session
 	}
-	stateDir, _ := netpolicy.StateDirFromEnv(s.Environ)
+	stateDir, _ := netpolicy.StateDir(s.Settings.StateHome)
 	r := &netpolicy.Rules{Sbx: s.Client, StateDir: stateDir}
 	msg, err := r.Change(ctx, args.Action, args.Hosts, scope, s.Name, s.Workspace)
 	if err != nil {

@@ -10,12 +10,12 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
-// reviewMode sets up DOCKER_SANDBOX_WORKSPACE_MODE=review on a session: a git workspace
+// reviewMode sets up DOCKER_SANDBOX_WORKSPACE_MODE=review in a session's options: a git workspace
 // becomes an `sbx create --clone` sandbox, any other a read-only mount with a
 // copy-on-write layer; the start state is written on the host when the sandbox is made,
 // and teardown (and the watchdog, which only stops) keeps the work. It returns the host
 // directories the sandbox can read from, for the host-file check.
-func reviewMode(s *sbx.Session, k *keep.Keeper) string {
+func reviewMode(s *sbx.SessionOptions, k *keep.Keeper) string {
 	rec := k.NewRecord(s.Name, s.Workspace)
 	if rec.Kind == keep.KindClone {
 		s.Clone = true

@@ -1,27 +1,26 @@
 // Package session is the host's side of one session: the sandbox it works in (created
 // on first need, torn down at its end), the sbx client that reaches it, the working
-// directory in it and the variables forwarded into it, all read from the environment
+// directory in it and the variables forwarded into it, all from the settings read
 // once; the files it runs on the host, checked against what the sandbox can write; and
 // serve's status method, which warms the sandbox up.
 package session
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 // Session is what serve, shell, verify and gc share: the session's sandbox (created on
 // first need), the sbx client that reaches it, the working directory in it and the
-// variables forwarded into it.
+// variables forwarded into it. Open makes it whole; nothing is set on it afterwards.
 type Session struct {
 	Client *sbx.Client
 	*sbx.Session
@@ -29,7 +28,9 @@ type Session struct {
 	Cwd       string   // working directory in the VM: the workspace or --cwd, at its host path
 	VMEnv     []string // KEY=VALUE forwarded as -e (PI_*, the allowlist)
 	Reuse     bool     // DOCKER_SANDBOX_REUSE: the project's sandbox, kept
-	Environ   []string // the environment the session's settings were read from
+	// Settings are the ones the session was opened with (DOCKER_SANDBOX pinned to the
+	// project's sandbox when Reuse).
+	Settings settings.Settings
 	// Preflight, when set, reports the cheap host checks serve ran at start (doctor's
 	// quick subset): an error is the first failure and its fix, as a status line shows
 	// it ("sandbox: sbx is signed out — run sbx login"). pi_sbx_status answers with it.
@@ -43,38 +44,57 @@ type Session struct {
 
 // Options say where a session works and how it reaches sbx.
 type Options struct {
-	Environ   []string   // the settings (DOCKER_SANDBOX*, PI_SBX_BIN, the env policy)
-	Pid       int        // the owner: the watchdog removes the sandbox when it dies
-	Workspace string     // an existing directory, absolute
-	Cwd       string     // absolute; "" is the workspace
-	Exe       string     // this program: checked, with the agents, as a host file
-	Progress  io.Writer  // sandbox-creation progress (stderr)
-	Runner    sbx.Runner // runs the sbx program (sbx.ExecRunner{})
+	Settings  settings.Settings // DOCKER_SANDBOX*, PI_SBX_BIN, the env policy: read once
+	Pid       int               // the owner: the watchdog removes the sandbox when it dies
+	Workspace string            // an existing directory, absolute
+	Cwd       string            // absolute; "" is the workspace
+	Exe       string            // this program: checked, with the agents, as a host file
+	Progress  io.Writer         // sandbox-creation progress (stderr)
+	Runner    sbx.Runner        // runs the sbx program (sbx.ExecRunner{})
+	// Role names what holds the sandbox (serve, shell), for messages about who keeps it.
+	Role string
+	// KeepAlive holds a session open in the sandbox so that sbx's auto-stop does not end
+	// it between calls (serve).
+	KeepAlive bool
+	// Preflight, when set, starts the quick host checks with the session's client and
+	// returns what reports them (Session.Preflight).
+	Preflight func(ctx context.Context, c *sbx.Client) func(context.Context) error
+	// Context bounds the preflight checks Open starts.
+	Context context.Context
 }
 
-// Open reads the session's settings from o.Environ and checks, before anything runs,
-// that no file it would run on the host is one the sandbox can write.
+// Open builds the session o describes and checks, before anything runs, that no file it
+// would run on the host is one the sandbox can write.
 func Open(o Options) (*Session, error) {
 	ws, dir := o.Workspace, o.Cwd
 	if dir == "" {
 		dir = ws
 	}
-	environ, reuse := reuseEnv(o.Environ, ws)
-	client := sbx.NewClient(environ, o.Runner)
-	session, err := sbx.NewSession(client, environ, o.Pid, ws, o.Progress)
-	if err != nil {
-		return nil, err
+	st, reuse := o.Settings.ForProject(ws)
+	client := st.Client(o.Runner)
+	so := sbx.SessionOptions{
+		Name: st.Sandbox, Pinned: st.Pinned(), Workspace: ws, Teardown: st.Teardown, Progress: o.Progress,
+		Owner: o.Pid, Home: st.Home, Mode: st.Mode, Force: st.TeardownForce, Resources: st.Resources,
+		KeepAlive: o.KeepAlive, Role: o.Role,
 	}
+	if !so.Pinned {
+		name, err := sbx.SessionName(o.Pid, nil)
+		if err != nil {
+			return nil, err
+		}
+		so.Name = name
+	}
+	so.ReadOnly = so.Mode == sbx.ModeRO
 	// Nothing the sandbox can write may ever run on the host: refuse before starting
 	// anything, and pin the sbx program to the file that was checked.
-	mounts := session.Mounts()
-	keeper, keepErr := keep.New(environ, client)
-	if session.Mode == sbx.ModeReview {
+	mounts := so.Mounts()
+	keeper, keepErr := keep.New(st.StateHome, st.Environ, client)
+	if so.Mode == sbx.ModeReview {
 		if keepErr != nil {
 			return nil, keepErr
 		}
-		root := reviewMode(session, keeper)
-		mounts = append(session.Mounts(), root) // clone mode's source is mounted too
+		root := reviewMode(&so, keeper)
+		mounts = append(so.Mounts(), root) // clone mode's source is mounted too
 	}
 	files, err := HostFiles(client, o.Exe)
 	if err != nil {
@@ -83,32 +103,37 @@ func Open(o Options) (*Session, error) {
 	if err := sbx.CheckHostFiles(files, mounts); err != nil {
 		return nil, err
 	}
-	session.HostFiles = files
+	so.HostFiles = files
 	// The watchdog runs exactly the file checked above, whatever a symlink on the way
 	// points to later.
 	if real, err := filepath.EvalSymlinks(o.Exe); err == nil {
-		session.Locker = real
+		so.Locker = real
 	}
-	if owners, err := sbx.OwnersFromEnv(environ); err == nil {
-		session.Owners = owners // GC collects only what an owner record proves abandoned
+	if owners, err := st.Owners(); err == nil {
+		so.Owners = owners // GC collects only what an owner record proves abandoned
 	}
 	// The network stance (PI_SBX_NETWORK) and the project's remembered rules hold from
 	// the sandbox's creation.
-	stance := envValue(environ, "PI_SBX_NETWORK")
-	switch stance {
-	case "", netpolicy.StanceLocked, netpolicy.StanceBalanced, netpolicy.StanceOpen:
-	default:
-		return nil, fmt.Errorf("PI_SBX_NETWORK=%q: want locked, balanced or open", stance)
-	}
-	stateDir, _ := netpolicy.StateDirFromEnv(environ)
+	stateDir, _ := netpolicy.StateDir(st.StateHome)
 	rules := &netpolicy.Rules{Sbx: client, StateDir: stateDir}
-	session.Created = func(ctx context.Context, name string) error {
-		return rules.AtCreate(ctx, name, ws, stance)
+	so.Created = func(ctx context.Context, name string) error {
+		return rules.AtCreate(ctx, name, ws, st.Network)
+	}
+	session, err := sbx.NewSession(client, so)
+	if err != nil {
+		return nil, err
 	}
 	s := &Session{Client: client, Session: session, Workspace: ws, Cwd: dir,
-		VMEnv: sbx.NewEnvPolicy(environ).VMEnv(environ), Reuse: reuse, Environ: environ}
+		VMEnv: st.VMEnv(), Reuse: reuse, Settings: st}
 	if keeper != nil {
 		s.SaveWork, s.KeepWork = keeper.Save, keeper.SaveStopped
+	}
+	if o.Preflight != nil {
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		s.Preflight = o.Preflight(ctx, client)
 	}
 	return s, nil
 }
@@ -150,15 +175,4 @@ func (s *Session) Lost() bool {
 		return false
 	}
 	return s.Session.Lost()
-}
-
-// envValue is the last value of key in environ ("" when unset).
-func envValue(environ []string, key string) string {
-	v := ""
-	for _, kv := range environ {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
 }

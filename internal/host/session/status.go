@@ -21,7 +21,7 @@ func Methods(s *Session, agent mcpserver.Caller) []mcpserver.Route {
 	return []mcpserver.Route{
 		{Tool: tools.PtyExec(), Caller: agent, Unlisted: true},
 		{Tool: tools.PtyResize(), Caller: agent, Unlisted: true},
-		{Tool: tools.Status(), Caller: mcpserver.Typed((&statusCaller{session: s, agent: agent, policy: sbx.NewEnvPolicy(s.Environ)}).call), Unlisted: true},
+		{Tool: tools.Status(), Caller: mcpserver.Typed((&statusCaller{session: s, agent: agent, policy: s.Settings.Policy}).call), Unlisted: true},
 		{Tool: tools.Network(), Caller: mcpserver.Typed(s.network), Unlisted: true},
 	}
 }
@@ -115,24 +115,4 @@ func firstText(r result.Result) string {
 		}
 	}
 	return ""
-}
-
-// reuseEnv applies DOCKER_SANDBOX_REUSE=1: without a DOCKER_SANDBOX of its own, the
-// session pins the workspace's project sandbox (sbx.ProjectName), which is then created
-// once and kept between sessions, so the next one re-attaches instead of making a VM.
-func reuseEnv(environ []string, workspace string) ([]string, bool) {
-	reuse, pinned := false, false
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "DOCKER_SANDBOX_REUSE":
-			reuse = v == "1" || strings.EqualFold(v, "true")
-		case "DOCKER_SANDBOX":
-			pinned = v != ""
-		}
-	}
-	if !reuse || pinned {
-		return environ, false
-	}
-	return append(environ[:len(environ):len(environ)], "DOCKER_SANDBOX="+sbx.ProjectName(workspace)), true
 }

@@ -11,10 +11,11 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
-// New returns the Keeper of the user whose environment environ is, reaching sandboxes
-// through client; without a state directory, an error.
-func New(environ []string, client *sbx.Client) (*Keeper, error) {
-	store, err := StoreFromEnv(environ)
+// New returns the Keeper whose store is under stateHome (settings.StateHome), running git
+// with the basics of environ (the host environment) and reaching sandboxes through client;
+// without a state directory, an error.
+func New(stateHome string, environ []string, client *sbx.Client) (*Keeper, error) {
+	store, err := NewStore(stateHome)
 	if err != nil {
 		return nil, err
 	}

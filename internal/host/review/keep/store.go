@@ -62,9 +62,9 @@ type Record struct {
 // $XDG_STATE_HOME/pi-sbx-backend/review (default ~/.local/state).
 type Store struct{ Dir string }
 
-// StoreFromEnv finds the store as the owner records are found.
-func StoreFromEnv(environ []string) (Store, error) {
-	o, err := sbx.OwnersFromEnv(environ)
+// NewStore finds the store beside the owner records, under stateHome (settings.StateHome).
+func NewStore(stateHome string) (Store, error) {
+	o, err := sbx.NewOwners(stateHome)
 	if err != nil {
 		return Store{}, fmt.Errorf("review mode: %w", err)
 	}
