@@ -8,6 +8,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 // command is one subcommand. Adding one is adding a value to commands(): the framework
@@ -64,6 +66,10 @@ func runWith(ctx context.Context, std stdio, args []string, cmds []command) int 
 	case "help":
 		if len(args) == 1 {
 			usage(std.out)
+			return 0
+		}
+		if args[1] == "settings" && len(args) == 2 {
+			settingsHelp(std.out)
 			return 0
 		}
 		c, ok := lookup(cmds, args[1])
@@ -207,6 +213,18 @@ func usageOf(w io.Writer, cmds []command) {
 		table(w, rows)
 	}
 	fmt.Fprintf(w, "\nRun '%s help COMMAND' or '%s COMMAND --help' for a command's flags and environment.\n", prog, prog)
+}
+
+// settingsHelp lists every variable the host side reads (docs/settings.md's table).
+func settingsHelp(w io.Writer) {
+	fmt.Fprintf(w, "Settings %s reads from its environment (an empty value is unset; yes/no ones take 1 or 0):\n\n", prog)
+	for _, v := range settings.Vars() {
+		fmt.Fprintf(w, "  %s  %s", v.Name, v.Type)
+		if v.Default != "" {
+			fmt.Fprintf(w, " (default: %s)", v.Default)
+		}
+		fmt.Fprintf(w, "\n      %s\n", v.Meaning)
+	}
 }
 
 // noArgs is for commands that take flags only.
