@@ -19,7 +19,7 @@ pi-sbx-backend reads its settings once, from its own environment, when a command
 a value it cannot use stops the command with one line naming the variable and the value.
 An empty value is the same as unset. A yes/no setting takes 1, true, yes or on, and 0,
 false, no or off. Flags of a command (serve --tools, --details) win over the variables.
-`+"`pi-sbx-backend help settings`"+` prints this table.
+` + "`pi-sbx-backend help settings`" + ` prints this table.
 
 These are settings of the program on the host. What reaches the sandbox is another
 matter: pi's PI_* variables (not PI_SBX_*) and the names DOCKER_SANDBOX_ENV_ALLOWLIST
