@@ -11,7 +11,6 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
@@ -250,49 +249,11 @@ func sessionWork(open openWork, st settings.Settings, workspace, sandbox string)
 	}
 }
 
-// keptWork is the work keep collects: the review sandbox's current work (fetched from
-// it, started first if stopped), or the kept refs of one that is gone.
-type keptWork struct {
-	keeper  *keep.Keeper
-	client  *sbx.Client
-	sandbox string // DOCKER_SANDBOX (serve's own sandbox, for pi_sbx_review); "" for the newest
-	reuse   bool
-}
-
-// openKeptWork finds the sandbox as shell does: DOCKER_SANDBOX, or with
-// DOCKER_SANDBOX_REUSE=1 the project's; otherwise the newest review session of the
-// workspace (running or ended).
+// openKeptWork is the work keep finds (keep.OpenWork).
 func openKeptWork(st settings.Settings) (workSource, error) {
-	client := st.Client(sbx.ExecRunner{})
-	k, err := keep.New(st.StateHome, st.Environ, client)
+	w, err := keep.OpenWork(st)
 	if err != nil {
 		return nil, err
 	}
-	return keptWork{keeper: k, client: client, sandbox: st.Sandbox, reuse: st.Reuse}, nil
-}
-
-// Collect implements workSource.
-func (w keptWork) Collect(ctx context.Context, ws string) (review.Changes, error) {
-	name := w.sandbox
-	if name == "" && w.reuse {
-		name = sbx.ProjectName(ws)
-	}
-	return keep.Collect(ctx, w.keeper, keep.Options{Workspace: ws, Sandbox: name}) // with BaseRef set
-}
-
-// Discard implements workSource: the sandbox, which holds its own copy of the work, is
-// removed (a session still using it makes a fresh one from the host's workspace at its
-// next call), then the record and private store of its work.
-func (w keptWork) Discard(ctx context.Context, c review.Changes) error {
-	if _, err := w.client.Lookup(ctx, c.Sandbox); err == nil {
-		if err := w.client.Rm(ctx, c.Sandbox); err != nil {
-			return fmt.Errorf("removing sandbox %s, which holds the work: %w", c.Sandbox, err)
-		}
-	} else if !errors.Is(err, sbx.ErrMissing) {
-		return fmt.Errorf("looking up sandbox %s: %w", c.Sandbox, err)
-	}
-	if err := w.keeper.Store.Forget(ctx, c.Sandbox); err != nil {
-		return fmt.Errorf("discarding the kept work of %s: %w", c.Sandbox, err)
-	}
-	return nil
+	return w, nil
 }
