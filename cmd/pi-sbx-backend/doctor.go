@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -61,27 +60,5 @@ Exit status 0 only if nothing FAILs.`,
 			}
 			return nil
 		},
-	}
-}
-
-// startPreflight runs doctor's quick checks in the background as serve starts and
-// returns what pi_sbx_status asks: nil, or the first failure as a status line says it.
-func startPreflight(ctx context.Context, c *sbx.Client) func(context.Context) error {
-	done := make(chan struct{})
-	var report doctor.Report
-	go func() {
-		report = (&doctor.Doctor{Sbx: c, Host: doctor.ThisHost()}).Quick(context.WithoutCancel(ctx))
-		close(done)
-	}()
-	return func(ctx context.Context) error {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if report.OK() {
-			return nil
-		}
-		return errors.New("sandbox: " + report.Summary())
 	}
 }

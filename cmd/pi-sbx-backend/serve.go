@@ -14,6 +14,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/doctor"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
@@ -86,7 +87,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	// there must fail (EPIPE), not kill serve (Go's default for descriptors 1 and 2).
 	signal.Ignore(syscall.SIGPIPE)
 	// sbx's auto-stop must not end the session's sandbox between calls: keep it awake.
-	sess, err := openSession(ctx, std, o.dirs, sessionRole{name: "serve", keepAlive: true, preflight: startPreflight})
+	sess, err := openSession(ctx, std, o.dirs, sessionRole{name: "serve", keepAlive: true, preflight: doctor.StartPreflight})
 	if err != nil {
 		return err
 	}

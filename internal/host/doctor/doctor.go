@@ -163,6 +163,30 @@ func (d *Doctor) Quick(ctx context.Context) Report {
 	return r
 }
 
+// StartPreflight runs the quick checks with client c in the background as serve starts
+// (they outlive ctx's cancellation, not its values) and returns what pi_sbx_status asks:
+// nil, or the first failure as a status line says it ("sandbox: sbx is signed out — run
+// sbx login"), waiting for the checks at most as long as its own ctx.
+func StartPreflight(ctx context.Context, c *sbx.Client) func(context.Context) error {
+	done := make(chan struct{})
+	var report Report
+	go func() {
+		report = (&Doctor{Sbx: c, Host: ThisHost()}).Quick(context.WithoutCancel(ctx))
+		close(done)
+	}()
+	return func(ctx context.Context) error {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if report.OK() {
+			return nil
+		}
+		return errors.New("sandbox: " + report.Summary())
+	}
+}
+
 func found(r Report) bool { return len(r.Checks) > 0 && r.Checks[0].Status != Fail }
 
 // bound gives one sbx call its timeout.
