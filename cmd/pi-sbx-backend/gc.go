@@ -46,7 +46,7 @@ the sandbox without starting it. Each verdict is printed with its reason.`,
 			if err != nil {
 				return err
 			}
-			d, err := newDeployer(sess, o.force)
+			d, err := sess.Deployer(o.force)
 			if err != nil {
 				return err
 			}

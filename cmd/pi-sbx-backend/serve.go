@@ -125,7 +125,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	routes = append(routes, x.routes(caller)...)
 	routes = append(routes, session.ReviewRoute(sessionWork(openKeptWork, st, sess.Workspace, sess.Name), st.Environ))
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
-	dep, err := newDeployer(sess, false)
+	dep, err := sess.Deployer(false)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	} else {
 		routes = alog.Routes(routes, func(err error) { logger.Warn("audit log", "error", err) })
 	}
-	startupGC(ctx, logger, dep, st.GCHours)
+	dep.StartupGC(ctx, logger, st.GCHours)
 	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})
 	if err != nil {
 		return err

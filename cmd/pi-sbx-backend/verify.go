@@ -45,7 +45,7 @@ func runVerify(ctx context.Context, std stdio, o verifyOptions) error {
 			fmt.Fprintf(std.err, "%s verify: %v\n", prog, err)
 		}
 	}()
-	d, err := newDeployer(sess, false)
+	d, err := sess.Deployer(false)
 	if err != nil {
 		return err
 	}
