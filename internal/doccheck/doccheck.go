@@ -133,10 +133,24 @@ var linkRE = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 // schemes), outside code blocks and code spans.
 func Links(root string, pages []string) ([]Link, error) {
 	var out []Link
+	err := proseLines(root, pages, func(page string, n int, line string) {
+		for _, m := range linkRE.FindAllStringSubmatch(stripCodeSpans(line), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			out = append(out, Link{Page: page, Line: n, Target: target})
+		}
+	})
+	return out, err
+}
+
+// proseLines calls fn with each line of the pages outside fenced blocks, numbered from 1.
+func proseLines(root string, pages []string, fn func(page string, n int, line string)) error {
 	for _, page := range pages {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", page, err)
+			return fmt.Errorf("reading %s: %w", page, err)
 		}
 		inBlock := false
 		for i, line := range strings.Split(string(data), "\n") {
@@ -144,19 +158,12 @@ func Links(root string, pages []string) ([]Link, error) {
 				inBlock = !inBlock
 				continue
 			}
-			if inBlock {
-				continue
-			}
-			for _, m := range linkRE.FindAllStringSubmatch(stripCodeSpans(line), -1) {
-				target := m[1]
-				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-					continue
-				}
-				out = append(out, Link{Page: page, Line: i + 1, Target: target})
+			if !inBlock {
+				fn(page, i+1, line)
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // stripCodeSpans blanks out `code spans` of a line, where brackets are not links.
@@ -406,24 +413,10 @@ var testRefRE = regexp.MustCompile("`((?:[a-z0-9_.-]+/)*)((?:Test|Benchmark|Fuzz
 // TestRefs returns the tests the pages name in code spans outside fenced blocks.
 func TestRefs(root string, pages []string) ([]TestRef, error) {
 	var out []TestRef
-	for _, page := range pages {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", page, err)
+	err := proseLines(root, pages, func(page string, n int, line string) {
+		for _, m := range testRefRE.FindAllStringSubmatch(line, -1) {
+			out = append(out, TestRef{Page: page, Line: n, Dir: strings.TrimSuffix(m[1], "/"), Name: m[2]})
 		}
-		inBlock := false
-		for i, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(line, "```") {
-				inBlock = !inBlock
-				continue
-			}
-			if inBlock {
-				continue
-			}
-			for _, m := range testRefRE.FindAllStringSubmatch(line, -1) {
-				out = append(out, TestRef{Page: page, Line: i + 1, Dir: strings.TrimSuffix(m[1], "/"), Name: m[2]})
-			}
-		}
-	}
-	return out, nil
+	})
+	return out, err
 }

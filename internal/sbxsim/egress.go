@@ -14,7 +14,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -203,19 +202,7 @@ func RunEgress(root, name string) int {
 	for _, r := range sb.Resolve {
 		e.byAddr[r.Addr], e.byName[r.Name] = r, r
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
-	go func() {
-		<-sigs
-		ln.Close()
-	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return 0
-		}
-		go e.serve(c.(*net.TCPConn))
-	}
+	return acceptUntilSignalled(ln, func(c net.Conn) { e.serve(c.(*net.TCPConn)) })
 }
 
 // hostAddr reports whether a is one of the host's own addresses (loopback included):

@@ -24,6 +24,12 @@ func RunProxy(target string) int {
 		fmt.Fprintf(os.Stderr, "sbxsim proxy: %v\n", err)
 		return 1
 	}
+	return acceptUntilSignalled(ln, func(c net.Conn) { forward(c, target) })
+}
+
+// acceptUntilSignalled serves each connection ln accepts with handle, on a goroutine of
+// its own, until SIGTERM, SIGINT or SIGHUP closes ln; it returns the exit code 0.
+func acceptUntilSignalled(ln net.Listener, handle func(net.Conn)) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	go func() {
@@ -35,7 +41,7 @@ func RunProxy(target string) int {
 		if err != nil {
 			return 0
 		}
-		go forward(c, target)
+		go handle(c)
 	}
 }
 
