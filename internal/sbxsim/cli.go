@@ -95,7 +95,7 @@ func commands() []command {
 
 // V055 is the first sbx version with the global --no-input, port, inspect, policy, df,
 // daemon logs, settings unset and --json, the preset prompt and rm's confirmation
-// without a terminal (sbx-2026-12.md; no 0.54 was released).
+// without a terminal (docs/sbxsim.md; no 0.54 was released).
 const V055 = "0.55.0"
 
 // Version is sbxsim's own version; the sbx behaviour it follows is that of SbxVersion.

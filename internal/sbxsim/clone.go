@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Clone mode (`sbx create --clone`, sbx-contract.md "Clone mode"): the host's git root is
+// Clone mode (`sbx create --clone`, docs/sbxsim.md "Clone mode"): the host's git root is
 // bound read-only at cloneSource (untracked and ignored files included); the agent works
 // on a private clone on the sandbox's own storage, bound at the root's host path, with
 // origin=cloneSource; a git daemon in the sandbox serves the clone on gitDaemonPort,

@@ -158,7 +158,7 @@ func (c *cli) rm(ctx context.Context, args []string) error {
 	return c.forEachName(names, func(name string) error {
 		if !fs.has("force") {
 			// Clone mode: rm warns about commits the host has not fetched; without a
-			// terminal to confirm, it refuses (sbx-contract.md, inferred).
+			// terminal to confirm, it refuses (docs/sbxsim.md, inferred).
 			if sb, err := c.m.Store.Load(name); err == nil && sb.Clone != nil {
 				if unsaved := unsavedBranches(sb); len(unsaved) > 0 {
 					return fmt.Errorf("sandbox '%s' has unsaved commits on %s (git fetch %s saves them); use --force to remove it anyway",

@@ -133,7 +133,7 @@ func (c *cli) policyAdd(ctx context.Context, action string, fs flagSet, hosts []
 	err := c.m.Store.UpdatePolicy(ctx, func(p *Policy) error {
 		if sandbox != "" && action == "allow" {
 			// A per-sandbox allow only narrows a deny-all host policy, and never by
-			// CIDR (sbx-2026-12.md: TP's provider refuses both).
+			// CIDR (docs/sbxsim.md: TP's provider refuses both).
 			for _, pt := range pats {
 				if pt.prefix.IsValid() {
 					return fmt.Errorf("a per-sandbox allow rule cannot be a CIDR (%s): allow it globally", pt.host)

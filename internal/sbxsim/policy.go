@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The network policy as sbx keeps it (sbx-2026-12.md): a preset, local rules (global or
+// The network policy as sbx keeps it (docs/sbxsim.md): a preset, local rules (global or
 // for one sandbox), org rules when org governance is active, and a log of every
 // decision the egress proxy made. It lives in the state directory, written under
 // policy.lock and replaced atomically, so the proxy reads it at every connection.

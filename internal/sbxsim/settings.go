@@ -28,7 +28,7 @@ type setting struct {
 }
 
 // knownSettings are the simulated settings. Six keys replaced DOCKER_SANDBOXES_*
-// variables that sbx 0.55 no longer reads (sbx-2026-12.md; the key names are
+// variables that sbx 0.55 no longer reads (docs/sbxsim.md; the key names are
 // assumed), and proxy.sandbox replaced DOCKER_SANDBOXES_PROXY.
 var knownSettings = map[string]setting{
 	sshForwarding:          {def: "true", boolean: true},

@@ -46,7 +46,7 @@ type Verb struct {
 const PullSince = "0.46.0"
 
 // V055 is the first version with the global --no-input, the `port` group, `inspect`,
-// `policy`, `settings list --json` and `daemon logs` (sbx-2026-12.md; no 0.54 was
+// `policy`, `settings list --json` and `daemon logs` (docs/sbxsim.md; no 0.54 was
 // released). Where the reference gives no first version for one of them, 0.55.0 is
 // assumed: the first release notes that mention them.
 const V055 = "0.55.0"
@@ -54,7 +54,7 @@ const V055 = "0.55.0"
 // Globals are the flags sbx takes before any verb.
 var Globals = []Flag{
 	{Long: "no-input", Since: V055, Why: "never prompt: a command that needs an answer fails naming the command to run " +
-		"(sbx-2026-12.md, CLI reference); first version assumed"},
+		"(docs/sbxsim.md, CLI reference); first version assumed"},
 	{Long: "debug", Short: "D"},
 }
 
@@ -64,7 +64,7 @@ var Verbs = []Verb{
 		{Long: "name", Value: true}, {Long: "quiet", Short: "q"},
 		{Long: "cpus", Value: true}, {Long: "memory", Short: "m", Value: true},
 		{Long: "template", Short: "t", Value: true}, {Long: "kit", Value: true},
-		{Long: "clone", Why: "REL v0.31.0 (replaced --branch); clone mode: sbx-contract.md"},
+		{Long: "clone", Why: "REL v0.31.0 (replaced --branch); clone mode: docs/sbxsim.md"},
 		{Long: "pull", Value: true, Since: PullSince, Why: "DD sbx_create.yaml: always (default) | missing | never; " +
 			"first version assumed: the one docker/skills verified its notes against (0.46.0)"},
 	}},
@@ -103,7 +103,7 @@ var Verbs = []Verb{
 		{Long: "method", Value: true}, {Long: "path", Value: true},
 		{Long: "id", Value: true}, {Long: "resource", Value: true},
 		{Long: "wide"}, {Long: "source", Value: true, Why: "local|org|kit"}, {Long: "include-inactive"},
-	}, Output: "ls/log/check --json: shapes undocumented (sbx-2026-12.md); see policy.go for what is read"},
+	}, Output: "ls/log/check --json: shapes undocumented (docs/sbxsim.md); see policy.go for what is read"},
 	{Name: "df", Since: V055, Interspersed: true, Flags: []Flag{{Long: "json"}, {Long: "verbose", Short: "v"}},
 		Output: `--json: {"sandboxes":[{"name","status","size_bytes"}],"total_bytes"} (shape undocumented: sbxsim's)`},
 	{Name: "cp", Usage: "SRC DST", Interspersed: true, Flags: []Flag{{Long: "follow-link", Short: "L", Why: "DD sbx_cp.yaml"}}},
