@@ -49,6 +49,11 @@ type BashOptions struct {
 	// TempDir is where the full-output file goes; "" means Node's os.tmpdir() ($TMPDIR,
 	// $TMP, $TEMP, /tmp), as pi.
 	TempDir string
+
+	// exitStdioGrace replaces the package's exitStdioGrace when set: tests that need
+	// a quiet pipe to keep the call running set it long, so that the scheduler's
+	// pauses cannot end the call early.
+	exitStdioGrace time.Duration
 }
 
 // Progress is output that arrived since the previous progress call.
@@ -89,7 +94,10 @@ func Bash(ctx context.Context, cwd string, a BashArgs, o BashOptions) (result.Re
 	if dir == "" {
 		dir = tmpDir()
 	}
-	r := &run{out: newOutput(dir, "pi-bash"), onUpdate: o.OnUpdate, onProgress: o.OnProgress}
+	r := &run{out: newOutput(dir, "pi-bash"), onUpdate: o.OnUpdate, onProgress: o.OnProgress, exitGrace: exitStdioGrace}
+	if o.exitStdioGrace > 0 {
+		r.exitGrace = o.exitStdioGrace
+	}
 	if o.OnProgress != nil {
 		r.out.freshMax = progressMax
 	}
@@ -172,6 +180,7 @@ type run struct {
 	onProgress func(Progress)
 	dirty      bool
 	lastUpdate time.Time
+	exitGrace  time.Duration // how long a quiet pipe is waited for after the shell exits
 }
 
 // exec starts the shell and runs the event loop until the command has ended: the shell
@@ -223,11 +232,11 @@ func (r *run) exec(ctx context.Context, command, cwd string, timeout time.Durati
 	}
 	armGrace := func() {
 		if graceTimer == nil {
-			graceTimer = time.NewTimer(exitStdioGrace)
+			graceTimer = time.NewTimer(r.exitGrace)
 			grace = graceTimer.C
 			return
 		}
-		graceTimer.Reset(exitStdioGrace)
+		graceTimer.Reset(r.exitGrace)
 	}
 	defer func() {
 		if graceTimer != nil {

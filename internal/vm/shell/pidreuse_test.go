@@ -32,16 +32,17 @@ func TestBashTimeoutSparesAReusedPid(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	// The writer leaves the shell's group (setsid) and keeps the pipe busy past the
-	// timeout (about 3 s), pausing on a FIFO nobody writes rather than forking sleeps
-	// (which would take pids and could stall past the exit grace), then goes quiet so
-	// the call can end (pi too waits for the pipe to go quiet); the shell exits at once,
-	// leaving its group empty.
-	command := `mkfifo f; setsid bash -c 'echo $$ > writer; exec 9<>f; for i in $(seq 150); do echo x; read -t 0.02 -u 9; done; read -u 9' & echo $$ > shell; exit 0`
-	secs := 2.0
+	// The writer leaves the shell's group (setsid) and holds the pipe open, quiet, past
+	// the timeout; the shell exits at once, leaving its group empty. The call waits for
+	// the pipe to close (a quiet pipe would end it after exitStdioGrace, which depends
+	// on the scheduler, so the grace is made longer than the test), and the writer's
+	// exit closes it.
+	command := `mkfifo f; setsid bash -c 'echo $$ > writer; exec 9<>f; read -t 8 -u 9' & echo $$ > shell; exit 0`
+	secs := 5.0
 	done := make(chan error, 1)
 	go func() {
-		_, err := Bash(context.Background(), dir, BashArgs{Command: command, Timeout: &secs}, BashOptions{TempDir: t.TempDir()})
+		_, err := Bash(context.Background(), dir, BashArgs{Command: command, Timeout: &secs},
+			BashOptions{TempDir: t.TempDir(), exitStdioGrace: time.Minute})
 		done <- err
 	}()
 	start := time.Now()
@@ -71,6 +72,9 @@ func TestBashTimeoutSparesAReusedPid(t *testing.T) {
 	}
 	require.NotNil(t, innocent, "could not give the shell's pid to another process")
 	t.Logf("innocent at %v", time.Since(start))
+	// Before the timeout, or the test proves nothing; 5 s is far beyond the ~0.6 s
+	// this takes on a loaded CI machine.
+	require.Less(t, time.Since(start), time.Duration(secs*float64(time.Second)), "the pid was reused only after the timeout")
 	exited := make(chan struct{})
 	go func() { _ = innocent.Wait(); close(exited) }()
 	defer func() { _ = innocent.Process.Kill(); <-exited }()
@@ -78,7 +82,7 @@ func TestBashTimeoutSparesAReusedPid(t *testing.T) {
 	err := <-done
 	t.Logf("bash returned at %v", time.Since(start))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Command timed out after 2 seconds")
+	assert.Contains(t, err.Error(), "Command timed out after 5 seconds")
 	select {
 	case <-exited:
 		t.Fatal("the timeout killed the process that now has the shell's old pid")
