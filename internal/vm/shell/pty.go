@@ -85,7 +85,9 @@ func openPty() (master, tty *os.File, err error) {
 		return nil, nil, fmt.Errorf("pty: opening: %w", err)
 	}
 	defer m.Close()
-	fd, err := unix.Dup(int(m.Fd()))
+	// Close-on-exec in the same call: a command another goroutine starts between a
+	// plain dup and setting the flag would inherit the master and hold the terminal.
+	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err == nil {
 		err = unix.SetNonblock(fd, true)
 	}
@@ -93,7 +95,6 @@ func openPty() (master, tty *os.File, err error) {
 		tty.Close()
 		return nil, nil, fmt.Errorf("pty: preparing master: %w", err)
 	}
-	unix.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), m.Name()), tty, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -152,4 +154,22 @@ func TestPtyStartErrors(t *testing.T) {
 	_, err = StartPty(context.Background(), []string{"/nonexistent/program"}, PtyOptions{})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, syscall.ENOENT), "%v", err)
+}
+
+// The master is close-on-exec (a command started beside it must not inherit the
+// terminal) and non-blocking (so Close interrupts a Read).
+func TestOpenPtyMasterFlags(t *testing.T) {
+	master, tty, err := openPty()
+	require.NoError(t, err)
+	defer master.Close()
+	defer tty.Close()
+	rc, err := master.SyscallConn() // not Fd(), which may put the file in blocking mode
+	require.NoError(t, err)
+	var fdFlags, flFlags int
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		fdFlags, _ = unix.FcntlInt(fd, unix.F_GETFD, 0)
+		flFlags, _ = unix.FcntlInt(fd, unix.F_GETFL, 0)
+	}))
+	assert.NotZero(t, fdFlags&unix.FD_CLOEXEC, "FD_CLOEXEC")
+	assert.NotZero(t, flFlags&unix.O_NONBLOCK, "O_NONBLOCK")
 }
