@@ -127,14 +127,34 @@ var pngPixel = []byte{0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00
 // including docker variables that must not leak, plus sbxsim's settings (allowlisted,
 // since the backend passes nothing else to sbx).
 func (w *world) env(extra ...string) []string {
-	return append(append(suiteMode(extra), []string{
+	keys, passed := suiteSim()
+	return append(append(append(suiteMode(extra), []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"PI_SBX_BIN=" + simBin,
 		"SBXSIM_STATE=" + w.state, "SBXSIM_DOCKER=0",
-		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER",
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=" + strings.Join(keys, ","),
 		"DOCKER_HOST=unix://" + w.decoy, "DOCKER_CONTEXT=decoy", "COMPOSE_PROJECT_NAME=decoy",
 		"PI_E2E_MARK=forwarded", "HOST_SECRET=must-not-cross",
-	}...), extra...)
+	}...), passed...), extra...)
+}
+
+// suiteSimVars are the simulator's settings a pass of the suite may set in the test
+// process (scripts/test.sh): the workspace over the virtiofs-shaped share
+// (SBXSIM_SHARE=fuse and its cache and latency), another sbx version (SBXSIM_VERSION).
+var suiteSimVars = []string{"SBXSIM_SHARE", "SBXSIM_SHARE_CACHE", "SBXSIM_SHARE_LATENCY", "SBXSIM_VERSION"}
+
+// suiteSim is the allowlist a serve passes to sbx (the backend passes nothing else) and
+// the simulator settings of this pass, taken from the test process's environment.
+// A test that sets an allowlist of its own leaves the pass's settings out.
+func suiteSim() (allowlist, passed []string) {
+	allowlist = []string{"SBXSIM_STATE", "SBXSIM_DOCKER"}
+	for _, k := range suiteSimVars {
+		if v, ok := os.LookupEnv(k); ok {
+			allowlist = append(allowlist, k)
+			passed = append(passed, k+"="+v)
+		}
+	}
+	return allowlist, passed
 }
 
 // suiteMode runs the whole suite in another workspace mode when the test process has

@@ -90,7 +90,7 @@ func TestServeStatusPrewarms(t *testing.T) {
 	require.Len(t, box, 1)
 	got, _ := json.Marshal(res.StructuredContent)
 	assert.JSONEq(t, `{"sandbox":"`+box[0]+`","status":"running","workspace":"`+w.ws+`","workspace_mode":"ro",
-		"env_mode":"allowlist (PI_* and SBXSIM_STATE, SBXSIM_DOCKER)","teardown":"remove","reuse":false,
+		"env_mode":"allowlist (PI_* and `+envModeKeys()+`)","teardown":"remove","reuse":false,
 		"shell":"DOCKER_SANDBOX=`+box[0]+` pi-sbx-backend shell"}`, string(got))
 	ps, _ := w.sim("exec", box[0], "ps", "-eo", "args")
 	assert.Contains(t, ps, " agent", "the agent already runs")
@@ -119,4 +119,10 @@ func TestServeReuseKeepsTheProjectSandbox(t *testing.T) {
 	out, code := w.sim("exec", name, "cat", w.ws+"/runs")
 	require.Zero(t, code, out)
 	assert.Equal(t, "0\n1\n", out)
+}
+
+// envModeKeys is how the status names the suite's allowlist.
+func envModeKeys() string {
+	keys, _ := suiteSim()
+	return strings.Join(keys, ", ")
 }

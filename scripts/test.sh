@@ -71,6 +71,11 @@ review_tests=$(paste -sd'|' e2e/testdata/review-suite.txt)
 # A plain workspace (a copy-on-write layer in the VM), then a git one (sbx create --clone).
 DOCKER_SANDBOX_WORKSPACE_MODE=review go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
 PI_SBX_E2E_GIT=1 DOCKER_SANDBOX_WORKSPACE_MODE=review go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+# The Mac's workspace: the same suites with the workspace over sbxsim's virtiofs-shaped
+# FUSE share (default cache and latency; e2e/main_test.go suiteSim), where files are
+# made without O_TMPFILE and every lookup is a round trip.
+echo "== go test -tags e2e ./e2e, workspace over the FUSE share" >&2
+SBXSIM_SHARE=fuse go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
 # The race detector over the concurrent parts (needs cgo's C compiler).
 if command -v gcc >/dev/null 2>&1; then
 	echo "== go test -race" >&2

@@ -254,7 +254,8 @@ func usage(w io.Writer) {
 		"  SBXSIM_COMPOSE_PLUGIN=FILE|none  the docker compose plugin of new sandboxes\n"+
 		"  SBXSIM_AUTOSTOP=DURATION    a sandbox stops this long after its last session (default 30s; off)\n"+
 		"  SBXSIM_SHARE=fuse           new sandboxes get their workspaces over a virtiofs-shaped FUSE\n"+
-		"                              share served by a host process (default off: bind mounts)\n"+
+		"                              share served by a host process (default off: bind mounts);\n"+
+		"                              no O_TMPFILE there (EOPNOTSUPP), as over a Mac's share\n"+
 		"  SBXSIM_SHARE_CACHE=none|auto|always  the share's cache, as virtiofsd's (default auto)\n"+
 		"  SBXSIM_SHARE_LATENCY=DURATION  added to each share operation (default 100us)\n"+
 		"  SBXSIM_RESOLVE=NAME=IP:PORT[,...]  test hosts, recorded at create: NAME resolves in the\n"+

@@ -334,6 +334,14 @@ func (f *shareFS) Create(c <-chan struct{}, in *fuse.CreateIn, name string, out 
 	return st
 }
 
+// Tmpfile (open with O_TMPFILE) is refused, so the guest gets EOPNOTSUPP: the Mac's
+// virtiofs server runs on a host with no O_TMPFILE (an assumption: no public source
+// says), and go-fuse's loopback would make a file it can neither link nor chmod.
+func (f *shareFS) Tmpfile(c <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
+	f.wait(c)
+	return fuse.ENOSYS
+}
+
 func (f *shareFS) Open(c <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	f.wait(c)
 	st := f.RawFileSystem.Open(c, in, out)
