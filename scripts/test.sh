@@ -76,6 +76,12 @@ PI_SBX_E2E_GIT=1 DOCKER_SANDBOX_WORKSPACE_MODE=review go test -tags e2e -count=1
 # made without O_TMPFILE and every lookup is a round trip.
 echo "== go test -tags e2e ./e2e, workspace over the FUSE share" >&2
 SBXSIM_SHARE=fuse go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+# The sbx versions the contract table knows (flags per version): the same suites with
+# sbxsim playing each older one (the e2e tier above plays the default, the newest).
+for version in 0.42.0 0.46.0 0.53.0; do
+	echo "== go test -tags e2e ./e2e, sbx $version" >&2
+	SBXSIM_VERSION=$version go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+done
 # The race detector over the concurrent parts (needs cgo's C compiler).
 if command -v gcc >/dev/null 2>&1; then
 	echo "== go test -race" >&2
