@@ -5,16 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
 type logOptions struct {
@@ -53,19 +47,23 @@ workspace, and is rotated at 8 MiB (NAME.jsonl.1 keeps the one before). Without
 			if err != nil {
 				return err
 			}
-			dir, err := auditDir(st)
+			store, err := audit.NewStore(st.StateHome)
 			if err != nil {
 				return err
 			}
 			if o.list {
-				return listLogs(std, dir)
+				all, err := store.List()
+				for _, l := range all {
+					fmt.Fprintf(std.out, "%s  %s  %d bytes\n", l.Modified.Format("2006-01-02 15:04:05"), l.Sandbox, l.Size)
+				}
+				return err
 			}
 			name := o.sandbox
 			if name == "" {
 				name = st.Sandbox
 			}
 			if name == "" {
-				if name, err = newestLog(dir); err != nil {
+				if name, err = store.Newest(); err != nil {
 					return err
 				}
 				fmt.Fprintf(std.err, "log of %s (the one written last; --list shows all)\n", name)
@@ -73,7 +71,7 @@ workspace, and is rotated at 8 MiB (NAME.jsonl.1 keeps the one before). Without
 			if err := sbx.ValidateName(name); err != nil {
 				return usagef("--sandbox %q: %v", name, err)
 			}
-			return audit.Read(ctx, filepath.Join(dir, name+".jsonl"), o.follow, 250*time.Millisecond, func(e audit.Entry) error {
+			return audit.Read(ctx, store.Path(name), o.follow, 250*time.Millisecond, func(e audit.Entry) error {
 				if o.json {
 					b, err := json.Marshal(e)
 					if err != nil {
@@ -87,68 +85,4 @@ workspace, and is rotated at 8 MiB (NAME.jsonl.1 keeps the one before). Without
 			})
 		},
 	}
-}
-
-// auditDir is where serve keeps the audit logs: beside the owner records.
-func auditDir(st settings.Settings) (string, error) {
-	o, err := st.Owners()
-	if err != nil {
-		return "", fmt.Errorf("audit log: %w", err)
-	}
-	return filepath.Join(filepath.Dir(o.Dir), "audit"), nil
-}
-
-// logs are the audit logs in dir, by sandbox name.
-func logs(dir string) (map[string]os.FileInfo, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, err
-	}
-	out := map[string]os.FileInfo{}
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		if fi, err := e.Info(); err == nil {
-			out[name] = fi
-		}
-	}
-	return out, nil
-}
-
-func newestLog(dir string) (string, error) {
-	all, err := logs(dir)
-	if err != nil {
-		return "", err
-	}
-	var newest string
-	for name, fi := range all {
-		if newest == "" || fi.ModTime().After(all[newest].ModTime()) {
-			newest = name
-		}
-	}
-	if newest == "" {
-		return "", fmt.Errorf("no audit log in %s yet: serve writes one per sandbox on its first tool call", dir)
-	}
-	return newest, nil
-}
-
-func listLogs(std stdio, dir string) error {
-	all, err := logs(dir)
-	if err != nil {
-		return err
-	}
-	for _, name := range sortedByTime(all) {
-		fi := all[name]
-		fmt.Fprintf(std.out, "%s  %s  %d bytes\n", fi.ModTime().Format("2006-01-02 15:04:05"), name, fi.Size())
-	}
-	return nil
-}
-
-// sortedByTime are the names of all, oldest log first.
-func sortedByTime(all map[string]os.FileInfo) []string {
-	return slices.SortedFunc(maps.Keys(all), func(a, b string) int {
-		return all[a].ModTime().Compare(all[b].ModTime())
-	})
 }

@@ -144,9 +144,9 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	}
 	// Every call, from every client, in the sandbox's audit log (pi-sbx-backend log);
 	// a log that cannot be written is said on stderr and never fails a call.
-	if dir, err := auditDir(st); err != nil {
+	if store, err := audit.NewStore(st.StateHome); err != nil {
 		logger.Warn("no audit log", "error", err)
-	} else if alog, err := audit.Open(dir, sess.Name); err != nil {
+	} else if alog, err := store.Open(sess.Name); err != nil {
 		logger.Warn("no audit log", "error", err)
 	} else {
 		routes = alog.Routes(routes, func(err error) { logger.Warn("audit log", "error", err) })
