@@ -4,17 +4,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
-
-	"golang.org/x/term"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/vm/shell"
 )
@@ -54,7 +45,7 @@ func runExec(ctx context.Context, std stdio, args []string) error {
 	}
 	var code int
 	if f.tty {
-		code, err = execTTY(ctx, std, f)
+		code, err = shell.AttachPty(ctx, f.argv, shell.AttachOptions{Dir: f.cwd, In: std.in, Out: std.out, Interactive: f.interactive})
 	} else {
 		in := std.in
 		if !f.interactive {
@@ -109,113 +100,4 @@ func parseExecFlags(args []string) (execFlags, error) {
 		return f, usagef("no command to run")
 	}
 	return f, nil
-}
-
-// execTTY runs the command under a pty. With -i and a terminal on stdin, that terminal
-// goes into raw mode so every key reaches the command; its window size follows ours.
-func execTTY(ctx context.Context, std stdio, f execFlags) (int, error) {
-	inFile, _ := std.in.(*os.File)
-	outFile, _ := std.out.(*os.File)
-	sizeFrom := -1 // the descriptor whose window size the pty copies
-	switch {
-	case inFile != nil && term.IsTerminal(int(inFile.Fd())):
-		sizeFrom = int(inFile.Fd())
-	case outFile != nil && term.IsTerminal(int(outFile.Fd())):
-		sizeFrom = int(outFile.Fd())
-	}
-	var cols, rows uint16
-	if sizeFrom >= 0 {
-		if w, h, err := term.GetSize(sizeFrom); err == nil {
-			cols, rows = uint16(w), uint16(h)
-		}
-	}
-	sess, err := shell.StartPty(ctx, f.argv, shell.PtyOptions{Dir: f.cwd, Cols: cols, Rows: rows})
-	if err != nil {
-		return 0, err
-	}
-	defer sess.Close()
-
-	if f.interactive && inFile != nil && term.IsTerminal(int(inFile.Fd())) {
-		old, err := term.MakeRaw(int(inFile.Fd()))
-		if err != nil {
-			return 0, fmt.Errorf("raw mode: %w", err)
-		}
-		defer term.Restore(int(inFile.Fd()), old)
-	}
-	if sizeFrom >= 0 {
-		winch := make(chan os.Signal, 1)
-		signal.Notify(winch, syscall.SIGWINCH)
-		defer signal.Stop(winch)
-		go func() {
-			for {
-				select {
-				case <-winch:
-					if w, h, err := term.GetSize(sizeFrom); err == nil {
-						_ = sess.Resize(uint16(w), uint16(h))
-					}
-				case <-sess.Done():
-					return
-				}
-			}
-		}()
-	}
-	if f.interactive {
-		fromTerminal := inFile != nil && term.IsTerminal(int(inFile.Fd()))
-		go func() { _ = copyInput(sess, std.in, !fromTerminal) }() // ends with our process
-	}
-	copied := make(chan error, 1)
-	go func() {
-		_, err := ioCopy(std.out, sess)
-		copied <- err
-	}()
-	code, err := sess.Wait()
-	// Output normally ends (EIO) as the command exits; a background process that
-	// keeps the terminal open must not keep us, so give it a moment, then close.
-	select {
-	case <-copied:
-	case <-time.After(time.Second):
-	}
-	return code, err
-}
-
-// copyInput forwards keystrokes until either side ends. Input that is not a terminal
-// (a pipe, a file) ends with ^D, which is how a terminal says end of input: one after a
-// complete line, two to first hand over a partial one.
-func copyInput(dst *shell.Pty, src io.Reader, sendEOF bool) error {
-	last := &lastByte{w: dst, b: '\n'}
-	_, err := ioCopy(last, src)
-	if err != nil {
-		if errors.Is(err, os.ErrClosed) {
-			return nil
-		}
-		return err
-	}
-	if !sendEOF {
-		return nil
-	}
-	eof := "\x04"
-	if last.b != '\n' {
-		eof = "\x04\x04"
-	}
-	_, err = dst.Write([]byte(eof))
-	return err
-}
-
-// lastByte remembers the last byte written through it.
-type lastByte struct {
-	w io.Writer
-	b byte
-}
-
-func (l *lastByte) Write(p []byte) (int, error) {
-	n, err := l.w.Write(p)
-	if n > 0 {
-		l.b = p[n-1]
-	}
-	return n, err
-}
-
-// ioCopy is io.Copy with a small buffer, so interactive output is not held back.
-func ioCopy(dst io.Writer, src io.Reader) (int64, error) {
-	return io.CopyBuffer(dst, src, make([]byte, 32<<10))
 }
