@@ -42,6 +42,9 @@ type cli struct {
 	m   *Manager
 	// noInput is the global --no-input (sbx ≥ 0.55): never prompt.
 	noInput bool
+	// cloud is the global --cloud (sbx ≥ 0.45): the verbs act on cloud sandboxes
+	// (cloud.go).
+	cloud bool
 }
 
 // docker reports whether new sandboxes get their own dockerd (SBXSIM_DOCKER=0 opts out).
@@ -123,6 +126,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if len(args) >= 1 && args[0] == "__share" {
 		return RunShare(args[1:])
 	}
+	if len(args) >= 1 && args[0] == "__cloudttl" {
+		return RunCloudTTL(args[1:], env.Self)
+	}
 	if len(args) >= 1 && args[0] == "__userns" {
 		return RunUserns()
 	}
@@ -144,7 +150,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 		usage(env.Stdout)
 		return 0
 	}
-	for _, cmd := range commands() {
+	cmds := commands()
+	if c.cloud {
+		cmds = cloudCommands(cmds)
+	}
+	for _, cmd := range cmds {
 		if cmd.name != args[0] || cmd.since != "" && !c.atLeast(cmd.since) {
 			continue
 		}
@@ -198,6 +208,11 @@ func (c *cli) globalFlags(args []string) ([]string, error) {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
 		switch args[0] {
 		case "-D", "--debug":
+		case "--cloud":
+			if !c.atLeast(cloudSince) {
+				return nil, errors.New("unknown flag: --cloud")
+			}
+			c.cloud = true
 		case "--no-input":
 			if !c.atLeast(V055) {
 				return nil, errors.New("unknown flag: --no-input")
@@ -267,6 +282,7 @@ func usage(w io.Writer) {
 		"  SBXSIM_CREATE_DELAY=DURATION    create (and a creating run) wait this long first\n"+
 		"  SBXSIM_DISK_MIN_GB=N        diagnose fails its disk check under N GB free (default 2)\n"+
 		"  SBXSIM_VIRT=off             diagnose reports no virtualization\n"+
+		cloudKnobs+
 		"  SBXSIM_INIT_CONFIG          internal: how sbxsim hands a sandbox's init its configuration\n"+
 		"Every TCP connection out of a sandbox goes through sbxsim's egress proxy and the policy\n"+
 		"(sbx policy ...); UDP and ICMP out are rejected. See docs/sbxsim.md.\n\nUsage:\n",
@@ -278,7 +294,9 @@ func usage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  sbx %s%s\n", c.usage, since)
 	}
-	fmt.Fprintf(w, "Global flags: -D/--debug, --no-input (sbx >= %s: never prompt; fail naming the command to run)\n", V055)
+	fmt.Fprintf(w, "Global flags: -D/--debug, --no-input (sbx >= %s: never prompt; fail naming the command to run),\n"+
+		"  --cloud (sbx >= %s: cloud sandboxes, see below)\n", V055, cloudSince)
+	cloudUsage(w)
 }
 
 // argCount checks a command's positional arguments the way cobra words it.

@@ -40,6 +40,7 @@ type createOpts struct {
 	cloneRoot  string // --clone: the primary's git root
 	resolve    []Resolve
 	policyGate bool
+	cloud      *Cloud // --cloud: the cloud sandbox's size and TTL
 }
 
 // pullSince is the first sbx version whose create and run take --pull (assumed: the
@@ -223,7 +224,7 @@ func (c *cli) createLocked(ctx context.Context, o createOpts) (*Sandbox, error) 
 	sb := &Sandbox{Name: name, Agent: o.agent, Workspaces: o.workspaces, CPUs: o.cpus, Memory: o.memory,
 		Template: o.template, Docker: c.docker(), Hide: o.hide, Compose: o.compose, Created: time.Now().UTC(),
 		AutoStop: o.autoStop, Pull: o.pull, SSHAgent: c.sshAgentSocket(), Resolve: o.resolve, PolicyGate: o.policyGate,
-		Share: o.share}
+		Share: o.share, Cloud: o.cloud}
 	if o.cloneRoot != "" {
 		if sb.Clone, err = c.m.newClone(name, o.cloneRoot); err != nil {
 			_ = c.m.Store.discard(name)

@@ -76,5 +76,10 @@
 // mount in the sandbox's mount namespace), which makes the command as unconfined as the
 // sandbox's dockerd; --cpus, --memory,
 // --template and --kit are validated and recorded but not applied; login and logout
-// only flip the signed-in state.
+// only flip the signed-in state. Cloud sandboxes (--cloud, cloud*.go) run on this
+// machine in a store of their own: no workspace mount, an empty workspace, cp in and
+// out, sizes, a TTL with its on-timeout action (on a clock SBXSIM_CLOUD_TTL_SCALE times
+// faster), the account's quota, exec's -d/-u/--privileged refused and a WAN's round trip
+// on every exec stream and cp (SBXSIM_CLOUD_RTT); their error wordings are assumed,
+// their network is not governed, and a start by exec or cp is not counted in the quota.
 package sbxsim

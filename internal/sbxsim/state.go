@@ -50,6 +50,8 @@ type Sandbox struct {
 	// PolicyGate: created by sbx ≥ 0.55, whose proxy denies everything while no preset
 	// is chosen (older ones let everything through).
 	PolicyGate bool `json:"policyGate,omitempty"`
+	// Cloud is set for a cloud sandbox (sbx --cloud create): its size and TTL.
+	Cloud *Cloud `json:"cloud,omitempty"`
 	// Egress is the running egress proxy.
 	Egress *Proc    `json:"egress,omitempty"`
 	Init   *Proc    `json:"init,omitempty"`

@@ -48,11 +48,17 @@ func New(t testing.TB, bin string, docker bool) *Sim {
 	}
 	s := &Sim{T: t, Bin: bin, State: t.TempDir(), Home: os.Getenv("HOME"), Docker: docker}
 	t.Cleanup(func() {
-		if left, _ := os.ReadDir(filepath.Join(s.State, "sandboxes")); len(left) == 0 {
-			return // none made (a test may have signed sbx out, which refuses rm)
-		}
-		if r := s.Run("rm", "-f", "--all"); r.Code != 0 {
-			t.Errorf("removing the test's sandboxes: %s", r)
+		// Cloud sandboxes (sbx --cloud) are kept apart, in the state's cloud/.
+		for _, side := range []struct {
+			dir  string
+			args []string
+		}{{"sandboxes", nil}, {"cloud/sandboxes", []string{"--cloud"}}} {
+			if left, _ := os.ReadDir(filepath.Join(s.State, side.dir)); len(left) == 0 {
+				continue // none made (a test may have signed sbx out, which refuses rm)
+			}
+			if r := s.Run(append(side.args, "rm", "-f", "--all")...); r.Code != 0 {
+				t.Errorf("removing the test's sandboxes: %s", r)
+			}
 		}
 	})
 	return s
