@@ -61,7 +61,7 @@ git ls-files -co --exclude-standard -z | tar --null -T - -cf - | runuser -u "$un
 echo "== go test -tags e2e (e2e tier, as root)" >&2
 list() { go list "$@" -f '{{.ImportPath}} {{.TestGoFiles}} {{.XTestGoFiles}}' ./... | sort; }
 e2e_pkgs=$(comm -13 <(list) <(list -tags e2e) | cut -d' ' -f1)
-go test -tags e2e -count=1 -timeout 20m $e2e_pkgs 2>&1 | tee -a .cache/test.log
+go test -tags e2e -count=1 -timeout 30m $e2e_pkgs 2>&1 | tee -a .cache/test.log
 # Review mode: the serve, client and pi suites again with DOCKER_SANDBOX_WORKSPACE_MODE=review
 # (the sandbox works on its own copy of the workspace at the same path; e2e/main_test.go
 # suiteMode). Left out: tests about rw mode itself (a sandbox the user made, the host seeing
