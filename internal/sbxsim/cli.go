@@ -126,6 +126,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if len(args) >= 1 && args[0] == "__share" {
 		return RunShare(args[1:])
 	}
+	if len(args) >= 1 && args[0] == "__tlsproxy" {
+		return RunTLSProxy(args[1:])
+	}
 	if len(args) >= 1 && args[0] == "__cloudttl" {
 		return RunCloudTTL(args[1:], env.Self)
 	}

@@ -44,6 +44,9 @@ type Cloud struct {
 	Scale     float64       `json:"scale"`
 	// RTT is SBXSIM_CLOUD_RTT at create; the variable, when set, overrides it per command.
 	RTT time.Duration `json:"rtt,omitempty"`
+	// CA is the test CA's certificate file (SBXSIM_CLOUD_CA at create), whose
+	// certificates the published ports' URLs present.
+	CA string `json:"ca"`
 	// TimedOut is set when the TTL ended and on-timeout was applied.
 	TimedOut bool `json:"timedOut,omitempty"`
 }
@@ -79,7 +82,10 @@ const cloudKnobs = "" +
 	"                              chunk into it and on each output chunk out of it (order kept, the\n" +
 	"                              exit status last); one RTT per cp\n" +
 	"  SBXSIM_CLOUD_TTL_SCALE=F    cloud sandboxes created now live on a clock F times faster (default 1):\n" +
-	"                              with 3600, --ttl 1h ends after one real second\n"
+	"                              with 3600, --ttl 1h ends after one real second\n" +
+	"  SBXSIM_CLOUD_CA=FILE        cloud sandboxes created now: the test CA (PEM; its key in FILE.key, both\n" +
+	"                              made on first publish) whose certificates their public https URLs\n" +
+	"                              present (default SBXSIM_STATE/cloud/ca.pem): trust FILE to reach them\n"
 
 // cloudUsage prints the cloud verbs, after the local ones.
 func cloudUsage(w io.Writer) {
@@ -90,7 +96,9 @@ func cloudUsage(w io.Writer) {
 		"  sbx --cloud cp SRC DST        one side SANDBOX:/abs/path, directories recursively, point in time\n"+
 		"  sbx --cloud exec [-i] [-t] [-e K=V] [-w DIR] SANDBOX CMD...   (-d, -u, --privileged refused)\n"+
 		"  sbx --cloud ttl SANDBOX [+D|D] [--json]   +D extends, D sets what is left; at most 24h from creation\n"+
-		"  sbx --cloud ls|stop|rm|ports|port|inspect   as local, on cloud sandboxes\n"+
+		"  sbx --cloud ports SANDBOX --publish PORT[/tcp] [--json] | port publish SANDBOX PORT\n"+
+		"      a public URL https://127.0.0.1:HOSTPORT (a TLS front of sbxsim's test CA, SBXSIM_CLOUD_CA)\n"+
+		"  sbx --cloud ls|stop|rm|inspect   as local, on cloud sandboxes\n"+
 		"  quota: %d concurrent (running) and %d stored cloud sandboxes\n", cloudSince, cloudConcurrent, cloudStored)
 }
 
@@ -198,6 +206,9 @@ func (c *cli) cloudOptions(fs flagSet, agent string, paths []string) (createOpts
 	}
 	if cl.RTT, err = c.cloudRTTEnv(); err != nil {
 		return o, err
+	}
+	if cl.CA, _ = c.cloudCAPaths(); !filepath.IsAbs(cl.CA) {
+		return o, fmt.Errorf("SBXSIM_CLOUD_CA: %q is not an absolute path", cl.CA)
 	}
 	o.cloud = cl
 	return o, nil

@@ -24,6 +24,8 @@ type Port struct {
 	// Ephemeral marks a host port sbxsim chose; it is chosen again after a restart.
 	Ephemeral bool  `json:"ephemeral,omitempty"`
 	Proxy     *Proc `json:"proxy,omitempty"`
+	// URL is a cloud sandbox's public URL for the port (its proxy is a TLS front).
+	URL string `json:"url,omitempty"`
 }
 
 // String renders the mapping as sbx ls does: 127.0.0.1:8080->3000/tcp4.
@@ -153,7 +155,13 @@ func (m *Manager) publish(ctx context.Context, sb *Sandbox, p *Port) error {
 		return err
 	}
 	target := net.JoinHostPort(sb.Net.SandboxIP, strconv.Itoa(p.SandboxPort))
-	cmd := exec.CommandContext(ctx, nsenter, "--target", strconv.Itoa(sb.Init.Pid), "--net", "--", m.Self, "__proxy", target)
+	mode := []string{"__proxy", target}
+	if sb.Cloud != nil {
+		if mode, err = m.cloudProxyArgs(sb, p, target); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, nsenter, append([]string{"--target", strconv.Itoa(sb.Init.Pid), "--net", "--", m.Self}, mode...)...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	cmd.ExtraFiles = []*os.File{lf}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -5,9 +5,12 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -465,4 +468,76 @@ func (s *sim) cloudInitPid(name string) int {
 		return 0
 	}
 	return st.Init.Pid
+}
+
+// TestCloudPublishGivesAnHTTPSURL: a port published in a cloud sandbox (ports
+// --publish, and port publish at 0.55) is a public https URL, served by sbxsim's TLS
+// front with a certificate of its test CA (SBXSIM_CLOUD_CA, or the state's
+// cloud/ca.pem), proxied to the sandbox's port; plain HTTP and a client that does not
+// trust the CA get nothing.
+func TestCloudPublishGivesAnHTTPSURL(t *testing.T) {
+	s := cloudSim(t)
+	givenCA := filepath.Join(t.TempDir(), "test-ca.pem")
+	tests := []struct {
+		name    string
+		env     []string
+		publish []string // after the sandbox's name
+		ca      string
+	}{
+		{"ports --publish, the default CA", nil, []string{"--publish", "8080/tcp"}, filepath.Join(s.state, "cloud", "ca.pem")},
+		{"port publish at 0.55, SBXSIM_CLOUD_CA", []string{"SBXSIM_VERSION=0.55.0", "SBXSIM_CLOUD_CA=" + givenCA}, []string{"8080"}, givenCA},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			name := s.cloudCreate(tc.env, fmt.Sprintf("web%d", i))
+			if r := s.runWith(tc.env, "", "--cloud", "exec", name, "sh", "-c",
+				"mkdir -p /tmp/www && echo served-in-the-cloud > /tmp/www/index.html && busybox httpd -p 8080 -h /tmp/www"); r.code != 0 {
+				t.Fatalf("starting httpd: %s", r)
+			}
+			args := append([]string{"--cloud", "ports", name}, tc.publish...)
+			if strings.Contains(tc.name, "port publish") {
+				args = append([]string{"--cloud", "port", "publish", name}, tc.publish...)
+			}
+			r := s.runWith(tc.env, "", append(args, "--json")...)
+			var ports []struct {
+				SandboxPort int    `json:"sandbox_port"`
+				URL         string `json:"url"`
+			}
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ports) != nil || len(ports) != 1 {
+				t.Fatalf("publishing: %s", r)
+			}
+			url := ports[0].URL
+			if ports[0].SandboxPort != 8080 || !strings.HasPrefix(url, "https://") {
+				t.Fatalf("published %+v; want 8080 with an https URL", ports[0])
+			}
+			if !strings.Contains(r.stderr, tc.ca) {
+				t.Errorf("the publish's note %q does not name the CA %s", r.stderr, tc.ca)
+			}
+			if got := s.cloudLs()[name].URLs; len(got) != 1 || got[0] != url {
+				t.Errorf("--cloud ls urls = %v, want [%s]", got, url)
+			}
+			pem, err := os.ReadFile(tc.ca)
+			if err != nil {
+				t.Fatalf("the test CA: %v", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				t.Fatalf("%s holds no certificate", tc.ca)
+			}
+			trusting := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+			resp, err := trusting.Get(url + "/")
+			if err != nil {
+				t.Fatalf("GET %s trusting the CA: %v", url, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) != "served-in-the-cloud\n" {
+				t.Errorf("GET %s = %q", url, body)
+			}
+			if _, err := httpGetWithin(url+"/", 5*time.Second); err == nil || !strings.Contains(err.Error(), "certificate") {
+				t.Errorf("GET %s with the system's roots: %v; want a certificate error", url, err)
+			}
+			assertUnreachable(t, "http://"+strings.TrimPrefix(url, "https://")+"/", "the URL speaks TLS only")
+		})
+	}
 }
