@@ -44,6 +44,9 @@ type initConfig struct {
 	// Hosts are extra /etc/hosts lines (SBXSIM_RESOLVE's test hosts).
 	Hosts []string `json:"hosts,omitempty"`
 	Sudo  string   `json:"sudo"`
+	// Disk, for a cloud sandbox, is the host directory that is its root file system
+	// (kept across stops, as a VM's disk); "" = a tmpfs.
+	Disk string `json:"disk,omitempty"`
 }
 
 // The init protocol: the parent reads lines from fd 3 ("mounted", then "ready", or

@@ -163,6 +163,9 @@ func (m *Manager) initConfigFor(sb *Sandbox) (cfg initConfig, userns []*os.File,
 	if err := os.MkdirAll(cfg.Root, 0o700); err != nil {
 		return cfg, nil, err
 	}
+	if sb.Cloud != nil {
+		cfg.Disk = filepath.Join(m.Store.dir(sb.Name), "disk")
+	}
 	if cfg.Tmp, cfg.Home, err = m.persistentDirs(sb.Name); err != nil {
 		return cfg, nil, fmt.Errorf("making /tmp and %s: %w", AgentHome, err)
 	}

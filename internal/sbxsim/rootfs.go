@@ -49,7 +49,11 @@ var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 // workspaces at their host paths, the docker data root and the compose plugin. The host's
 // root is detached at the end: nothing else of it is reachable from inside.
 func buildRoot(dir string, cfg initConfig) error {
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+	if cfg.Disk != "" {
+		if err := mountDisk(cfg.Disk, dir); err != nil {
+			return err
+		}
+	} else if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("mounting the sandbox root: %w", err)
 	}
 	in := func(p string) string { return filepath.Join(dir, p) }
@@ -64,7 +68,7 @@ func buildRoot(dir string, cfg initConfig) error {
 			if err != nil {
 				return err
 			}
-			if err := os.Symlink(l, in(d)); err != nil {
+			if err := os.Symlink(l, in(d)); err != nil && !errors.Is(err, os.ErrExist) { // a disk's
 				return err
 			}
 			continue
@@ -86,14 +90,14 @@ func buildRoot(dir string, cfg initConfig) error {
 		{"var", 0o755}, {"var/tmp", 0o777 | os.ModeSticky}, {"var/lib", 0o755}, {"var/cache", 0o755},
 		{"var/log", 0o755}, {"var/spool", 0o755}, {"proc", 0o555}, {"sys", 0o555}, {"dev", 0o755},
 		{"mnt", 0o755}, {"opt", 0o755}, {"srv", 0o755}} {
-		if err := os.Mkdir(in(d.path), d.mode); err != nil {
+		if err := os.Mkdir(in(d.path), d.mode); err != nil && !errors.Is(err, os.ErrExist) { // a disk's
 			return fmt.Errorf("creating /%s: %w", d.path, err)
 		}
 		if err := os.Chmod(in(d.path), d.mode); err != nil { // past the umask
 			return err
 		}
 	}
-	if err := os.Symlink("../run", in("var/run")); err != nil {
+	if err := os.Symlink("../run", in("var/run")); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	if cfg.SSHAgent != "" {
@@ -174,6 +178,29 @@ func buildRoot(dir string, cfg initConfig) error {
 		}
 	}
 	return pivotInto(dir)
+}
+
+// mountDisk binds a cloud sandbox's disk (a host directory that outlives its starts, as
+// a VM's disk does) as the root instead of a tmpfs, so that whatever the sandbox wrote
+// anywhere survives a stop. /etc is made again at each start.
+func mountDisk(disk, dir string) error {
+	if err := os.MkdirAll(disk, 0o755); err != nil {
+		return fmt.Errorf("making the sandbox disk: %w", err)
+	}
+	if err := os.Chmod(disk, 0o755); err != nil {
+		return fmt.Errorf("making the sandbox disk: %w", err)
+	}
+	if err := os.RemoveAll(filepath.Join(disk, "etc")); err != nil {
+		return fmt.Errorf("clearing the sandbox disk's /etc: %w", err)
+	}
+	if err := unix.Mount(disk, dir, "", unix.MS_BIND|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("mounting the sandbox disk: %w", err)
+	}
+	// nosuid, nodev, as the tmpfs root has.
+	if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("mounting the sandbox disk: %w", err)
+	}
+	return nil
 }
 
 // bindPath binds the host's src onto target inside the new root, creating the mount

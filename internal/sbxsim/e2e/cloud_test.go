@@ -388,8 +388,8 @@ func TestCloudTTL(t *testing.T) {
 		{"stop", func(t *testing.T, name string, _ int) {
 			waitCloud(t, s, name, func(e cloudEntry, ok bool) bool { return ok && e.Status == "stopped" })
 			// The files are kept; an exec starts it again with a new TTL.
-			if got := s.must("--cloud", "exec", name, "cat", "kept"); got != "work\n" {
-				t.Errorf("after the timeout, kept = %q", got)
+			if got := s.must("--cloud", "exec", name, "cat", "kept", "/proj/f"); got != "work\ndisk\n" {
+				t.Errorf("after the timeout, kept and /proj/f = %q", got)
 			}
 			if e := s.cloudLs()[name]; e.Status != "running" || e.TTLLeft == "0s" {
 				t.Errorf("after an exec, %+v; want running with a TTL again", e)
@@ -411,7 +411,8 @@ func TestCloudTTL(t *testing.T) {
 		t.Run(tc.onTimeout, func(t *testing.T) {
 			name := s.cloudCreate(fast, tc.onTimeout, "--ttl", "1h", "--on-timeout", tc.onTimeout)
 			before := s.cloudInitPid(name)
-			s.must("--cloud", "exec", name, "sh", "-c", "echo work > kept")
+			// In the workspace, and outside /tmp and /home: the VM's whole disk is kept.
+			s.must("--cloud", "exec", name, "sh", "-c", "echo work > kept && sudo -n mkdir -p /proj && echo disk | sudo -n tee /proj/f >/dev/null")
 			tc.check(t, name, before)
 		})
 	}
