@@ -42,6 +42,9 @@ type Client struct {
 	// Missing, when set, is why the sbx program was not found (FindBin): a call that
 	// cannot start it says so, naming what was searched.
 	Missing error
+	// Cloud puts the global --cloud on every call: the sandboxes this client reaches are
+	// in Docker's cloud (see InCloud).
+	Cloud bool
 	// ProbeAfter and ProbeTimeout: a call still running after ProbeAfter is joined by a
 	// `sbx version` that must answer within ProbeTimeout, or the call ends as ErrHung
 	// (liveness.go). Zero: DefaultProbeAfter, DefaultProbeTimeout; negative: no probe.
@@ -88,6 +91,9 @@ type result struct {
 }
 
 func (c *Client) run(ctx context.Context, cl call) (result, error) {
+	if err := c.cloudCheck(cl.op, cl.sandbox, cl.args); err != nil {
+		return result{code: -1}, err
+	}
 	cl.args = c.globals(ctx, cl.op, cl.args)
 	delays := c.RetryDelays
 	if delays == nil {
@@ -117,6 +123,16 @@ func (c *Client) globals(ctx context.Context, op string, args []string) []string
 	if op == "version" || len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		return args
 	}
+	if c.Cloud {
+		// Never silently a local sandbox: --cloud goes on whatever the version (one too
+		// old for it is refused by CheckCloud, and by sbx).
+		args = append([]string{"--cloud"}, args...)
+	}
+	return c.noInput(ctx, op, args)
+}
+
+// noInput puts --no-input first where the version has it.
+func (c *Client) noInput(ctx context.Context, op string, args []string) []string {
 	v, known := c.knownVersions()
 	if !known && op != "daemon status" && op != "diagnose" && op != probeOp {
 		var err error
@@ -343,19 +359,28 @@ type CreateOpts struct {
 	Clone     bool
 	Quiet     bool
 	Resources Resources // --cpus, --memory, --template
+	// Cloud are the cloud sandbox's size, time to live and fate at its end (with
+	// Client.Cloud only).
+	Cloud CloudOpts
 	// Progress receives sbx's own output (both streams); may be nil. It must not be the
 	// protocol stream.
 	Progress io.Writer
 	Timeout  time.Duration // DefaultCreateTimeout when zero
 }
 
-// Create creates a sandbox.
+// Create creates a sandbox. A cloud sandbox (Client.Cloud) has no workspace: its files
+// go in with Cp.
 func (c *Client) Create(ctx context.Context, name string, o CreateOpts) error {
-	if err := ValidateName(name); err != nil {
+	if err := c.validateName(name); err != nil {
 		return err
 	}
-	if len(o.Workspaces) == 0 {
+	switch {
+	case c.Cloud && len(o.Workspaces) > 0:
+		return errors.New("sbx --cloud create: a cloud sandbox mounts no workspace")
+	case !c.Cloud && len(o.Workspaces) == 0:
 		return errors.New("sbx create: no workspace")
+	case c.Cloud && o.Clone:
+		return errors.New("sbx --cloud create: no --clone (there is no host repository to clone from)")
 	}
 	agent := o.Agent
 	if agent == "" {
@@ -371,6 +396,13 @@ func (c *Client) Create(ctx context.Context, name string, o CreateOpts) error {
 	args = append(args, o.Resources.Args()...)
 	if o.Clone {
 		args = append(args, "--clone")
+	}
+	if c.Cloud {
+		cargs, err := o.Cloud.args()
+		if err != nil {
+			return err
+		}
+		args = append(args, cargs...)
 	}
 	if c.supports(ctx, "create", "pull") {
 		// sbx re-pulls the template on every create by default (--pull always): a new
@@ -657,7 +689,11 @@ func (c *Client) StartExec(ctx context.Context, name string, argv []string, o Ex
 	if o.Stderr != nil {
 		stderr = io.MultiWriter(tail, o.Stderr)
 	}
-	args := c.globals(ctx, "exec", ExecArgs(name, argv, o))
+	args := ExecArgs(name, argv, o)
+	if err := c.cloudCheck("exec", name, args); err != nil {
+		return nil, err
+	}
+	args = c.globals(ctx, "exec", args)
 	p, err := c.Runner.Start(ctx, c.Bin, Cmd{Args: args, Env: env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: stderr})
 	if err != nil {
 		return nil, &Error{Op: "exec", Sandbox: name, ExitCode: -1, Err: c.startError(err)}
@@ -695,5 +731,5 @@ func (c *Client) Clone() *Client {
 	c.versionMu.Lock()
 	defer c.versionMu.Unlock()
 	return &Client{Bin: c.Bin, Runner: c.Runner, Env: c.Env, Timeout: c.Timeout, RetryDelays: c.RetryDelays,
-		Missing: c.Missing, ProbeAfter: c.ProbeAfter, ProbeTimeout: c.ProbeTimeout, versions: c.versions}
+		Missing: c.Missing, ProbeAfter: c.ProbeAfter, ProbeTimeout: c.ProbeTimeout, versions: c.versions, Cloud: c.Cloud}
 }

@@ -26,6 +26,9 @@ type Flag struct {
 	Since string
 	// Why says where the fact comes from, or what is assumed.
 	Why string
+	// Local: cloud sandboxes reject it (`sbx --cloud exec -d/-u/--privileged`), so a
+	// command line with --cloud never carries it. Cloud: only with --cloud.
+	Local, Cloud bool
 }
 
 // Verb is one sbx command: its flags and the shape of the output the backend reads.
@@ -37,6 +40,8 @@ type Verb struct {
 	Usage  string // positional arguments
 	Flags  []Flag
 	Output string // what the backend parses, "" when it reads nothing
+	// Cloud: the verb exists only with the global --cloud (ttl).
+	Cloud bool
 	// Interspersed: flags may follow positional arguments (cobra's default); exec stops
 	// at its sandbox name (everything after belongs to the command).
 	Interspersed bool
@@ -51,8 +56,13 @@ const PullSince = "0.46.0"
 // assumed: the first release notes that mention them.
 const V055 = "0.55.0"
 
+// CloudSince is the first version with the global --cloud (experimental, a paid plan):
+// sandboxes in Docker's cloud, no workspace mount, files through `sbx --cloud cp`.
+const CloudSince = "0.45.0"
+
 // Globals are the flags sbx takes before any verb.
 var Globals = []Flag{
+	{Long: "cloud", Since: CloudSince, Why: "DD cli/manage/cloud.md: every verb of a cloud sandbox carries it"},
 	{Long: "no-input", Since: V055, Why: "never prompt: a command that needs an answer fails naming the command to run " +
 		"(docs/sbxsim.md, CLI reference); first version assumed"},
 	{Long: "debug", Short: "D"},
@@ -67,6 +77,9 @@ var Verbs = []Verb{
 		{Long: "clone", Why: "REL v0.31.0 (replaced --branch); clone mode: docs/sbxsim.md"},
 		{Long: "pull", Value: true, Since: PullSince, Why: "DD sbx_create.yaml: always (default) | missing | never; " +
 			"first version assumed: the one docker/skills verified its notes against (0.46.0)"},
+		{Long: "size", Value: true, Since: CloudSince, Cloud: true, Why: "micro|small|medium|large|xl (DD cli/manage/cloud.md)"},
+		{Long: "ttl", Value: true, Since: CloudSince, Cloud: true, Why: "default 1h, at most 24h from creation; 0 is an error"},
+		{Long: "on-timeout", Value: true, Since: CloudSince, Cloud: true, Why: "stop|restart|delete"},
 	}},
 	{Name: "run", Usage: "AGENT [PATH...] | --name SANDBOX", Interspersed: true, Flags: []Flag{
 		{Long: "name", Value: true}, {Long: "quiet", Short: "q"},
@@ -78,10 +91,10 @@ var Verbs = []Verb{
 	{Name: "exec", Usage: "SANDBOX [--] COMMAND [ARG...]", Flags: []Flag{
 		{Long: "interactive", Short: "i"}, {Long: "tty", Short: "t"},
 		{Long: "env", Short: "e", Value: true, Why: "bare -e NAME takes the caller's value (TP, ≥ 0.39)"},
-		{Long: "env-file", Value: true}, {Long: "user", Short: "u", Value: true},
+		{Long: "env-file", Value: true}, {Long: "user", Short: "u", Value: true, Local: true, Why: "rejected by --cloud"},
 		{Long: "workdir", Short: "w", Value: true},
-		{Long: "detach", Short: "d", Why: "listed, but rejected as not supported from 0.45"},
-		{Long: "privileged"},
+		{Long: "detach", Short: "d", Local: true, Why: "listed, but rejected as not supported from 0.45; rejected by --cloud"},
+		{Long: "privileged", Local: true, Why: "rejected by --cloud"},
 	}, Output: "the command's stdout; exit status the command's, 1 also for a missing sandbox or signed out (SBX#504)"},
 	{Name: "inspect", Usage: "SANDBOX", Since: V055, Interspersed: true, Flags: []Flag{
 		{Long: "json"}, {Long: "format", Value: true, Why: "table|json|yaml"},
@@ -125,6 +138,14 @@ var Verbs = []Verb{
 	{Name: "logout", Interspersed: true},
 }
 
+// CloudVerbs are the verbs only `sbx --cloud` has; the others, under --cloud, are
+// Verbs' (their Cloud flags too, their Local ones never).
+var CloudVerbs = []Verb{
+	{Name: "ttl", Usage: "SANDBOX [+DURATION|DURATION]", Since: CloudSince, Cloud: true, Interspersed: true,
+		Flags:  []Flag{{Long: "json"}},
+		Output: "nothing read; +D extends the cloud sandbox's time to live, never past 24 h from its creation"},
+}
+
 // At reports whether sbx version has the verb.
 func (v Verb) At(version string) bool {
 	return v.Since == "" || CompareVersions(version, v.Since) >= 0
@@ -161,15 +182,38 @@ func VerbNamed(verb string) (Verb, bool) {
 	return Verb{}, false
 }
 
-// FlagsAt returns the verb's flags that sbx version has.
+// FlagsAt returns the verb's flags that sbx version has for a local sandbox (its Cloud
+// flags are not: see CloudFlagsAt).
 func (v Verb) FlagsAt(version string) []Flag {
 	var out []Flag
 	for _, f := range v.Flags {
-		if f.Since == "" || CompareVersions(version, f.Since) >= 0 {
+		if !f.Cloud && (f.Since == "" || CompareVersions(version, f.Since) >= 0) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// CloudFlagsAt returns the flags the verb takes under --cloud at version: the local
+// ones cloud does not reject, and its Cloud ones.
+func (v Verb) CloudFlagsAt(version string) []Flag {
+	var out []Flag
+	for _, f := range v.Flags {
+		if !f.Local && (f.Since == "" || CompareVersions(version, f.Since) >= 0) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// cloudVerbNamed returns the entry of verb under --cloud.
+func cloudVerbNamed(verb string) (Verb, bool) {
+	for _, v := range CloudVerbs {
+		if v.Name == verb {
+			return v, true
+		}
+	}
+	return VerbNamed(verb)
 }
 
 // Supports reports whether sbx version has the verb's flag.
@@ -190,8 +234,10 @@ func Supports(version, verb, long string) bool {
 // table at version: global flags the version has, then a verb it has, only its flags
 // (values where they take one), and for exec the flags before the sandbox name.
 func ValidateArgv(argv []string, version string) error {
+	cloud := false
 	for len(argv) > 0 && strings.HasPrefix(argv[0], "-") {
 		name := strings.TrimLeft(argv[0], "-")
+		cloud = cloud || name == "cloud"
 		ok := false
 		for _, f := range GlobalsAt(version) {
 			ok = ok || name == f.Long || name == f.Short && f.Short != ""
@@ -205,13 +251,23 @@ func ValidateArgv(argv []string, version string) error {
 		return fmt.Errorf("empty sbx command line")
 	}
 	v, ok := VerbNamed(argv[0])
+	if cloud {
+		v, ok = cloudVerbNamed(argv[0])
+	} else if cv, isCloud := cloudVerbNamed(argv[0]); !ok && isCloud {
+		return fmt.Errorf("sbx %s: a verb of cloud sandboxes only (sbx --cloud %s)", cv.Name, cv.Name)
+	}
 	if !ok {
 		return fmt.Errorf("sbx %s: not a verb of the contract", argv[0])
 	}
 	if !v.At(version) {
 		return fmt.Errorf("sbx %s: not a verb before v%s (this is v%s)", v.Name, v.Since, version)
 	}
-	flags := v.FlagsAt(version)
+	var flags []Flag // both sides' at this version: where() says which is wrong
+	for _, f := range v.Flags {
+		if f.Since == "" || CompareVersions(version, f.Since) >= 0 {
+			flags = append(flags, f)
+		}
+	}
 	find := func(match func(Flag) bool) (Flag, bool) {
 		for _, f := range flags {
 			if match(f) {
@@ -232,6 +288,9 @@ func ValidateArgv(argv []string, version string) error {
 			if !ok {
 				return fmt.Errorf("sbx %s: unknown flag --%s at v%s", v.Name, name, version)
 			}
+			if err := f.where(v.Name, cloud); err != nil {
+				return err
+			}
 			if f.Value && !hasVal {
 				if i+1 >= len(args) {
 					return fmt.Errorf("sbx %s: --%s needs a value", v.Name, name)
@@ -242,6 +301,9 @@ func ValidateArgv(argv []string, version string) error {
 			f, ok := find(func(f Flag) bool { return f.Short != "" && f.Short == a[1:2] })
 			if !ok || len(a) > 2 && !f.Value {
 				return fmt.Errorf("sbx %s: unknown flag %s at v%s", v.Name, a, version)
+			}
+			if err := f.where(v.Name, cloud); err != nil {
+				return err
 			}
 			if f.Value && len(a) == 2 {
 				if i+1 >= len(args) {
@@ -256,6 +318,47 @@ func ValidateArgv(argv []string, version string) error {
 		}
 	}
 	return nil
+}
+
+// where checks that the flag is one of the side the command line is for: a cloud
+// sandbox's (--cloud) or a local one's.
+func (f Flag) where(verb string, cloud bool) error {
+	switch {
+	case cloud && f.Local:
+		return fmt.Errorf("sbx --cloud %s: --%s is rejected by cloud sandboxes", verb, f.Long)
+	case !cloud && f.Cloud:
+		return fmt.Errorf("sbx %s: --%s is for cloud sandboxes only (sbx --cloud)", verb, f.Long)
+	}
+	return nil
+}
+
+// CloudRejects returns the first flag of a cloud command line (argv after the globals,
+// the verb first) that cloud sandboxes reject, or "": the client refuses to run such a
+// line rather than let sbx fail it, whatever the version.
+func CloudRejects(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	v, ok := cloudVerbNamed(argv[0])
+	if !ok {
+		return ""
+	}
+	for _, a := range argv[1:] {
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			if !v.Interspersed {
+				return "" // exec: the sandbox name; the command follows
+			}
+			continue
+		}
+		for _, f := range v.Flags {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			long := strings.HasPrefix(a, "--")
+			if f.Local && (long && name == f.Long || !long && f.Short != "" && a[1:2] == f.Short) {
+				return a
+			}
+		}
+	}
+	return ""
 }
 
 // CompareVersions compares dotted sbx versions ("v0.42.1", "0.53.0-rc5": the suffix is

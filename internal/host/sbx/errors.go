@@ -103,6 +103,8 @@ func classify(op string, code int, stderr string) error {
 		return ErrMissing
 	case runtimeRE.MatchString(stderr):
 		return ErrRuntime
+	case op == "create" && quotaRE.MatchString(stderr):
+		return ErrQuota
 	case noPresetRE.MatchString(stderr):
 		return ErrNoPreset
 	case noInputRE.MatchString(stderr):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -23,7 +24,8 @@ import (
 //
 //	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox,
 //	$6 its lease directory and $7 its lease lock ("" none), $8 the locker ("" none),
-//	$9 sbx's global flags (--no-input where the version has it, or "")
+//	$9 sbx's global flags (--cloud for a cloud sandbox, --no-input where the version has
+//	   it, or "")
 const watchdogScript = `pid=$1 poll=$2 sbx=$3 mode=$4 name=$5 leases=$6 lockf=$7 locker=$8 flags=$9
 held() {
 	kill -0 "$pid" 2>/dev/null && return 0
@@ -44,7 +46,7 @@ while :; do
 	exec 9>&-
 done
 for i in 1 2 3 4 5; do
-	# $flags unquoted: empty or the one word --no-input.
+	# $flags unquoted: empty, or the words --cloud and --no-input.
 	if [ "$mode" = stop ]; then "$sbx" $flags stop "$name" 9>&-; else "$sbx" $flags rm --force "$name" 9>&-; fi && exit 0
 	sleep 2
 done
@@ -112,11 +114,14 @@ func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration,
 		args = append(args, "", "", "")
 	}
 	// Only what is already known of the version: arming must not run sbx.
-	flags := ""
-	if v, ok := c.knownVersions(); ok && SupportsGlobal(v.Client, "no-input") {
-		flags = "--no-input"
+	var flags []string
+	if c.Cloud {
+		flags = append(flags, "--cloud")
 	}
-	args = append(args, flags)
+	if v, ok := c.knownVersions(); ok && SupportsGlobal(v.Client, "no-input") {
+		flags = append(flags, "--no-input")
+	}
+	args = append(args, strings.Join(flags, " "))
 	// Not bound to any caller's context: it must outlive this process. Stop ends it.
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := c.Runner.Start(ctx, WatchdogShell, Cmd{
