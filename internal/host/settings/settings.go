@@ -61,6 +61,11 @@ type Settings struct {
 	// Network is the network stance a created sandbox gets (PI_SBX_NETWORK: locked,
 	// balanced or open); "" keeps the host's policy.
 	Network string
+	// Cloud puts the session's sandbox in Docker's cloud (PI_SBX_CLOUD): the workspace
+	// mode is then review, and the name has no periods.
+	Cloud bool
+	// CloudSize is a cloud sandbox's size (PI_SBX_CLOUD_SIZE); "" is sbx's default.
+	CloudSize string
 	// Home is the host user's home directory (HOME).
 	Home string
 	// StateHome is XDG_STATE_HOME when absolute, else HOME/.local/state, else "".
@@ -86,6 +91,9 @@ func (s Settings) ForProject(workspace string) (_ Settings, reused bool) {
 		return s, false
 	}
 	s.Sandbox = sbx.ProjectName(workspace)
+	if s.Cloud {
+		s.Sandbox = sbx.CloudName(s.Sandbox)
+	}
 	return s, true
 }
 
@@ -162,6 +170,9 @@ func (s *Settings) validate(vals map[string]string) error {
 			return errorf("DOCKER_SANDBOX: %v", err)
 		}
 	}
+	if err := s.validateCloud(mode, alias); err != nil {
+		return err
+	}
 	if err := s.Resources.Validate(); err != nil {
 		return &Error{err.Error()}
 	}
@@ -170,6 +181,36 @@ func (s *Settings) validate(vals map[string]string) error {
 		s.StateHome = vals["XDG_STATE_HOME"]
 	case filepath.IsAbs(s.Home):
 		s.StateHome = filepath.Join(s.Home, ".local", "state")
+	}
+	return nil
+}
+
+// validateCloud checks the cloud's settings against the rest: a cloud sandbox mounts
+// nothing, so the workspace mode is review (rw or ro asked for explicitly is refused,
+// not silently changed); its size is PI_SBX_CLOUD_SIZE, not --cpus/--memory; its name
+// has no periods.
+func (s *Settings) validateCloud(mode, alias string) error {
+	if !s.Cloud {
+		if s.CloudSize != "" {
+			return errorf("PI_SBX_CLOUD_SIZE=%s without PI_SBX_CLOUD=1: set both, or neither", s.CloudSize)
+		}
+		return nil
+	}
+	asked := mode
+	if asked == "" {
+		asked = alias
+	}
+	if asked != "" && asked != sbx.ModeReview {
+		return errorf("PI_SBX_CLOUD=1 works in review mode only (a cloud sandbox mounts nothing of the host), not DOCKER_SANDBOX_WORKSPACE_MODE=%s", asked)
+	}
+	s.Mode = sbx.ModeReview
+	if s.Resources.CPUs != "" || s.Resources.Memory != "" {
+		return errorf("PI_SBX_CLOUD=1: a cloud sandbox's size is PI_SBX_CLOUD_SIZE (%s), not DOCKER_SANDBOX_CPUS/MEMORY", orList(sbx.CloudSizes))
+	}
+	if s.Sandbox != "" {
+		if err := sbx.ValidateCloudName(s.Sandbox); err != nil {
+			return errorf("DOCKER_SANDBOX with PI_SBX_CLOUD=1: %v", err)
+		}
 	}
 	return nil
 }

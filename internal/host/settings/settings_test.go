@@ -101,6 +101,18 @@ func TestParse(t *testing.T) {
 			assert.False(t, reused)
 			assert.Equal(t, "mine", p.Sandbox)
 		}},
+		{"cloud is review mode", []string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SIZE= Large"}, func(t *testing.T, s Settings) {
+			assert.True(t, s.Cloud)
+			assert.Equal(t, "large", s.CloudSize)
+			assert.Equal(t, sbx.ModeReview, s.Mode)
+		}},
+		{"cloud with review asked for", []string{"PI_SBX_CLOUD=yes", "DOCKER_SANDBOX_WORKSPACE_MODE=review"}, func(t *testing.T, s Settings) {
+			assert.Equal(t, sbx.ModeReview, s.Mode)
+		}},
+		{"cloud reuse: the project's name without periods", []string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_REUSE=1"}, func(t *testing.T, s Settings) {
+			p, _ := s.ForProject("/home/u/site.example.com")
+			assert.NoError(t, sbx.ValidateCloudName(p.Sandbox), p.Sandbox)
+		}},
 		{"the host environment is kept as it was", []string{"PI_MODEL=m", "DOCKER_HOST=unix:///d.sock", "SECRET=s", "PATH=/bin"}, func(t *testing.T, s Settings) {
 			assert.Equal(t, []string{"PI_MODEL=m", "DOCKER_HOST=unix:///d.sock", "SECRET=s", "PATH=/bin"}, s.Environ)
 			assert.Equal(t, []string{"PI_MODEL=m"}, s.VMEnv())
@@ -142,6 +154,13 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"PI_SBX_TOOLS=+browser"}, `PI_SBX_TOOLS "+browser": want +terminal`},
 		{[]string{"PI_SBX_DETAILS=some"}, `PI_SBX_DETAILS "some": want none or structured`},
 		{[]string{"PI_SBX_NETWORK=closed"}, `PI_SBX_NETWORK="closed": want locked, balanced or open`},
+		{[]string{"PI_SBX_CLOUD=2"}, `PI_SBX_CLOUD="2": want 1 or 0`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SIZE=huge"}, `PI_SBX_CLOUD_SIZE="huge": want micro, small, medium, large or xl`},
+		{[]string{"PI_SBX_CLOUD_SIZE=xl"}, `PI_SBX_CLOUD_SIZE=xl without PI_SBX_CLOUD=1`},
+		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_WORKSPACE_MODE=rw"}, `review mode only`},
+		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_WORKSPACE_RO=1"}, `not DOCKER_SANDBOX_WORKSPACE_MODE=ro`},
+		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_CPUS=4"}, `PI_SBX_CLOUD_SIZE`},
+		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX=my.box"}, `no periods`},
 		{[]string{"PI_SBX_DOCKER_TOOLS=0"}, `PI_SBX_DOCKER_TOOLS="0" is no longer read: use PI_SBX_MODE=tools`},
 	} {
 		_, err := Parse(tc.environ)
