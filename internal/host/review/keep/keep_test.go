@@ -70,7 +70,7 @@ func TestImportStream(t *testing.T) {
 
 	var out bytes.Buffer
 	w := bufio.NewWriter(&out)
-	require.NoError(t, importStream(w, tar.NewReader(&arch), "refs/x", "abc123", time.Unix(42, 0)))
+	require.NoError(t, importStream(w, tar.NewReader(&arch), "refs/x", "abc123", time.Unix(42, 0), false))
 	s := out.String()
 	_, cmds, ok := strings.Cut(s, "from abc123\n")
 	require.True(t, ok, s)

@@ -113,6 +113,9 @@ const cloneSource = "/run/sandbox/source"
 
 // Seed brings the start state into a new clone-mode sandbox.
 func (k *Keeper) Seed(ctx context.Context, r Record) error {
+	if r.Cloud {
+		return k.seedCloud(ctx, r)
+	}
 	if r.Kind != KindClone {
 		return k.mountOverlay(ctx, r)
 	}
@@ -134,7 +137,7 @@ func (k *Keeper) Seed(ctx context.Context, r Record) error {
 		return err
 	}
 	defer bundle.Close()
-	res, err := k.Client.Exec(ctx, r.Sandbox, []string{"sh", "-c", seedScript, "pi-sbx-seed", r.Root, BaseRef(r.Sandbox)},
+	res, err := k.clientFor(r).Exec(ctx, r.Sandbox, []string{"sh", "-c", seedScript, "pi-sbx-seed", r.Root, BaseRef(r.Sandbox)},
 		sbx.ExecOpts{Interactive: true, Stdin: bundle, Workdir: r.Root})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
@@ -182,7 +185,7 @@ func (k *Keeper) Collect(ctx context.Context, r Record) (review.Changes, error) 
 		return ch, err
 	}
 	defer unlock()
-	_, err = k.Client.Lookup(ctx, r.Sandbox)
+	_, err = k.clientFor(r).Lookup(ctx, r.Sandbox)
 	switch {
 	case errors.Is(err, sbx.ErrMissing):
 		return k.kept(ctx, r, ch)
@@ -232,8 +235,11 @@ func (k *Keeper) rev(ctx context.Context, gitDir, ref string) (string, error) {
 
 // fetch brings the sandbox's work to the host and returns Head's commit id.
 func (k *Keeper) fetch(ctx context.Context, r Record) (string, error) {
-	if r.Kind == KindOverlay {
+	switch r.Kind {
+	case KindOverlay:
 		return k.fetchOverlay(ctx, r)
+	case KindTree:
+		return k.fetchTree(ctx, r)
 	}
 	bundle, err := k.download(ctx, r, "pi-sbx-work-*.bundle", []string{"sh", "-c", collectScript, "pi-sbx-collect", r.Root},
 		sbx.ExecOpts{Workdir: r.Root})
@@ -272,7 +278,7 @@ func (k *Keeper) download(ctx context.Context, r Record, pattern string, argv []
 	}
 	w := hostgit.NewCapWriter(f, k.maxFetch())
 	o.Stdout, o.Timeout = w, 10*time.Minute
-	res, err := k.Client.Exec(ctx, r.Sandbox, argv, o)
+	res, err := k.clientFor(r).Exec(ctx, r.Sandbox, argv, o)
 	switch {
 	case w.Over():
 		return fail(fmt.Errorf("the sandbox sent more than %d bytes", k.maxFetch()))

@@ -82,7 +82,7 @@ func (k *Keeper) fetchOverlay(ctx context.Context, r Record) (string, error) {
 	defer os.Remove(stream.Name())
 	defer stream.Close()
 	ref := HeadRef(r.Sandbox) + ".new"
-	if err := importStream(bufio.NewWriter(stream), tar.NewReader(arch), ref, start, k.now()); err != nil {
+	if err := importStream(bufio.NewWriter(stream), tar.NewReader(arch), ref, start, k.now(), false); err != nil {
 		return "", fmt.Errorf("reading the sandbox's upper layer: %w", err)
 	}
 	if _, err := stream.Seek(0, io.SeekStart); err != nil {
@@ -99,10 +99,23 @@ func (k *Keeper) fetchOverlay(ctx context.Context, r Record) (string, error) {
 	return head, nil
 }
 
+// archive is what importStream reads: a tar reader, or one that skips some paths.
+type archive interface {
+	Next() (*tar.Header, error)
+	Read(p []byte) (int, error)
+}
+
+// importTree is importStream of a whole tree: what the archive has replaces start's
+// files altogether.
+func importTree(w *bufio.Writer, tr archive, ref, start string, now time.Time) error {
+	return importStream(w, tr, ref, start, now, true)
+}
+
 // importStream turns an upper layer's archive into a git fast-import stream that
-// commits start with the layer applied, on ref. Names that leave the root, and entries
-// that are neither files, links, directories nor whiteouts, are dropped.
-func importStream(w *bufio.Writer, tr *tar.Reader, ref, start string, now time.Time) error {
+// commits start with the layer applied, on ref (whole: the archive is the whole tree,
+// start's files are all replaced). Names that leave the root, and entries that are
+// neither files, links, directories nor whiteouts, are dropped.
+func importStream(w *bufio.Writer, tr archive, ref, start string, now time.Time, whole bool) error {
 	var changes []string
 	marks := map[string]string{} // path -> "mode :mark", for hard links
 	mark := 0
@@ -161,6 +174,9 @@ func importStream(w *bufio.Writer, tr *tar.Reader, ref, start string, now time.T
 	}
 	msg := "pi-sbx: the sandbox's work"
 	fmt.Fprintf(w, "commit %s\ncommitter pi-sbx-backend <pi-sbx-backend@localhost> %d +0000\ndata %d\n%s\nfrom %s\n", ref, now.Unix(), len(msg), msg, start)
+	if whole {
+		w.WriteString("deleteall\n")
+	}
 	for _, c := range changes {
 		w.WriteString(c + "\n")
 	}

@@ -56,9 +56,12 @@ type entry struct {
 func (k *Keeper) snapshot(ctx context.Context, r Record) (string, error) {
 	var listed []entry
 	var err error
-	if r.HostGit != "" {
+	switch {
+	case r.HostGit != "":
 		listed, err = k.listClone(ctx, r)
-	} else {
+	case r.Kind == KindTree:
+		listed, err = k.listTree(ctx, r)
+	default:
 		listed, err = k.listAll(ctx, r)
 	}
 	if err != nil {
@@ -73,6 +76,7 @@ func (k *Keeper) snapshot(ctx context.Context, r Record) (string, error) {
 	defer os.RemoveAll(links)
 	var files []string // to hash, in order
 	var index []entry
+	var bound shipBound // a cloud sandbox's start state is shipped: bounded
 	for _, e := range listed {
 		if strings.ContainsAny(e.path, "\n") {
 			continue // --stdin-paths reads lines; git's own add would quote it, we skip it
@@ -84,6 +88,12 @@ func (k *Keeper) snapshot(ctx context.Context, r Record) (string, error) {
 			continue // deleted in the working tree
 		case err != nil:
 			return "", err
+		case r.Cloud && e.mode != "160000":
+			if err := bound.add(fi.Size()); err != nil {
+				return "", err
+			}
+		}
+		switch {
 		case e.mode == "160000":
 			index = append(index, e) // a submodule: its commit as the index has it
 		case fi.Mode()&fs.ModeSymlink != 0:

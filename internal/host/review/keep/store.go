@@ -45,17 +45,21 @@ func BranchesRef(name string) string { return "refs/sandboxes/" + name + "/" }
 const (
 	KindClone   = "clone"   // a git workspace, sbx create --clone
 	KindOverlay = "overlay" // any other: read-only mount and a copy-on-write layer
+	// KindTree (cloud.go): any other, in a cloud sandbox, shipped as an archive.
 )
 
 // Record says which sandbox reviews which workspace, and where its work is kept.
 type Record struct {
-	Sandbox   string    `json:"sandbox"`
-	Kind      string    `json:"kind"`
-	Workspace string    `json:"workspace"`          // as the session was given it
-	Root      string    `json:"root"`               // the paths' root: the git root, or the workspace
-	GitDir    string    `json:"git_dir"`            // the private store
-	HostGit   string    `json:"host_git,omitempty"` // the host repository's .git (clone)
-	Created   time.Time `json:"created"`
+	Sandbox   string `json:"sandbox"`
+	Kind      string `json:"kind"`
+	Workspace string `json:"workspace"`          // as the session was given it
+	Root      string `json:"root"`               // the paths' root: the git root, or the workspace
+	GitDir    string `json:"git_dir"`            // the private store
+	HostGit   string `json:"host_git,omitempty"` // the host repository's .git (clone)
+	// Cloud: the sandbox is a cloud one (sbx --cloud): every call to it carries --cloud,
+	// and its start state was shipped in (cloud.go).
+	Cloud   bool      `json:"cloud,omitempty"`
+	Created time.Time `json:"created"`
 }
 
 // Store is the directory of records and private object stores:

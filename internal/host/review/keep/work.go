@@ -43,8 +43,12 @@ func (w *Work) Collect(ctx context.Context, ws string) (review.Changes, error) {
 // session still using it makes a fresh one from the host's workspace at its next call),
 // then the record and private store of its work.
 func (w *Work) Discard(ctx context.Context, c review.Changes) error {
-	if _, err := w.client.Lookup(ctx, c.Sandbox); err == nil {
-		if err := w.client.Rm(ctx, c.Sandbox); err != nil {
+	client := w.client
+	if r, err := w.keeper.Store.Load(c.Sandbox); err == nil {
+		client = w.keeper.clientFor(r) // a cloud sandbox is reached with --cloud
+	}
+	if _, err := client.Lookup(ctx, c.Sandbox); err == nil {
+		if err := client.Rm(ctx, c.Sandbox); err != nil {
 			return fmt.Errorf("removing sandbox %s, which holds the work: %w", c.Sandbox, err)
 		}
 	} else if !errors.Is(err, sbx.ErrMissing) {
