@@ -12,8 +12,17 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 )
 
-// dirOptions are the --workspace and --cwd flags of the sandbox commands.
-type dirOptions struct{ workspace, cwd string }
+// dirOptions are the --workspace and --cwd flags of the sandbox commands, and --cloud
+// of those that make a sandbox (serve, shell).
+type dirOptions struct {
+	workspace, cwd string
+	cloud          bool
+}
+
+// defineCloud adds --cloud: the same as PI_SBX_CLOUD=1.
+func (d *dirOptions) defineCloud(fs *flag.FlagSet) {
+	fs.BoolVar(&d.cloud, "cloud", false, "the session's sandbox in Docker's cloud (sbx --cloud; review mode, the workspace shipped in): the same as PI_SBX_CLOUD=1")
+}
 
 func (d *dirOptions) define(fs *flag.FlagSet, cwdUsage string) {
 	fs.StringVar(&d.workspace, "workspace", "", "primary workspace of the sandbox: an existing `DIR` (default: the current directory)")
@@ -31,6 +40,8 @@ var sandboxEnv = []envDoc{
 	{"DOCKER_SANDBOX_ENV_ALLOWLIST=A,B", "host variables kept for sbx and forwarded into the VM"},
 	{"DOCKER_SANDBOX_ENV_PASSTHROUGH=1", "keep every variable but DOCKER_*/COMPOSE_* (host-describing ones stay out of the VM)"},
 	{"PI_SBX_BIN", "the sbx program (default: sbx on PATH, then the usual install places)"},
+	{"PI_SBX_CLOUD=1", "the session's sandbox in Docker's cloud (review mode, the workspace shipped in; docs/cloud.md)"},
+	{"PI_SBX_CLOUD_SIZE", "micro|small|medium|large|xl: a cloud sandbox's size (default sbx's)"},
 	{"PI_*", "forwarded into the VM (pi's session variables)"},
 }
 
@@ -44,8 +55,8 @@ type sessionRole struct {
 
 // hostSettings reads this process's settings (its environment), once per command; a bad
 // one is a usage error.
-func hostSettings() (settings.Settings, error) {
-	st, err := settings.Parse(os.Environ())
+func hostSettings(extra ...string) (settings.Settings, error) {
+	st, err := settings.Parse(append(os.Environ(), extra...))
 	var se *settings.Error
 	if errors.As(err, &se) {
 		return st, usageError{se.Msg}
@@ -57,7 +68,11 @@ func hostSettings() (settings.Settings, error) {
 // directory: sbx would otherwise fail later, at the first call) and opens the session
 // from this process's settings.
 func openSession(ctx context.Context, std stdio, d dirOptions, role sessionRole) (*session.Session, error) {
-	st, err := hostSettings()
+	var extra []string
+	if d.cloud {
+		extra = append(extra, "PI_SBX_CLOUD=1") // read, and checked, as the variable is
+	}
+	st, err := hostSettings(extra...)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func serveCommand() command {
 	var o serveOptions
 	return command{
 		name:     "serve",
-		synopsis: "[--workspace DIR] [--cwd DIR] [--transport persistent|per-call] [--tools +terminal] [--details none|structured] [--log-level LEVEL]",
+		synopsis: "[--workspace DIR] [--cwd DIR] [--cloud] [--transport persistent|per-call] [--tools +terminal] [--details none|structured] [--log-level LEVEL]",
 		summary:  "MCP server on stdio; every tool call runs in the session's sandbox",
 		help: `An MCP server on stdio (stdout carries the protocol only; logs and sandbox-creation
 progress go to stderr). Its tools are pi's seven (bash read write edit grep find ls), which
@@ -53,6 +53,7 @@ on the host when the sandbox fails.`,
 			envDoc{"PI_SBX_DETAILS", "none|structured: what --details gives (the flag wins)"}),
 		flags: func(fs *flag.FlagSet) {
 			o.dirs.define(fs, "working `DIR` of tool calls")
+			o.dirs.defineCloud(fs)
 			fs.StringVar(&o.transport, "transport", "persistent", "`MODE` of reaching the sandbox: persistent (one agent channel) or per-call")
 			logLevelFlag(fs, &o.logLevel)
 			fs.StringVar(&o.details, "details", "", "`MODE` of pi's details in results: none (content, _meta and isError only; the default, right for Claude Code, Codex and other clients, which show the model structuredContent instead of content) or structured (pi's details as structuredContent too, for a client that reads them, as the pi package does); default PI_SBX_DETAILS")

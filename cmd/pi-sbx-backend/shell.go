@@ -18,7 +18,7 @@ func shellCommand() command {
 	var d dirOptions
 	return command{
 		name:     "shell",
-		synopsis: "[--workspace DIR] [--cwd DIR] [-- CMD [ARG...]]",
+		synopsis: "[--workspace DIR] [--cwd DIR] [--cloud] [-- CMD [ARG...]]",
 		summary:  "an interactive shell (or a command) in the session's sandbox",
 		help: `Opens a login shell (bash if the VM has it, else sh), or runs CMD with its arguments,
 in the session's sandbox: the same one serve would use, created on first need. The
@@ -28,7 +28,7 @@ is passed through. A sandbox the shell created is removed when it ends; with
 DOCKER_SANDBOX=NAME it joins that sandbox and leaves it running, and while the shell
 runs, the session that made the sandbox does not remove it.`,
 		env:   sandboxEnv,
-		flags: func(fs *flag.FlagSet) { d.define(fs, "working `DIR` in the sandbox") },
+		flags: func(fs *flag.FlagSet) { d.define(fs, "working `DIR` in the sandbox"); d.defineCloud(fs) },
 		run: func(ctx context.Context, std stdio, argv []string) error {
 			return runShell(ctx, std, d, argv)
 		},

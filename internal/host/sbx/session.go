@@ -73,6 +73,12 @@ type SessionOptions struct {
 	// Role names what holds the session's lease on the sandbox (serve, shell), so that a
 	// teardown left to another holder can say who keeps it.
 	Role string
+	// Cloud are a cloud sandbox's create options (with a Client whose Cloud is set: the
+	// sandbox mounts nothing, and Started ships the workspace in).
+	Cloud CloudOpts
+	// TTLEvery is how often a cloud sandbox's time to live is extended while the session
+	// is open (DefaultTTLEvery when zero; see cloudttl.go).
+	TTLEvery time.Duration
 }
 
 // Session is the sandbox of one backend process: pinned by DOCKER_SANDBOX or named
@@ -83,14 +89,15 @@ type Session struct {
 	Client *Client
 	SessionOptions
 
-	mu       sync.Mutex
-	ensured  bool
-	created  bool // this session ran (or began) sbx create: teardown applies
-	closed   bool
-	removed  bool        // removed on purpose (Removed): never made again
-	inflight *ensureCall // the one creation under way, shared by every waiting caller
-	watchdog *Watchdog
-	keep     *keepAlive
+	mu        sync.Mutex
+	ensured   bool
+	created   bool // this session ran (or began) sbx create: teardown applies
+	closed    bool
+	removed   bool        // removed on purpose (Removed): never made again
+	inflight  *ensureCall // the one creation under way, shared by every waiting caller
+	watchdog  *Watchdog
+	keep      *keepAlive
+	cloudLife CloudLife // a cloud sandbox's time (cloudttl.go)
 	// life bounds the session's own work (creation): it is not any one call's, so a
 	// cancelled call cannot leave a half-made sandbox behind; Close ends it.
 	life context.Context
@@ -211,6 +218,10 @@ func (s *Session) ensure(ctx context.Context) error {
 		}
 		// An sbx whose version answer we cannot read may still work: the calls say.
 		s.logf("pi-sbx-backend: %v\n", err)
+	} else if s.Client.Cloud {
+		if err := s.Client.CheckCloud(ctx); err != nil {
+			return err
+		}
 	}
 	// The lease before the lookup: a creator tearing the sandbox down either sees it or
 	// has finished, and then this session makes the sandbox again.
@@ -221,7 +232,13 @@ func (s *Session) ensure(ctx context.Context) error {
 		if err := CheckHostFiles(s.HostFiles, existing.Mounts()); err != nil {
 			return fmt.Errorf("sandbox %s: %w", s.Name, err)
 		}
-		return s.started(ctx, false)
+		if err := s.started(ctx, false); err != nil {
+			return err
+		}
+		if s.Client.Cloud {
+			s.startTTL(ctx, time.Now()) // its creation is not known: sbx says when it refuses
+		}
+		return nil
 	case !errors.Is(err, ErrMissing):
 		return fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
 	}
@@ -253,10 +270,21 @@ func (s *Session) ensure(ctx context.Context) error {
 			s.logf("pi-sbx-backend: %v (GC will keep this sandbox)\n", err)
 		}
 	}
-	s.logf("pi-sbx-backend: creating sandbox %s for %s (this takes a while the first time)…\n", s.Name, s.Workspace)
+	where := ""
+	if s.Client.Cloud {
+		where = "cloud "
+	}
+	s.logf("pi-sbx-backend: creating %ssandbox %s for %s (this takes a while the first time)…\n", where, s.Name, s.Workspace)
 	start := time.Now()
-	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Clone: s.Clone, Resources: s.Resources, Progress: s.Progress}); err != nil {
-		return fmt.Errorf("creating sandbox %s: %w", s.Name, err)
+	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Clone: s.Clone, Resources: s.Resources, Cloud: s.Cloud, Progress: s.Progress}); err != nil {
+		if errors.Is(err, ErrQuota) {
+			// One line, what to do: sbx's own words add nothing to it.
+			return fmt.Errorf("creating cloud sandbox %s: %w", s.Name, ErrQuota)
+		}
+		return fmt.Errorf("creating %ssandbox %s: %w", where, s.Name, err)
+	}
+	if s.Client.Cloud {
+		s.startTTL(ctx, start)
 	}
 	if s.Created != nil {
 		if err := s.Created(ctx, s.Name); err != nil {
@@ -411,6 +439,9 @@ func (s *Session) dropLease() {
 // workspaces returns the mounts of a new sandbox: the workspace as primary, or in
 // read-only mode a scratch primary and the workspace read-only.
 func (s *Session) workspaces() ([]string, error) {
+	if s.Client.Cloud {
+		return nil, nil // nothing of the host is mounted in the cloud
+	}
 	if !s.ReadOnly {
 		return []string{s.Workspace}, nil
 	}

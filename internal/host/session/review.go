@@ -15,11 +15,17 @@ import (
 // copy-on-write layer; the start state is written on the host when the sandbox is made,
 // and teardown (and the watchdog, which only stops) keeps the work. It returns the host
 // directories the sandbox can read from, for the host-file check.
-func reviewMode(s *sbx.SessionOptions, k *keep.Keeper) string {
+//
+// A cloud sandbox (cloud) mounts nothing: the start state is shipped in instead, as a
+// bundle (git) or an archive (keep's cloud.go).
+func reviewMode(s *sbx.SessionOptions, k *keep.Keeper, cloud bool) string {
 	rec := k.NewRecord(s.Name, s.Workspace)
-	if rec.Kind == keep.KindClone {
+	switch {
+	case cloud:
+		rec = k.NewCloudRecord(s.Name, s.Workspace)
+	case rec.Kind == keep.KindClone:
 		s.Clone = true
-	} else {
+	default:
 		s.ReadOnly = true // sbx mounts it read-only; the layer is laid over it in the VM
 	}
 	s.Started = func(ctx context.Context, name string, created bool) error {
@@ -31,7 +37,7 @@ func reviewMode(s *sbx.SessionOptions, k *keep.Keeper) string {
 			return fmt.Errorf("it exists but was not made in review mode (its workspace may be mounted read/write): remove it or choose another sandbox")
 		} else if err != nil {
 			return err
-		} else if kept.Kind != rec.Kind || kept.Root != rec.Root {
+		} else if kept.Kind != rec.Kind || kept.Root != rec.Root || kept.Cloud != rec.Cloud {
 			return fmt.Errorf("it was made in review mode for %s (%s), not for %s", kept.Root, kept.Kind, rec.Root)
 		}
 		if created || rec.Kind == keep.KindOverlay { // a restarted VM lost its mounts

@@ -72,10 +72,14 @@ func Open(o Options) (*Session, error) {
 	}
 	st, reuse := o.Settings.ForProject(ws)
 	client := st.Client(o.Runner)
+	if st.Cloud {
+		// Every call of this session, its watchdog's too, reaches Docker's cloud.
+		client = client.InCloud()
+	}
 	so := sbx.SessionOptions{
 		Name: st.Sandbox, Pinned: st.Pinned(), Workspace: ws, Teardown: st.Teardown, Progress: o.Progress,
 		Owner: o.Pid, Home: st.Home, Mode: st.Mode, Force: st.TeardownForce, Resources: st.Resources,
-		KeepAlive: o.KeepAlive, Role: o.Role,
+		KeepAlive: o.KeepAlive, Role: o.Role, Cloud: sbx.CloudOpts{Size: st.CloudSize},
 	}
 	if !so.Pinned {
 		name, err := sbx.SessionName(o.Pid, nil)
@@ -93,8 +97,11 @@ func Open(o Options) (*Session, error) {
 		if keepErr != nil {
 			return nil, keepErr
 		}
-		root := reviewMode(&so, keeper)
+		root := reviewMode(&so, keeper, st.Cloud)
 		mounts = append(so.Mounts(), root) // clone mode's source is mounted too
+		if st.Cloud {
+			mounts = nil // nothing of the host is mounted in the cloud
+		}
 	}
 	files, err := HostFiles(client, o.Exe)
 	if err != nil {

@@ -39,6 +39,9 @@ type sandboxStatus struct {
 	// Network is sbx's network policy for the sandbox in a word: "balanced",
 	// "locked (3 allowed)", "open", "org", "none"; "" where sbx has no policy command.
 	Network string `json:"network,omitempty"`
+	// Cloud says, for a cloud sandbox (PI_SBX_CLOUD), when it stops: its time to live,
+	// extended while the session is open, and sbx's 24 h limit once it is near.
+	Cloud string `json:"cloud,omitempty"`
 }
 
 // statusCaller makes sure the sandbox exists and its agent runs, then describes them: a
@@ -93,6 +96,13 @@ func (c *statusCaller) call(ctx context.Context, _ mcpserver.Call) (*mcp.CallToo
 	text := fmt.Sprintf("sandbox %s (%s), workspace %s (%s), env %s, teardown %s", st.Sandbox, st.Status, st.Workspace, st.WorkspaceMode, st.EnvMode, st.Teardown)
 	if st.Network != "" {
 		text += ", net: " + st.Network
+	}
+	if c.session.Client.Cloud {
+		st.Cloud = c.session.CloudLife().Status()
+		if st.Cloud == "" {
+			st.Cloud = "cloud"
+		}
+		text += ", " + st.Cloud
 	}
 	return mcpserver.ToMCP(result.Text(text, st))
 }
