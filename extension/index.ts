@@ -177,7 +177,7 @@ export function describe(st: SandboxStatus, deployOnly: boolean, ws?: Workspace)
 			: ws.kind === "repo"
 				? ", the git repository's root"
 				: ", pi's cwd";
-	return [
+	const lines = [
 		`sandbox: ${st.sandbox} (${st.status})`,
 		`mode: ${deployOnly ? "deploy target (pi's tools run on the host)" : "execution backend (pi's tools and ! run in the sandbox)"}`,
 		`workspace: ${st.workspace} (${st.workspace_mode}${why})`,
@@ -185,6 +185,8 @@ export function describe(st: SandboxStatus, deployOnly: boolean, ws?: Workspace)
 		`teardown: ${st.reuse ? "kept for the next session (DOCKER_SANDBOX_REUSE)" : st.teardown}`,
 		`shell: ${st.shell}`,
 	];
+	if (st.cloud) lines.push(st.cloud); // "cloud: stops at …"
+	return lines;
 }
 
 function show(ctx: ExtensionContext, text: string, kind: "info" | "error" = "info"): void {

@@ -31,6 +31,8 @@ export interface SandboxStatus {
 	teardown: string;
 	reuse: boolean;
 	shell: string;
+	/** A cloud sandbox's (PI_SBX_CLOUD=1) time: when it stops, and why. */
+	cloud?: string;
 }
 
 /** Options of one call. */

@@ -79,11 +79,11 @@ func shipPath(r Record, ext string) string { return "/tmp/pi-sbx-start-" + r.San
 //
 //	$1 the repository's path, $2 the bundle, $3 its ref, $4 the host's branch ("" detached)
 const cloudCloneScript = `set -e
-mkdir -p "$1"
+` + mkdirRoot + `
 cd "$1"
 git init -q
 git fetch -q --no-tags "$2" "+$3:` + vmBase + `"
-rm -f "$2"
+rm -f "$2" || :
 if p=$(git rev-parse -q --verify ` + vmBase + `^1); then
   if [ -n "$4" ]; then git update-ref "refs/heads/$4" "$p" && git symbolic-ref HEAD "refs/heads/$4"
   else git update-ref --no-deref HEAD "$p"; fi
@@ -96,10 +96,16 @@ git restore --source=` + vmBase + ` --worktree -- :/
 //
 //	$1 the workspace's path, $2 the archive
 const cloudTreeScript = `set -e
-mkdir -p "$1"
+` + mkdirRoot + `
 tar -C "$1" -xf "$2"
-rm -f "$2"
+rm -f "$2" || :
 `
+
+// mkdirRoot makes the workspace's path ($1) in the VM, the agent's: where a parent is
+// not the agent's to write (/work, /Users), with sudo, which the sandbox's agent user
+// has. (The archive copied in may be root's, in a sticky /tmp: removing it is best
+// effort.)
+const mkdirRoot = `mkdir -p "$1" 2>/dev/null || { sudo -n mkdir -p "$1" && sudo -n chown "$(id -u):$(id -g)" "$1"; }`
 
 // seedCloud ships r's start state (BaseRef) into its cloud sandbox.
 func (k *Keeper) seedCloud(ctx context.Context, r Record) error {
