@@ -84,10 +84,12 @@ func TestInstall(t *testing.T) {
 		dropStdin  bool
 		preinstall bool
 		wantScript string // a fragment of the delivery command; "" when nothing is delivered
+		cloud      bool   // a cloud sandbox: one sbx cp, no stream
 	}{
-		{"streamed on stdin", false, false, `cat > "$t"`},
-		{"base64 in argv when stdin does not arrive", true, false, `base64 -d >> "$1"`},
-		{"already there with the right hash", false, true, ""},
+		{"copied in with cp to a cloud sandbox", false, false, `cat "$c" > "$t"`, true},
+		{"streamed on stdin", false, false, `cat > "$t"`, false},
+		{"base64 in argv when stdin does not arrive", true, false, `base64 -d >> "$1"`, false},
+		{"already there with the right hash", false, true, "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +101,9 @@ func TestInstall(t *testing.T) {
 				f.sbx.execs = nil
 			}
 			f.sbx.dropStdin = tc.dropStdin
+			if tc.cloud {
+				f.installer.Sbx = f.client.InCloud()
+			}
 			path, err := f.installer.Install(context.Background(), box)
 			require.NoError(t, err)
 			assert.Regexp(t, `/pi-sbx-agent-v1.2_dev-[0-9a-f]{8}$`, path)
@@ -114,6 +119,10 @@ func TestInstall(t *testing.T) {
 				assert.Len(t, f.sbx.ran(), 1, "only the probe ran:\n%s", ran)
 			} else {
 				assert.Contains(t, ran, tc.wantScript)
+			}
+			if tc.cloud {
+				assert.Contains(t, ran, "cp\n", "one cp")
+				assert.NotContains(t, ran, `cat > "$t"`, "no stream over the WAN")
 			}
 			// Remembered: no more execs for the same sandbox.
 			n := len(f.sbx.ran())

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -163,6 +164,17 @@ func (in *Installer) install(ctx context.Context, sandbox string) (installed, er
 	if err != nil {
 		return installed{}, err
 	}
+	if in.Sbx.Cloud {
+		// Over a WAN every chunk of a stream waits for the round trip: one cp is one.
+		fp, err := in.copyIn(ctx, sandbox, local, tmp, target, sum, stale)
+		if err == nil {
+			return installed{target, sum, fp}, nil
+		}
+		if errors.Is(err, sbx.ErrMissing) || ctx.Err() != nil {
+			return installed{}, err
+		}
+		// A cp that failed: the stream below may still work.
+	}
 	fp, streamErr := in.stream(ctx, sandbox, local, tmp, target, sum, stale)
 	if streamErr == nil {
 		return installed{target, sum, fp}, nil
@@ -227,6 +239,50 @@ func (in *Installer) stream(ctx context.Context, sandbox string, local agentbin.
 		return "", err
 	}
 	return checkSum(res, target, sum)
+}
+
+// copyIn copies the binary into a cloud sandbox's VM with one `sbx --cloud cp`, then
+// copies it again as the agent user to the temporary file tmp (what cp wrote may be
+// root's, in a sticky /tmp) and places it as stream does, checked by its sha256.
+func (in *Installer) copyIn(ctx context.Context, sandbox string, local agentbin.Agent, tmp, target, sum string, stale []string) (fp string, err error) {
+	dir, err := os.MkdirTemp("", "pi-sbx-agent-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "agent")
+	if err := writeAgent(local, path); err != nil {
+		return "", err
+	}
+	copied := tmp + ".cp"
+	if err := in.Sbx.Cp(ctx, path, sandbox+":"+copied); err != nil {
+		return "", err
+	}
+	script := `c=$1 t=$2; shift; cat "$c" > "$t" && { rm -f "$c" 2>/dev/null || :; } && ` + sumThenPlace + `; s=$?; rm -f "$t"; exit $s`
+	argv := append([]string{"sh", "-c", script, "sh", copied, tmp, target, sum}, stale...)
+	res, err := in.Sbx.Exec(ctx, sandbox, argv, sbx.ExecOpts{MaxOutput: 4096})
+	if err != nil {
+		return "", err
+	}
+	return checkSum(res, target, sum)
+}
+
+// writeAgent writes the agent binary to path.
+func writeAgent(local agentbin.Agent, path string) error {
+	r, err := local.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // chunks writes the binary through argv, base64 in pieces, to the temporary file tmp,
