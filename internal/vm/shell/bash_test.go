@@ -125,16 +125,14 @@ func TestBashBackgroundChildDoesNotHang(t *testing.T) {
 }
 
 // Output that keeps arriving after the shell exited is still collected: the job below
-// starts writing once the shell has exited and goes on for longer than the 100 ms
-// grace, each line re-arming it.
-// spin20ms waits 20 ms in bash itself: a forked sleep can stall past the 100 ms exit
-// grace on a loaded machine, which would end the call early as it would in pi.
-const spin20ms = `e=$((${EPOCHREALTIME/./}+20000)); while ((${EPOCHREALTIME/./} < e)); do :; done`
-
+// starts writing once the shell has exited and goes on for longer than the exit grace,
+// each line re-arming it. The grace is 1 s here and the lines 0.3 s apart, so that a
+// loaded machine's scheduling pauses (tenths of a second) cannot end the call early.
 func TestBashGraceReArmedPerChunk(t *testing.T) {
-	r, err := bash(t, `(while kill -0 $$ 2>/dev/null; do :; done; for i in 1 2 3 4 5 6 7 8; do echo late$i; `+spin20ms+`; done) & echo go`, BashOptions{})
+	r, err := bash(t, `(while kill -0 $$ 2>/dev/null; do :; done; for i in 1 2 3 4 5; do echo late$i; sleep 0.3; done) & echo go`,
+		BashOptions{exitStdioGrace: time.Second})
 	require.NoError(t, err)
-	assert.Equal(t, "go\nlate1\nlate2\nlate3\nlate4\nlate5\nlate6\nlate7\nlate8\n", text(t, r))
+	assert.Equal(t, "go\nlate1\nlate2\nlate3\nlate4\nlate5\n", text(t, r))
 }
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
@@ -146,13 +144,16 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 	waitGone(t, readPid(t, filepath.Join(dir, "pid")))
 }
 
+// A background job that holds the pipe after the shell exited is killed by the timeout,
+// and the message says the shell had exited. The pipe stays quiet (the grace is made
+// longer than the test), so only the timeout can end the call.
 func TestBashTimeoutAfterShellExited(t *testing.T) {
-	secs := 0.5
+	secs := 2.0
 	_, err := Bash(context.Background(), t.TempDir(), BashArgs{
-		Command: "(while :; do echo x; " + spin20ms + "; done) & exit 4", Timeout: &secs,
-	}, BashOptions{TempDir: t.TempDir()})
+		Command: "(echo x; exec sleep 60) & exit 4", Timeout: &secs,
+	}, BashOptions{TempDir: t.TempDir(), exitStdioGrace: time.Minute})
 	require.Error(t, err)
-	assert.Regexp(t, regexp.MustCompile(`^(x\n)+\n\nCommand timed out after 0.5 seconds\. The shell exited with code 4 after 0(\.\d)? seconds, but background processes it started kept writing output until the timeout\.$`), err.Error())
+	assert.Regexp(t, regexp.MustCompile(`^x\n\n\nCommand timed out after 2 seconds\. The shell exited with code 4 after \d+(\.\d)? seconds, but background processes it started kept writing output until the timeout\.$`), err.Error())
 }
 
 func TestBashAbort(t *testing.T) {
