@@ -338,7 +338,7 @@ func (c *cli) createCloudSandbox(ctx context.Context, o createOpts) (*Sandbox, e
 		return nil, err
 	}
 	sb, err := c.withQuotaLock(ctx, func() (*Sandbox, error) {
-		if err := c.checkQuota(); err != nil {
+		if err := c.checkQuota(true); err != nil {
 			return nil, err
 		}
 		if err := c.sleepRTT(ctx, o.cloud.RTT); err != nil {
@@ -380,9 +380,9 @@ func (c *cli) withQuotaLock(ctx context.Context, f func() (*Sandbox, error)) (*S
 	return f()
 }
 
-// checkQuota refuses a new cloud sandbox beyond the account's quotas. A sandbox being
-// created (no state yet) counts as running.
-func (c *cli) checkQuota() error {
+// checkQuota refuses to run one more cloud sandbox beyond the account's quotas (and,
+// creating, to keep one more). A sandbox being created (no state yet) counts as running.
+func (c *cli) checkQuota(creating bool) error {
 	ents, err := os.ReadDir(filepath.Join(c.m.Store.Root, "sandboxes"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("counting cloud sandboxes: %w", err)
@@ -398,7 +398,7 @@ func (c *cli) checkQuota() error {
 		return fmt.Errorf("quota exceeded: your account can run at most %d cloud sandboxes at once (%d running); "+
 			"stop or remove one first", cloudConcurrent, running)
 	}
-	if len(ents) >= cloudStored {
+	if creating && len(ents) >= cloudStored {
 		return fmt.Errorf("quota exceeded: your account can keep at most %d cloud sandboxes (%d exist); remove one first",
 			cloudStored, len(ents))
 	}
@@ -411,9 +411,24 @@ func (c *cli) cloudStart(ctx context.Context, name string) (*Sandbox, error) {
 	if err := c.renewIfTimedOut(ctx, name); err != nil {
 		return nil, err
 	}
-	sb, err := c.m.ensureRunning(ctx, name)
+	sb, err := c.m.Store.Load(name)
 	if err != nil {
 		return nil, err
+	}
+	if !sb.Running() {
+		// Starting one counts against the quota as creating one does.
+		sb, err = c.withQuotaLock(ctx, func() (*Sandbox, error) {
+			if cur, err := c.m.Store.Load(name); err == nil && cur.Running() {
+				return cur, nil
+			}
+			if err := c.checkQuota(false); err != nil {
+				return nil, err
+			}
+			return c.m.ensureRunning(ctx, name)
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := c.m.armCloudTTL(ctx, name); err != nil {
 		fmt.Fprintf(c.env.Stderr, "WARN: %v\n", err)

@@ -78,8 +78,10 @@
 // --template and --kit are validated and recorded but not applied; login and logout
 // only flip the signed-in state. Cloud sandboxes (--cloud, cloud*.go) run on this
 // machine in a store of their own: no workspace mount, an empty workspace, cp in and
-// out, a root file system kept across stops (a VM's disk), sizes, a TTL with its on-timeout action (on a clock SBXSIM_CLOUD_TTL_SCALE times
-// faster), the account's quota, exec's -d/-u/--privileged refused and a WAN's round trip
-// on every exec stream and cp (SBXSIM_CLOUD_RTT); their error wordings are assumed,
-// their network is not governed, and a start by exec or cp is not counted in the quota.
+// out, a root file system kept across stops (a VM's disk), sizes, a TTL with its
+// on-timeout action (on a clock SBXSIM_CLOUD_TTL_SCALE times faster), the account's
+// quota, exec's -d/-u/--privileged refused, a WAN's round trip on every exec stream and
+// cp (SBXSIM_CLOUD_RTT), and published ports as https URLs of a test CA
+// (SBXSIM_CLOUD_CA); their error wordings are assumed, and their network is not
+// governed.
 package sbxsim

@@ -374,6 +374,13 @@ func TestCloudQuota(t *testing.T) {
 	}
 	s.must("--cloud", "stop", stopped)
 	s.cloudCreate(nil, "late")
+	// Ten run again: starting the stopped one (an exec starts it) is refused alike,
+	// until another stops.
+	if r := s.run("--cloud", "exec", stopped, "true"); r.code != 1 || r.stderr != quota {
+		t.Errorf("starting an 11th by exec: %s; want %q", r, quota)
+	}
+	s.must("--cloud", "stop", s.name("late"))
+	s.must("--cloud", "exec", stopped, "true")
 }
 
 // TestCloudTTL: the TTL ends on a clock SBXSIM_CLOUD_TTL_SCALE times faster, and
