@@ -1,0 +1,164 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cloudRTT is the round trip sbxsim --cloud adds to every exec stream and cp in these
+// tests, so that they run at a WAN's pace.
+const cloudRTT = "40ms"
+
+// cloudEnv is a cloud session's environment: PI_SBX_CLOUD, the test's state directory,
+// and the simulator's cloud settings kept for sbx (the product scrubs sbx's
+// environment: only the allowlist passes).
+func cloudEnv(state string, extra ...string) []string {
+	allow, _ := suiteSim()
+	allow = append(allow, "SBXSIM_CLOUD_RTT", "SBXSIM_CLOUD_TTL_SCALE")
+	return append([]string{
+		"PI_SBX_CLOUD=1", "XDG_STATE_HOME=" + state, "DOCKER_SANDBOX_GC_HOURS=0",
+		"SBXSIM_CLOUD_RTT=" + cloudRTT,
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=" + strings.Join(allow, ","),
+	}, extra...)
+}
+
+// cloudSandboxes lists the test's cloud sandboxes (testsim removes them at its end).
+func (w *world) cloudSandboxes() []string {
+	w.t.Helper()
+	out, code := w.sim("--cloud", "ls", "-q")
+	if code != 0 {
+		return nil
+	}
+	return strings.Fields(out)
+}
+
+// TestCloudServeEditsAndLands: serve with PI_SBX_CLOUD=1 (sbxsim --cloud, a 40 ms round
+// trip) works in a cloud sandbox on a copy of the workspace at the same path — a git
+// one with the host's uncommitted changes, or a plain one — edits there and runs a
+// command; the host tree is byte for byte unchanged until `land`, which brings exactly
+// the sandbox's changes.
+func TestCloudServeEditsAndLands(t *testing.T) {
+	for _, git := range []bool{true, false} {
+		t.Run(map[bool]string{true: "git", false: "plain"}[git], func(t *testing.T) {
+			w, state := reviewWorld(t, git)
+			before := treeSums(t, w.ws)
+			cs, cmd, stderr := w.serve(nil, nil, cloudEnv(state)...)
+
+			st := call(t, cs, "pi_sbx_status", `{}`)
+			require.False(t, st.IsError, "%s\n%s", text(st), stderr.String())
+			assert.Contains(t, text(st), "(review)")
+			assert.Contains(t, text(st), "cloud: stops at")
+			names := w.cloudSandboxes()
+			require.Len(t, names, 1, "one cloud sandbox")
+			assert.Empty(t, w.sandboxes(), "no local one")
+			assert.NotContains(t, names[0], ".")
+
+			res := call(t, cs, "bash", `{"command":"pwd; cat edit-me.txt; test -e build/out.txt || echo build-not-shipped"}`)
+			require.False(t, res.IsError, text(res))
+			if git {
+				assert.Equal(t, w.ws+"\nalpha\nhost edit\nbuild-not-shipped\n", text(res), "same path, the host's uncommitted change, ignored files left out")
+				res = call(t, cs, "bash", `{"command":"git status --short; git branch --show-current"}`)
+				assert.Equal(t, " M edit-me.txt\n D notes/todo.txt\n?? untracked.txt\nmain\n", text(res))
+			} else {
+				assert.Equal(t, w.ws+"\nalpha\nbeta\ngamma\nbuild-not-shipped\n", text(res))
+			}
+
+			// The agent's work: an edit, a new file, a deletion, and a command run.
+			res = call(t, cs, "edit", `{"path":"README.md","edits":[{"oldText":"second line","newText":"second line, from the cloud"}]}`)
+			require.False(t, res.IsError, text(res))
+			res = call(t, cs, "write", `{"path":"src/cloud.go","content":"package main\n"}`)
+			require.False(t, res.IsError, text(res))
+			res = call(t, cs, "bash", `{"command":"rm deep/a/b/c/file.md && grep -c cloud README.md && ls src"}`)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "1\ncloud.go\nmain.go\nutil\n", text(res))
+			assert.Empty(t, diffSums(before, treeSums(t, w.ws)), "the host is untouched until land")
+
+			land := command(backendBin, w.env(cloudEnv(state)...), "land", "--all")
+			land.Dir = w.ws
+			out, err := land.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			changed := diffSums(before, treeSums(t, w.ws))
+			sort.Strings(changed)
+			// The deletion empties deep/a/b/c and its parents, which land removes too, as git does.
+			assert.Equal(t, []string{"README.md", "deep (removed)", "deep/a (removed)", "deep/a/b (removed)", "deep/a/b/c (removed)",
+				"deep/a/b/c/file.md (removed)", "src/cloud.go"}, changed, "land brings exactly the sandbox's changes")
+			body, err := os.ReadFile(filepath.Join(w.ws, "README.md"))
+			require.NoError(t, err)
+			assert.Equal(t, "# demo\nhello world\nsecond line, from the cloud\n", string(body))
+
+			require.NoError(t, cs.Close())
+			require.NoError(t, ignoreExit(cmd.Wait()))
+		})
+	}
+}
+
+// TestCloudQuotaIsOneLine: past the account's quota of cloud sandboxes, the session's
+// start fails with one line that says what to do.
+func TestCloudQuotaIsOneLine(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	env := cloudEnv(state)
+	for i := 0; i < 10; i++ {
+		r := w.sims.Run("--cloud", "create", "--name", "other-"+string(rune('a'+i)), "shell")
+		require.Zero(t, r.Code, r.String())
+	}
+	cs, _, stderr := w.serve(nil, nil, env...)
+	st := call(t, cs, "pi_sbx_status", `{}`)
+	require.True(t, st.IsError, "%s\n%s", text(st), stderr.String())
+	assert.Contains(t, text(st), "quota is used up (10 at once)")
+	assert.NotContains(t, strings.TrimSpace(text(st)), "\n", "one line")
+}
+
+// cloudStatus is a cloud sandbox's status as `sbx --cloud ls --json` says it.
+func (w *world) cloudStatus(t *testing.T, name string) string {
+	out := w.sims.Must("--cloud", "ls", "--json")
+	var ls struct {
+		Sandboxes []struct{ Name, Status string } `json:"sandboxes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &ls), out)
+	for _, sb := range ls.Sandboxes {
+		if sb.Name == name {
+			return sb.Status
+		}
+	}
+	return ""
+}
+
+// TestCloudTimeoutStopsAndWorkLands: a cloud sandbox is created to stop, never be
+// deleted, when its time to live ends (sbxsim's TTL clock 60 times faster, and set to a
+// minute once the work is done: a second); the work done before is still there, and
+// land brings it to the host.
+func TestCloudTimeoutStopsAndWorkLands(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	before := treeSums(t, w.ws)
+	cs, cmd, stderr := w.serve(nil, nil, cloudEnv(state, "SBXSIM_CLOUD_TTL_SCALE=60")...)
+	res := call(t, cs, "write", `{"path":"kept.txt","content":"written before the timeout\n"}`)
+	require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+	names := w.cloudSandboxes()
+	require.Len(t, names, 1)
+	w.sims.Must("--cloud", "ttl", names[0], "1m")
+	seen := map[string]int{}
+	require.Eventually(t, func() bool { st := w.cloudStatus(t, names[0]); seen[st]++; return st == "stopped" }, time.Minute, 100*time.Millisecond,
+		"the time to live ends: the sandbox stops; seen %v\n%s", seen, stderr)
+	assert.Empty(t, diffSums(before, treeSums(t, w.ws)), "nothing landed by itself")
+
+	land := command(backendBin, w.env(cloudEnv(state)...), "land", "--all")
+	land.Dir = w.ws
+	out, err := land.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, []string{"kept.txt"}, diffSums(before, treeSums(t, w.ws)))
+	body, err := os.ReadFile(filepath.Join(w.ws, "kept.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "written before the timeout\n", string(body))
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+}
