@@ -92,7 +92,8 @@ func cloudUsage(w io.Writer) {
 	fmt.Fprintf(w, "Cloud (sbx --cloud VERB, sbx >= %s; cloud sandboxes are listed apart from local ones):\n"+
 		"  sbx --cloud create [--name N] [-q] [--size micro|small|medium|large|xl] [--ttl D] [--on-timeout stop|restart|delete] AGENT\n"+
 		"      no PATH: cloud sandboxes mount nothing; names without periods; default size small, ttl 1h (at most 24h)\n"+
-		"  sbx --cloud run -d [--name N] [--size S] [--ttl D] [--on-timeout A] AGENT | run --name N -d\n"+
+		"  sbx --cloud run -d [--name N] AGENT | run --name N -d   (run takes no --size, --ttl, --on-timeout:\n"+
+		"      the contract table has them on create only)\n"+
 		"  sbx --cloud cp SRC DST        one side SANDBOX:/abs/path, directories recursively, point in time\n"+
 		"  sbx --cloud exec [-i] [-t] [-e K=V] [-w DIR] SANDBOX CMD...   (-d, -u, --privileged refused)\n"+
 		"  sbx --cloud ttl SANDBOX [+D|D] [--json]   +D extends, D sets what is left; at most 24h from creation\n"+
@@ -139,15 +140,24 @@ func (c *cli) enterCloud(ctx context.Context) {
 	c.sweepTimeouts(ctx)
 }
 
-// cloudFlagSpecs are create's (or run's) flags under --cloud.
-func (c *cli) cloudFlagSpecs(verb string) []flagSpec {
-	specs := append(c.flagsOf(verb), flagSpec{long: "size", value: true}, flagSpec{long: "ttl", value: true},
-		flagSpec{long: "on-timeout", value: true})
-	if verb == "run" {
-		specs = append(specs, flagSpec{long: "detached"}) // the cloud page's spelling of -d
+// cloudFlagsOf returns the flags a verb's parser takes under --cloud: the contract's
+// (sbx.Verb.CloudFlagsAt, held equal by TestSimAcceptsTheCloudContract) and the ones
+// cloud refuses with a message of its own (cloudRefused).
+func (c *cli) cloudFlagsOf(verb string) []flagSpec {
+	specs := c.flagsOf(verb)
+	switch verb {
+	case "create":
+		specs = append(specs, flagSpec{long: "size", value: true}, flagSpec{long: "ttl", value: true},
+			flagSpec{long: "on-timeout", value: true})
+	case "ttl":
+		specs = []flagSpec{{long: "json"}}
 	}
 	return specs
 }
+
+// cloudRefused are the flags a verb parses under --cloud only to refuse them (the
+// contract's Local flags): exec's -u and --privileged here, -d as everywhere.
+var cloudRefused = map[string][]string{"exec": {"user", "detach", "privileged"}}
 
 // cloudOptions validates a cloud create: the local rules, then cloud's.
 func (c *cli) cloudOptions(fs flagSet, agent string, paths []string) (createOpts, error) {
@@ -261,7 +271,7 @@ func (c *cli) rttOf(sb *Sandbox) (time.Duration, error) {
 
 func (c *cli) cloudCreate(ctx context.Context, args []string) error {
 	c.enterCloud(ctx)
-	fs, err := parseFlags(c.cloudFlagSpecs("create"), args, true)
+	fs, err := parseFlags(c.cloudFlagsOf("create"), args, true)
 	if err != nil {
 		return err
 	}
@@ -289,16 +299,16 @@ func (c *cli) cloudCreate(ctx context.Context, args []string) error {
 // (detached: sbxsim has no agent session to attach).
 func (c *cli) cloudRunVerb(ctx context.Context, args []string) error {
 	c.enterCloud(ctx)
-	fs, err := parseFlags(c.cloudFlagSpecs("run"), args, true)
+	fs, err := parseFlags(c.cloudFlagsOf("run"), args, true)
 	if err != nil {
 		return err
 	}
-	if !fs.has("detach") && !fs.has("detached") {
+	if !fs.has("detach") {
 		return errors.New("sbxsim cannot open an agent session: use `run -d` and then `exec`")
 	}
 	if name := fs.last("name"); name != "" {
 		if _, err := c.m.Store.Load(name); err == nil {
-			for _, f := range []string{"size", "ttl", "on-timeout", "template"} {
+			for _, f := range []string{"template", "memory", "cpus"} {
 				if fs.has(f) {
 					return fmt.Errorf("--%s can only be used when creating a sandbox; %q already exists", f, name)
 				}
@@ -598,7 +608,7 @@ func (c *cli) cloudLs(ctx context.Context, args []string) error {
 // prints the TTL.
 func (c *cli) cloudTTL(ctx context.Context, args []string) error {
 	c.enterCloud(ctx)
-	fs, err := parseFlags([]flagSpec{{long: "json"}}, args, true)
+	fs, err := parseFlags(c.cloudFlagsOf("ttl"), args, true)
 	if err != nil {
 		return err
 	}
