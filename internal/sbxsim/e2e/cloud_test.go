@@ -416,7 +416,8 @@ func TestCloudTTL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.onTimeout, func(t *testing.T) {
-			name := s.cloudCreate(fast, tc.onTimeout, "--ttl", "1h", "--on-timeout", tc.onTimeout)
+			// 2h (4 s): room for the exec below on a loaded machine.
+			name := s.cloudCreate(fast, tc.onTimeout, "--ttl", "2h", "--on-timeout", tc.onTimeout)
 			before := s.cloudInitPid(name)
 			// In the workspace, and outside /tmp and /home: the VM's whole disk is kept.
 			s.must("--cloud", "exec", name, "sh", "-c", "echo work > kept && sudo -n mkdir -p /proj && echo disk | sudo -n tee /proj/f >/dev/null")
@@ -424,22 +425,44 @@ func TestCloudTTL(t *testing.T) {
 		})
 	}
 
-	t.Run("ttl extends up to 24h", func(t *testing.T) {
-		name := s.cloudCreate(fast, "ext", "--ttl", "1h")
-		s.must("--cloud", "ttl", name, "+3h") // 4h from creation: 8 s
-		time.Sleep(3 * time.Second)           // past the first hour (2 s)
-		if e := s.cloudLs()[name]; e.Status != "running" {
-			t.Errorf("after extending, at 1.5h of 4h: %+v; want running", e)
+	t.Run("a dead watcher's timeout applies at the next command", func(t *testing.T) {
+		name := s.cloudCreate(fast, "sweep", "--ttl", "2h")
+		b, err := os.ReadFile(filepath.Join(s.state, "cloud", "sandboxes", name, "autostop"))
+		var watcher struct {
+			Pid int `json:"pid"`
 		}
-		r := s.run("--cloud", "ttl", name, "+21h")
-		if want := "ERROR: cannot set the TTL of sandbox '" + name + "' to +21h: a cloud sandbox lives at most 24h from its creation"; r.code != 1 || !strings.HasPrefix(r.stderr, want) {
+		if err != nil || json.Unmarshal(b, &watcher) != nil || watcher.Pid <= 0 {
+			t.Fatalf("the TTL watcher's record: %q, %v", b, err)
+		}
+		p, err := os.FindProcess(watcher.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Kill(); err != nil {
+			t.Fatalf("killing the TTL watcher: %v", err)
+		}
+		time.Sleep(5 * time.Second) // past the TTL (4 s), with no watcher
+		if e := s.cloudLs()[name]; e.Status != "stopped" || e.TTLLeft != "0s" {
+			t.Errorf("after the TTL, with its watcher dead: %+v; want stopped", e)
+		}
+	})
+
+	t.Run("ttl extends up to 24h", func(t *testing.T) {
+		name := s.cloudCreate(fast, "ext", "--ttl", "2h")
+		s.must("--cloud", "ttl", name, "+4h") // 6h from creation: 12 s
+		time.Sleep(5 * time.Second)           // past the first two hours (4 s)
+		if e := s.cloudLs()[name]; e.Status != "running" {
+			t.Errorf("after extending, at 2.5h of 6h: %+v; want running", e)
+		}
+		r := s.run("--cloud", "ttl", name, "+19h")
+		if want := "ERROR: cannot set the TTL of sandbox '" + name + "' to +19h: a cloud sandbox lives at most 24h from its creation"; r.code != 1 || !strings.HasPrefix(r.stderr, want) {
 			t.Errorf("extending past 24h: %s; want %q", r, want)
 		}
 		var got struct {
 			Lifetime string `json:"lifetime"`
 		}
-		if err := json.Unmarshal([]byte(s.must("--cloud", "ttl", name, "--json")), &got); err != nil || got.Lifetime != "4h0m0s" {
-			t.Errorf("ttl --json lifetime = %q, %v; want 4h0m0s (the refused extension changed nothing)", got.Lifetime, err)
+		if err := json.Unmarshal([]byte(s.must("--cloud", "ttl", name, "--json")), &got); err != nil || got.Lifetime != "6h0m0s" {
+			t.Errorf("ttl --json lifetime = %q, %v; want 6h0m0s (the refused extension changed nothing)", got.Lifetime, err)
 		}
 	})
 }
