@@ -135,14 +135,17 @@ func (w *world) cloudStatus(t *testing.T, name string) string {
 
 // TestCloudTimeoutStopsAndWorkLands: a cloud sandbox is created to stop, never be
 // deleted, when its time to live ends (sbxsim's TTL clock 60 times faster, and set to a
-// minute once the work is done: a second); the work done before is still there, and
-// land brings it to the host.
+// minute once the work is done: a second); the work done before is still there:
+// review shows it, land brings what is asked for to the host, the session's end keeps
+// the sandbox for the rest, and discard removes it.
 func TestCloudTimeoutStopsAndWorkLands(t *testing.T) {
 	w, state := reviewWorld(t, false)
 	before := treeSums(t, w.ws)
 	cs, cmd, stderr := w.serve(nil, nil, cloudEnv(state, "SBXSIM_CLOUD_TTL_SCALE=60")...)
 	res := call(t, cs, "write", `{"path":"kept.txt","content":"written before the timeout\n"}`)
 	require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+	res = call(t, cs, "write", `{"path":"dropped.txt","content":"never landed\n"}`)
+	require.False(t, res.IsError, text(res))
 	names := w.cloudSandboxes()
 	require.Len(t, names, 1)
 	w.sims.Must("--cloud", "ttl", names[0], "1m")
@@ -151,14 +154,24 @@ func TestCloudTimeoutStopsAndWorkLands(t *testing.T) {
 		"the time to live ends: the sandbox stops; seen %v\n%s", seen, stderr)
 	assert.Empty(t, diffSums(before, treeSums(t, w.ws)), "nothing landed by itself")
 
-	land := command(backendBin, w.env(cloudEnv(state)...), "land", "--all")
-	land.Dir = w.ws
-	out, err := land.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	run := func(args ...string) string {
+		c := command(backendBin, w.env(cloudEnv(state)...), args...)
+		c.Dir = w.ws
+		out, err := c.CombinedOutput()
+		require.NoError(t, err, "%v: %s", args, out)
+		return string(out)
+	}
+	assert.Contains(t, run("review", "--stat"), "kept.txt", "review starts the stopped sandbox and shows its work")
+	run("land", "kept.txt")
 	assert.Equal(t, []string{"kept.txt"}, diffSums(before, treeSums(t, w.ws)))
 	body, err := os.ReadFile(filepath.Join(w.ws, "kept.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "written before the timeout\n", string(body))
 	require.NoError(t, cs.Close())
 	require.NoError(t, ignoreExit(cmd.Wait()))
+	assert.Contains(t, stderr.String(), "keeping sandbox "+names[0], "dropped.txt is not landed")
+	assert.Equal(t, names, w.cloudSandboxes())
+	run("discard")
+	assert.Empty(t, w.cloudSandboxes(), "discard removes the cloud sandbox")
+	assert.Equal(t, []string{"kept.txt"}, diffSums(before, treeSums(t, w.ws)), "and touches nothing of the host's")
 }
