@@ -104,7 +104,7 @@ const V055 = "0.55.0"
 // Version is sbxsim's own version; the sbx behaviour it follows is that of SbxVersion.
 const (
 	Version    = "0.1.0"
-	SbxVersion = "0.53.0"
+	SbxVersion = "0.55.0"
 )
 
 // Main runs one sbxsim command line (without the program name) and returns the exit

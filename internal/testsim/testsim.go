@@ -43,6 +43,28 @@ type Sim struct {
 // tier runs as root; a missing prerequisite there is a failure, never a skip).
 func New(t testing.TB, bin string, docker bool) *Sim {
 	t.Helper()
+	s := NewFresh(t, bin, docker)
+	// sbx 0.55 refuses to start a sandbox until a network preset is chosen; allow-all is
+	// the stance of the versions before it (no policy), which the tests were written
+	// against. A test that changes it (deny-all and allow rules) does so itself.
+	if r := s.RunWith([]string{"SBXSIM_VERSION=" + presetVersion}, "", "policy", "init", presetForTests); r.Code != 0 {
+		t.Fatalf("choosing the network preset: %s", r)
+	}
+	return s
+}
+
+// presetForTests is the network preset New chooses: sbx before 0.55 let every
+// connection out, and so does allow-all.
+const presetForTests = "allow-all"
+
+// presetVersion plays the first sbx with `policy` for that one run, so that a test
+// whose Settings play an older version still gets the preset recorded for later ones.
+const presetVersion = "0.55.0"
+
+// NewFresh is New without a network preset: the state of a fresh sbx install, for the
+// tests of what sbx 0.55 (and the product) do before `sbx policy init`.
+func NewFresh(t testing.TB, bin string, docker bool) *Sim {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("this test runs sbxsim, which needs root (it creates namespaces); the e2e tier runs as root")
 	}

@@ -16,3 +16,16 @@ func TestContainerFindingsPrivileged(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"Name":"/p","HostConfig":{"Privileged":true}}`), &c))
 	assert.Equal(t, []string{"privileged"}, (&Deployer{}).containerFindings(c, nil))
 }
+
+// TestWithoutGlobals: the transport check judges the verb and its arguments, whatever
+// global flags the door put before them.
+func TestWithoutGlobals(t *testing.T) {
+	for in, want := range map[string]string{
+		"exec box -- docker version":            "exec box -- docker version",
+		"--no-input exec box -- docker version": "exec box -- docker version",
+		"-D --no-input version":                 "version",
+		"--no-inputs exec box":                  "--no-inputs exec box",
+	} {
+		assert.Equal(t, want, withoutGlobals(in), in)
+	}
+}

@@ -54,14 +54,15 @@ func (s *sim) doctor(smoke bool) Report {
 }
 
 // TestAllWell: a signed-in sbx of a supported version with its daemon running passes
-// every check (SSH agent forwarding, on by default, is a warning), smoke included.
+// every check (SSH agent forwarding, on by default, and the allow-all preset the tests'
+// simulator chooses are warnings), smoke included; each warning's fix makes it a pass.
 func TestAllWell(t *testing.T) {
 	s := newSim(t)
 	r := s.doctor(true)
 	assert.True(t, r.OK(), r.Text())
 	for _, c := range r.Checks {
 		want := Pass
-		if c.Name == "ssh agent forwarding" {
+		if c.Name == "ssh agent forwarding" || c.Name == "network policy" {
 			want = Warn
 		}
 		assert.Equal(t, want, c.Status, "%+v", c)
@@ -69,7 +70,10 @@ func TestAllWell(t *testing.T) {
 	assert.Contains(t, check(t, r, "smoke").Evidence, "as agent")
 	assert.Contains(t, check(t, r, "sbx found").Evidence, simBin)
 	s.run("settings", "set", "ssh.agentForwardingEnabled", "false")
-	assert.Equal(t, Pass, check(t, s.doctor(false), "ssh agent forwarding").Status)
+	s.run("policy", "init", "balanced")
+	r = s.doctor(false)
+	assert.Equal(t, Pass, check(t, r, "ssh agent forwarding").Status)
+	assert.Equal(t, Pass, check(t, r, "network policy").Status, "%+v", check(t, r, "network policy"))
 }
 
 // TestEveryCheckCanFail: each check fails (with the command that fixes it) in the sbxsim
@@ -85,7 +89,9 @@ func TestEveryCheckCanFail(t *testing.T) {
 		{check: "signed in", fix: "sbx login", setup: func(s *sim) { s.run("logout") }, evidence: "signed out"},
 		{check: "smoke", fix: "sbx diagnose", setup: func(s *sim) { s.run("logout") }, evidence: "sbx create"},
 		{check: "version", fix: sbx.UpgradeHint(), env: []string{"SBXSIM_VERSION=0.40.0"}, evidence: "v0.40.0 is older than v" + sbx.MinVersion},
-		{check: "version", fix: "sbx daemon restart", env: []string{"SBXSIM_SERVER_VERSION=0.52.0"}, evidence: "client v0.53.0 but daemon v0.52.0"},
+		{check: "version", fix: "sbx daemon restart", env: []string{"SBXSIM_SERVER_VERSION=0.52.0"}, evidence: "client v0.55.0 but daemon v0.52.0"},
+		// A fresh install's state: no preset chosen (policy reset forgets it).
+		{check: "network policy", fix: "sbx policy init balanced", setup: func(s *sim) { s.run("policy", "reset") }, evidence: "no network preset chosen"},
 		{check: "disk", fix: "free disk space", env: []string{"SBXSIM_DISK_MIN_GB=1000000"}, evidence: "GB free"},
 		{check: "virtualization", fix: "usermod -aG kvm", env: []string{"SBXSIM_VIRT=off"}, evidence: "not available"},
 	}

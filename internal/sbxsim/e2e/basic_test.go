@@ -288,7 +288,7 @@ func TestStopStartAndRemoveLeaveNothing(t *testing.T) {
 	st = s.stateOf(name)
 	s.must("exec", name, "sh", "-c", sleeper+" > /dev/null 2>&1 &")
 
-	s.must("rm", name)
+	s.must("rm", "--force", name) // sbx 0.55 asks without --force
 	assertGone(t, st)
 	if _, err := os.Stat(filepath.Join(s.state, "sandboxes", name)); !os.IsNotExist(err) {
 		t.Errorf("state of %s left after rm: %v", name, err)

@@ -136,11 +136,11 @@ func TestDaemonBannerAndSignIn(t *testing.T) {
 // an undocumented flag refused, both missing-sandbox wordings, create --pull recorded.
 func TestVersionsAndFlags(t *testing.T) {
 	s := newSim(t, false)
-	if got := s.must("version"); !strings.HasPrefix(got, "Client Version: v0.53.0 ") || !strings.Contains(got, "\nServer Version: v0.53.0 ") {
+	if got := s.must("version"); !strings.HasPrefix(got, "Client Version: v0.55.0 ") || !strings.Contains(got, "\nServer Version: v0.55.0 ") {
 		t.Errorf("version: %q", got)
 	}
 	var v struct{ Client, Server struct{ Version string } }
-	if err := json.Unmarshal([]byte(s.must("version", "--json")), &v); err != nil || v.Client.Version != "v0.53.0" {
+	if err := json.Unmarshal([]byte(s.must("version", "--json")), &v); err != nil || v.Client.Version != "v0.55.0" {
 		t.Errorf("version --json: %+v %v", v, err)
 	}
 	old := []string{"SBXSIM_VERSION=0.41.0"}

@@ -87,7 +87,7 @@ func TestDockerInsideEachSandbox(t *testing.T) {
 		t.Errorf("containers after restart: %q", got)
 	}
 	st := s.stateOf(a)
-	s.must("rm", a)
+	s.must("rm", "--force", a)
 	assertGone(t, st) // with dockerd, containerd, the shim and httpd
 	if _, err := os.Stat(filepath.Join(s.state, "sandboxes", a)); !os.IsNotExist(err) {
 		t.Errorf("docker data root of %s left after rm: %v", a, err)

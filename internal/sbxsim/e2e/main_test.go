@@ -38,7 +38,17 @@ type sim struct {
 // a failure, not a skip.
 func newSim(t testing.TB, docker bool) *sim {
 	t.Helper()
-	sims := testsim.New(t, bin, docker)
+	return wrapSim(t, testsim.New(t, bin, docker))
+}
+
+// newFreshSim is newSim with no network preset chosen: a fresh install of sbx 0.55.
+func newFreshSim(t testing.TB, docker bool) *sim {
+	t.Helper()
+	return wrapSim(t, testsim.NewFresh(t, bin, docker))
+}
+
+func wrapSim(t testing.TB, sims *testsim.Sim) *sim {
+	t.Helper()
 	clean := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			return r

@@ -138,7 +138,7 @@ func TestPortsSurviveRestartAndRemove(t *testing.T) {
 	if out := psLines(t, "__proxy "+st.Net.SandboxIP+":9000"); out == "" {
 		t.Error("no proxy after restart")
 	}
-	s.must("rm", name)
+	s.must("rm", "--force", name)
 	if out := psLines(t, "__proxy "+st.Net.SandboxIP+":9000"); out != "" {
 		t.Errorf("proxy survived rm:\n%s", out)
 	}

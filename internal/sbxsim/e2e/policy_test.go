@@ -95,7 +95,7 @@ func versionAtLeast(v, min string) bool {
 // (no terminal, or --no-input) naming `sbx policy init`, creating nothing; rm without
 // --force fails naming --force. 0.53 has neither prompt.
 func TestPromptsWithoutATerminal(t *testing.T) {
-	s := newSim(t, false)
+	s := newFreshSim(t, false)
 	ws := t.TempDir()
 	name := s.name("prompt")
 	for _, argv := range [][]string{
@@ -554,7 +554,7 @@ func openPty(t *testing.T) (master, slave *os.File) {
 // the preset before the first create, confirmation before rm; a declined prompt exits
 // 1 and changes nothing. --no-input never asks, terminal or not.
 func TestPromptsWithATerminal(t *testing.T) {
-	s := newSim(t, false)
+	s := newFreshSim(t, false)
 	ws := t.TempDir()
 	name := s.name("tty")
 	answer := func(input string, args ...string) result {
