@@ -137,7 +137,7 @@ func TestDeployThroughServe(t *testing.T) {
 	})
 
 	verify := tool(t, cs, "docker_verify", map[string]any{}, false)
-	assert.Contains(t, verify, "All 10 checks passed", verify)
+	assert.Contains(t, verify, "All 11 checks passed", verify)
 	sandbox := w.sandboxes()[0]
 
 	// The app: docker_init's generic (busybox httpd) scaffold around a page.
@@ -213,7 +213,7 @@ func TestDeployThroughServe(t *testing.T) {
 	assert.Contains(t, tool(t, cs, "docker_curl", map[string]any{"url": urlC}, false), "compose site")
 	ps := tool(t, cs, "docker_compose", map[string]any{"file": "stack/compose.yaml", "action": "ps"}, false)
 	assert.Contains(t, ps, "worker")
-	assert.Contains(t, tool(t, cs, "docker_verify", map[string]any{}, false), "All 10 checks passed", "the audit after a deploy, with ports published")
+	assert.Contains(t, tool(t, cs, "docker_verify", map[string]any{}, false), "All 11 checks passed", "the audit after a deploy, with ports published")
 	out = tool(t, cs, "docker_compose", map[string]any{"file": "stack/compose.yaml", "action": "down"}, false)
 	assert.Contains(t, out, "Unpublished host ports")
 	assert.NotContains(t, w.sbxPorts(t, sandbox), portOf(t, urlC))

@@ -118,7 +118,7 @@ func TestVerifyCommand(t *testing.T) {
 	cmd := command(backendBin, env, "verify", "--workspace", w.ws)
 	out, err := cmd.Output()
 	require.NoError(t, err, "%s\n%s", out, stderrOf(err))
-	assert.Contains(t, string(out), "All 10 checks passed")
+	assert.Contains(t, string(out), "All 11 checks passed")
 	assert.Empty(t, w.sandboxes(), "the audit's session sandbox is removed")
 
 	// A pinned sandbox with a docker context pointing elsewhere: contexts fails.

@@ -15,11 +15,12 @@ func verifyCommand() command {
 	return command{
 		name:     "verify",
 		synopsis: "[--workspace DIR]",
-		summary:  "run the live isolation audit of the session's sandbox (exit 0 only if all 10 checks pass)",
-		help: `Runs docker_verify's ten checks (transport, env scrub, env forwarding, daemon
-pinning, mounts, contexts, host socket, port binds, ssh agent, containers) against the
-session's sandbox and prints each verdict with its evidence (ssh agent warns while sbx
-forwards the SSH agent, its default). The sandbox is DOCKER_SANDBOX's when set (created
+		summary:  "run the live isolation audit of the session's sandbox (exit 0 only if all 11 checks pass)",
+		help: `Runs docker_verify's eleven checks (transport, env scrub, env forwarding, daemon
+pinning, mounts, contexts, host socket, port binds, ssh agent, containers, network)
+against the session's sandbox and prints each verdict with its evidence (ssh agent warns
+while sbx forwards the SSH agent, its default; network warns on an allow-all policy and
+fails on one looser than PI_SBX_NETWORK). The sandbox is DOCKER_SANDBOX's when set (created
 if missing, kept); otherwise a sess sandbox is created for the audit and removed after
 it. Exit status 0 only if every check passes, 1 if any fails.`,
 		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),

@@ -96,7 +96,7 @@ func withoutGlobals(argv string) string {
 }
 
 // CheckNames are the audit's checks, in order.
-var CheckNames = []string{"transport", "env scrub", "env forwarding", "daemon pinning", "mounts", "contexts", "host socket", "port binds", "ssh agent", "containers"}
+var CheckNames = []string{"transport", "env scrub", "env forwarding", "daemon pinning", "mounts", "contexts", "host socket", "port binds", "ssh agent", "containers", networkCheck}
 
 func (d *Deployer) verifyTool(ctx context.Context, _ json.RawMessage) (string, error) {
 	r, err := d.Verify(ctx)
@@ -109,7 +109,7 @@ func (d *Deployer) verifyTool(ctx context.Context, _ json.RawMessage) (string, e
 	return r.String(), nil
 }
 
-// Verify runs the live isolation audit: ten runtime probes of the sandbox and of how
+// Verify runs the live isolation audit: eleven runtime probes of the sandbox and of how
 // this process reaches it, each with its evidence. An error means the audit could not
 // run at all (no sandbox).
 func (d *Deployer) Verify(ctx context.Context) (Report, error) {
@@ -121,7 +121,7 @@ func (d *Deployer) Verify(ctx context.Context) (Report, error) {
 	for _, probe := range []func(context.Context, string) Check{
 		d.checkTransport, d.checkEnvScrub, d.checkEnvForwarding, d.checkPinning,
 		d.checkMounts, d.checkContexts, d.checkHostSocket, d.checkPortBinds, d.checkSSHAgent,
-		d.checkContainers,
+		d.checkContainers, d.checkNetwork,
 	} {
 		r.Checks = append(r.Checks, probe(ctx, name))
 	}

@@ -115,6 +115,13 @@ func TestVerifyChecksCanFail(t *testing.T) {
 			require.Zero(t, code, out)
 			return w.deployer(name, w.environ())
 		}},
+		{"network", func(w *simWorld, name string) *Deployer {
+			// The session asked for a locked network; the host's preset is allow-all
+			// (the tests' simulator's).
+			d := w.deployer(name, w.environ())
+			d.Settings.Network = "locked"
+			return d
+		}},
 		{"port binds", func(w *simWorld, name string) *Deployer {
 			out, code := w.sim("ports", name, "--publish", "0.0.0.0:"+strconv.Itoa(freePort(t))+":80")
 			require.Zero(t, code, out)
@@ -144,6 +151,8 @@ func TestVerifyChecksCanFail(t *testing.T) {
 				assert.True(t, r.Passed(), r.String())
 				// sbx forwards the SSH agent by default: said, not failed.
 				assert.Contains(t, r.Checks[8].Warning, "sbx settings set ssh.agentForwardingEnabled false", r.String())
+				// and the allow-all preset is said too.
+				assert.Contains(t, r.Checks[10].Warning, "preset allow-all", r.String())
 				return
 			}
 			assert.Equal(t, []string{tt.check}, r.Failed(), r.String())
