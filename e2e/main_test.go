@@ -52,7 +52,17 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	sims := testsim.New(t, simBin, false)
+	return newWorldOn(t, testsim.New(t, simBin, false))
+}
+
+// newFreshWorld is newWorld on a fresh sbx install: no network preset chosen yet.
+func newFreshWorld(t testing.TB) *world {
+	t.Helper()
+	return newWorldOn(t, testsim.NewFresh(t, simBin, false))
+}
+
+func newWorldOn(t testing.TB, sims *testsim.Sim) *world {
+	t.Helper()
 	w := &world{t: t, sims: sims, state: sims.State, ws: t.TempDir()}
 	// A decoy Docker daemon: DOCKER_HOST points here in every environment the backend
 	// gets. Any connection is a leak of the host's docker configuration.
