@@ -62,12 +62,15 @@ func (k *Keeper) NewCloudRecord(name, workspace string) Record {
 }
 
 // clientFor returns the client that reaches r's sandbox: a cloud one's calls carry
-// --cloud, whoever asks (serve, or review and land in a terminal).
+// --cloud, a local one's never, whoever asks (a cloud serve's GC, or review and land in
+// a terminal).
 func (k *Keeper) clientFor(r Record) *sbx.Client {
-	if r.Cloud && !k.Client.Cloud {
-		return k.Client.InCloud()
+	if r.Cloud == k.Client.Cloud {
+		return k.Client
 	}
-	return k.Client
+	c := k.Client.Clone()
+	c.Cloud = r.Cloud
+	return c
 }
 
 // shipPath is where a shipped start state waits in the VM until it is unpacked.

@@ -215,3 +215,16 @@ func TestCloudShipIsBounded(t *testing.T) {
 	b = shipBound{files: MaxShipFiles}
 	assert.ErrorContains(t, b.add(0), "files")
 }
+
+// TestClientForTheRecord: a record's sandbox is reached on its own side, whatever the
+// keeper's client is.
+func TestClientForTheRecord(t *testing.T) {
+	local := &sbx.Client{Bin: "sbx"}
+	for _, tc := range []struct{ keeper, record bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+		k := &Keeper{Client: local}
+		if tc.keeper {
+			k.Client = local.InCloud()
+		}
+		assert.Equal(t, tc.record, k.clientFor(Record{Cloud: tc.record}).Cloud, "%+v", tc)
+	}
+}
