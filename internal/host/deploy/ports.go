@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -149,7 +150,13 @@ func (d *Deployer) unpublishWhere(ctx context.Context, name string, mine func(sb
 }
 
 // url names a mapping for people and for docker_curl.
+//
+// A cloud sandbox's port is its public https URL, said to be public: the Docker login
+// does not protect it, and whoever has the URL reaches the port.
 func url(m sbx.Published) string {
+	if publicURL(m.URL) {
+		return m.URL + " (PUBLIC: anyone with this URL reaches the port; the Docker login does not protect it)"
+	}
 	host := m.HostIP
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
@@ -170,4 +177,15 @@ func describeUnpublished(ms []sbx.Published) string {
 	}
 	sort.Strings(s)
 	return "Unpublished host ports: " + strings.Join(s, ", ") + "."
+}
+
+// publicURL reports whether u is one sbx --cloud gives for a published port: an https
+// URL with a host and nothing that could garble a line (sbx prints it; it is checked
+// all the same before it is shown).
+func publicURL(u string) bool {
+	if !strings.HasPrefix(u, "https://") || len(u) > 512 || strings.ContainsAny(u, " \t\r\n\x00\x1b") {
+		return false
+	}
+	p, err := neturl.Parse(u)
+	return err == nil && p.Host != "" && p.User == nil
 }

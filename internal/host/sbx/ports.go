@@ -19,6 +19,9 @@ type Published struct {
 	HostPort    int    `json:"host_port"`
 	SandboxPort int    `json:"sandbox_port"`
 	Protocol    string `json:"protocol"`
+	// URL is a cloud sandbox's public https URL for the port (`sbx --cloud ports`): anyone
+	// who has it reaches the port, the Docker login does not protect it. "" locally.
+	URL string `json:"url,omitempty"`
 }
 
 // UnmarshalJSON accepts snake_case (what sbxsim prints) and camelCase keys: sbx documents
@@ -41,6 +44,7 @@ func (p *Published) UnmarshalJSON(data []byte) error {
 		get(&p.HostPort, "host_port", "hostPort", "HostPort"),
 		get(&p.SandboxPort, "sandbox_port", "sandboxPort", "SandboxPort", "container_port", "containerPort"),
 		get(&p.Protocol, "protocol", "Protocol", "proto"),
+		get(&p.URL, "url", "URL", "public_url", "publicUrl"),
 	)
 }
 

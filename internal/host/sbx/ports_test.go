@@ -47,3 +47,10 @@ func TestPortSpecs(t *testing.T) {
 	assert.True(t, p.Loopback())
 	assert.False(t, Published{HostIP: "0.0.0.0"}.Loopback())
 }
+
+// TestParseCloudPorts: a cloud sandbox's ports carry their public URL.
+func TestParseCloudPorts(t *testing.T) {
+	got, err := parsePorts([]byte(`[{"host_ip":"127.0.0.1","host_port":44457,"sandbox_port":8080,"protocol":"tcp4","url":"https://127.0.0.1:44457"}]`))
+	require.NoError(t, err)
+	assert.Equal(t, []Published{{HostIP: "127.0.0.1", HostPort: 44457, SandboxPort: 8080, Protocol: "tcp4", URL: "https://127.0.0.1:44457"}}, got)
+}
