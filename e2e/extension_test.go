@@ -227,6 +227,14 @@ func runTUI(t *testing.T, node, ext, load string, install func(home string), kil
 	expect("shell: DOCKER_SANDBOX=" + box + " pi-sbx-backend shell")
 	assert.Contains(t, screen, "workspace: "+w.ws+" ("+modeName()+", the git repository's root)")
 	assert.Contains(t, screen, "teardown: remove")
+	// The policy in a word (the tests' simulator's allow-all), and /sandbox allow adds a
+	// rule through serve's pi_sbx_network.
+	assert.Contains(t, screen, "network: open (change with /sandbox allow|deny HOST)")
+	tmux("send-keys", "-t", "t", "/sandbox allow ok.test --global", "Enter")
+	expect("allowed for every sandbox: ok.test")
+	rules, code := w.sim("policy", "ls", "--json")
+	require.Zero(t, code, rules)
+	assert.Contains(t, rules, `"resource": "ok.test"`, "the rule /sandbox allow added")
 
 	if kill9 {
 		pane := strings.TrimSpace(tmux("display-message", "-p", "-t", "t", "#{pane_pid}"))

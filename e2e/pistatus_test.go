@@ -78,7 +78,8 @@ func TestPiStatusLineAtEveryStep(t *testing.T) {
 	}
 	ready := func() string {
 		t.Helper()
-		name := p.expectStatus(`sandbox: (pi-sbx-[0-9a-z-]+) \(rw\)`, time.Minute)[1]
+		// net: open is the tests' simulator's allow-all preset, in a word.
+		name := p.expectStatus(`sandbox: (pi-sbx-[0-9a-z-]+) \(rw\), net: open`, time.Minute)[1]
 		require.Eventually(t, func() bool { return strings.Join(w.sandboxes(), " ") == name }, 30*time.Second, 50*time.Millisecond,
 			"the status line names the one sandbox there is: %q vs %v", name, w.sandboxes())
 		return name
@@ -95,7 +96,7 @@ func TestPiStatusLineAtEveryStep(t *testing.T) {
 	open()
 	first := ready()
 	prompt()
-	assert.Equal(t, "sandbox: "+first+" (rw)", statusLine(p.screen), "a call leaves it as it was")
+	assert.Equal(t, "sandbox: "+first+" (rw), net: open", statusLine(p.screen), "a call leaves it as it was")
 
 	// serve killed: the next call starts it again, and says so until it is back.
 	require.NoError(t, os.Remove(gate))

@@ -22,7 +22,7 @@ import {
 	sandboxCompletions,
 	showText,
 } from "./src/review.ts";
-import { PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
+import { NETWORK_TOOL, PTY_RESIZE_TOOL, PTY_TOOL, Sandbox, type SandboxStatus } from "./src/sandbox.ts";
 import { registerOverrides, registerServeTools } from "./src/tools.ts";
 import type { Workspace } from "./src/workspace.ts";
 
@@ -60,7 +60,7 @@ export default function piSbx(pi: ExtensionAPI): void {
 
 	pi.registerCommand("sandbox", {
 		description:
-			"Show the sandbox (name, status, modes, teardown, shell); /sandbox review [--stat] [PATH...] shows its work; /sandbox land (--all | PATH...) lands it",
+			"Show the sandbox (name, status, modes, teardown, shell, network); /sandbox review [--stat] [PATH...] shows its work; /sandbox land (--all | PATH...) lands it; /sandbox allow|deny HOST... [--project|--global] changes its network policy",
 		getArgumentCompletions: sandboxCompletions,
 		handler: async (args, ctx) => {
 			const cmd = parseSandboxArgs(args);
@@ -68,6 +68,19 @@ export default function piSbx(pi: ExtensionAPI): void {
 				case "usage":
 					show(ctx, cmd.message, "error");
 					return;
+				case "network": {
+					try {
+						const res = await sandbox.call(NETWORK_TOOL, {
+							action: cmd.action,
+							hosts: cmd.hosts,
+							scope: cmd.scope,
+						});
+						show(ctx, textOf(res), res.isError ? "error" : "info");
+					} catch (err) {
+						show(ctx, `${cmd.action}: ${(err as Error).message}`, "error");
+					}
+					return;
+				}
 				case "review":
 				case "land":
 					await sandbox.warmed();
@@ -184,6 +197,7 @@ export function describe(st: SandboxStatus, deployOnly: boolean, ws?: Workspace)
 		`env: ${st.env_mode}`,
 		`teardown: ${st.reuse ? "kept for the next session (DOCKER_SANDBOX_REUSE)" : st.teardown}`,
 		`shell: ${st.shell}`,
+		...(st.network ? [`network: ${st.network} (change with /sandbox allow|deny HOST)`] : []),
 	];
 	if (st.cloud) lines.push(st.cloud); // "cloud: stops at …"
 	return lines;

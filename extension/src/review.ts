@@ -41,6 +41,7 @@ export type SandboxCommand =
 	| { kind: "describe" }
 	| { kind: "review"; paths: string[]; stat: boolean }
 	| { kind: "land"; paths: string[]; all: boolean }
+	| { kind: "network"; action: "allow" | "deny"; hosts: string[]; scope: "session" | "project" | "global" }
 	| { kind: "usage"; message: string };
 
 /** What `/sandbox ` completes to. */
@@ -48,12 +49,23 @@ export function sandboxCompletions(prefix: string): { value: string; label: stri
 	const verbs = [
 		{ value: "review", label: "review", description: "what the review-mode sandbox changed (--stat: the list only)" },
 		{ value: "land", label: "land", description: "write chosen changes into the workspace (--all, or PATH...)" },
+		{
+			value: "allow",
+			label: "allow",
+			description: "let the sandbox reach HOST (--project, --global; default this session)",
+		},
+		{
+			value: "deny",
+			label: "deny",
+			description: "keep the sandbox from HOST (--project, --global; default this session)",
+		},
 	];
 	const hits = verbs.filter((v) => v.value.startsWith(prefix.trim()));
 	return prefix.includes(" ") || !hits.length ? null : hits;
 }
 
-export const SANDBOX_USAGE = "usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox land (--all | PATH...)";
+export const SANDBOX_USAGE =
+	"usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox land (--all | PATH...) | /sandbox allow|deny HOST... [--project|--global]";
 
 /** Parses the arguments of `/sandbox` (paths are split on white space). */
 export function parseSandboxArgs(args: string): SandboxCommand {
@@ -75,6 +87,14 @@ export function parseSandboxArgs(args: string): SandboxCommand {
 			if (!all && !paths.length)
 				return { kind: "usage", message: `name the paths to land, or --all; ${SANDBOX_USAGE}` };
 			return { kind: "land", paths, all };
+		}
+		case "allow":
+		case "deny": {
+			const bad = flags.filter((f) => f !== "--project" && f !== "--global" && f !== "--session");
+			if (bad.length) return { kind: "usage", message: `unknown flag ${bad[0]}; ${SANDBOX_USAGE}` };
+			if (!paths.length) return { kind: "usage", message: `name the hosts to ${verb}; ${SANDBOX_USAGE}` };
+			const scope = flags.includes("--global") ? "global" : flags.includes("--project") ? "project" : "session";
+			return { kind: "network", action: verb, hosts: paths, scope };
 		}
 	}
 	return { kind: "usage", message: SANDBOX_USAGE };

@@ -33,7 +33,12 @@ export interface SandboxStatus {
 	shell: string;
 	/** A cloud sandbox's (PI_SBX_CLOUD=1) time: when it stops, and why. */
 	cloud?: string;
+	/** sbx's network policy in a word ("balanced", "locked (3 allowed)"); absent before sbx 0.55. */
+	network?: string;
 }
+
+/** serve's unlisted method that allows or denies hosts (`/sandbox allow HOST`). */
+export const NETWORK_TOOL = "pi_sbx_network";
 
 /** Options of one call. */
 export interface CallOptions {
@@ -169,7 +174,8 @@ export class Sandbox {
 		const st = await this.status();
 		const root =
 			this.workspace && this.workspace.root !== this.workspace.cwd ? `, repo root ${this.workspace.root}` : "";
-		this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})`);
+		const net = st.network ? `, net: ${st.network}` : "";
+		this.report("ready", `sandbox: ${st.sandbox} (${st.workspace_mode}${st.reuse ? ", kept" : ""}${root})${net}`);
 	}
 
 	/** Settles once the pre-warm has (the sandbox made or failed). */

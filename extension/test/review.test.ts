@@ -22,9 +22,15 @@ test("parseSandboxArgs", () => {
 		{ args: "land --all", want: { kind: "land", paths: [], all: true } },
 		{ args: "land --all Makefile", want: { kind: "land", paths: ["Makefile"], all: true } },
 		{ args: "land a.txt", want: { kind: "land", paths: ["a.txt"], all: false } },
+		{ args: "allow a.test", want: { kind: "network", action: "allow", hosts: ["a.test"], scope: "session" } },
+		{
+			args: "allow a.test b.test:8080 --project",
+			want: { kind: "network", action: "allow", hosts: ["a.test", "b.test:8080"], scope: "project" },
+		},
+		{ args: "deny --global x.test", want: { kind: "network", action: "deny", hosts: ["x.test"], scope: "global" } },
 	];
 	for (const c of cases) assert.deepEqual(parseSandboxArgs(c.args), c.want, c.args);
-	for (const args of ["land", "land --force x", "review --all", "bogus"]) {
+	for (const args of ["land", "land --force x", "review --all", "bogus", "allow", "deny --all x.test"]) {
 		assert.equal(parseSandboxArgs(args).kind, "usage", args);
 	}
 });
@@ -101,7 +107,7 @@ test("Pager scrolls, cuts lines to the width, shows control characters, and clos
 test("sandboxCompletions", () => {
 	assert.deepEqual(
 		sandboxCompletions("")?.map((c) => c.value),
-		["review", "land"],
+		["review", "land", "allow", "deny"],
 	);
 	assert.deepEqual(
 		sandboxCompletions("la")?.map((c) => c.value),
