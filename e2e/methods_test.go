@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -91,7 +92,7 @@ func TestServeStatusPrewarms(t *testing.T) {
 	got, _ := json.Marshal(res.StructuredContent)
 	assert.JSONEq(t, `{"sandbox":"`+box[0]+`","status":"running","workspace":"`+w.ws+`","workspace_mode":"ro",
 		"env_mode":"allowlist (PI_* and `+envModeKeys()+`)","teardown":"remove","reuse":false,
-		"shell":"DOCKER_SANDBOX=`+box[0]+` pi-sbx-backend shell"}`, string(got))
+		"shell":"DOCKER_SANDBOX=`+box[0]+` pi-sbx-backend shell"`+suiteNetwork()+`}`, string(got))
 	ps, _ := w.sim("exec", box[0], "ps", "-eo", "args")
 	assert.Contains(t, ps, " agent", "the agent already runs")
 }
@@ -119,6 +120,15 @@ func TestServeReuseKeepsTheProjectSandbox(t *testing.T) {
 	out, code := w.sim("exec", name, "cat", w.ws+"/runs")
 	require.Zero(t, code, out)
 	assert.Equal(t, "0\n1\n", out)
+}
+
+// suiteNetwork is the status's network member in this pass: the policy in a word
+// ("open": testsim chooses allow-all) where sbx has one (inspect, from 0.55), else none.
+func suiteNetwork() string {
+	if v := os.Getenv("SBXSIM_VERSION"); v != "" && sbx.CompareVersions(v, sbx.V055) < 0 {
+		return ""
+	}
+	return `,"network":"open"`
 }
 
 // envModeKeys is how the status names the suite's allowlist.
