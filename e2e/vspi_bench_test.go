@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +46,8 @@ type benchCase struct {
 //
 //	scripts/bench.sh        (go test -tags e2e,bench -run '^$' -bench BenchmarkVsPi -benchtime 1x -timeout 60m ./e2e)
 //
+// PI_SBX_BENCH_SHARE=none|auto|always puts our side's workspace on sbxsim's FUSE share
+// (the virtiofs a Mac gives) with that cache, pi's staying on the host's disk.
 // PI_SBX_BENCH_N scales the number of timed calls per case (default 1: 15 for small
 // calls); PI_SBX_BENCH_ONLY (a regexp) selects cases by name.
 func BenchmarkVsPi(b *testing.B) {
@@ -59,9 +62,10 @@ func BenchmarkVsPi(b *testing.B) {
 		// The copy's dirty pages would otherwise be written back during the first
 		// cases (it made the first full scan look 2.5x slower than when run last).
 		syscall.Sync()
-		cs := rawServe(b, w, tree)
+		cs := benchServe(b, w, tree)
 		pi := startPiBench(b)
 		var rows [][]string
+		groups := map[string][]float64{}
 		only := regexp.MustCompile(os.Getenv("PI_SBX_BENCH_ONLY"))
 		for _, c := range vsPiCases(fixtures, scale) {
 			if !only.MatchString(c.name) {
@@ -84,10 +88,68 @@ func BenchmarkVsPi(b *testing.B) {
 				}
 			}
 			ours, ref := median(oursRounds), median(refRounds)
-			rows = append(rows, []string{c.name, ms(ours), ms(ref), refName, fmt.Sprintf("%.2f", float64(ours)/float64(ref))})
+			ratio := float64(ours) / float64(ref)
+			rows = append(rows, []string{c.name, ms(ours), ms(ref), refName, fmt.Sprintf("%.2f", ratio)})
+			groups[benchGroup(c.tool)] = append(groups[benchGroup(c.tool)], ratio)
 		}
 		printTable(os.Stdout, []string{"call", "serve ms", "ref ms", "ref", "ratio"}, rows)
+		fmt.Printf("workspace: %s\n", benchShareName())
+		for _, g := range []string{"grep/find/ls/read", "write/edit", "bash"} {
+			if r := groups[g]; len(r) > 0 {
+				fmt.Printf("%-17s geomean %.2f, max %.2f (%d cases)\n", g, geomean(r), slices.Max(r), len(r))
+			}
+		}
 	}
+}
+
+// benchServe starts serve on tree, the sandbox's workspace reaching it over sbxsim's
+// virtiofs-shaped FUSE share when PI_SBX_BENCH_SHARE names its cache (none, auto,
+// always; SBXSIM_SHARE_LATENCY passes through), else over the plain bind mount. pi's
+// side always reads the host's own file system: the pairing a Mac user lives with.
+func benchServe(b *testing.B, w *world, tree string) *agentlink.Client {
+	cache := os.Getenv("PI_SBX_BENCH_SHARE")
+	if cache == "" {
+		return rawServe(b, w, tree)
+	}
+	var extra []string
+	if l := os.Getenv("SBXSIM_SHARE_LATENCY"); l != "" {
+		extra = append(extra, "SBXSIM_SHARE_LATENCY="+l)
+	}
+	p := w.startServe(b, tree, []string{"--cwd", tree}, shareEnv(cache, extra...)...)
+	c, err := agentlink.Dial(context.Background(), p.stdout, p.stdin, p.stdin, agentlink.ClientOptions{Name: "bench", MaxLine: 64 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+func benchShareName() string {
+	if c := os.Getenv("PI_SBX_BENCH_SHARE"); c != "" {
+		return "FUSE share, cache " + c
+	}
+	return "bind mount"
+}
+
+// benchGroup is the goal a tool's ratios are held to: the reading tools (grep, find,
+// ls, read) at most pi's time, the writing ones (write, edit) a little more.
+func benchGroup(tool string) string {
+	switch tool {
+	case "grep", "find", "ls", "read":
+		return "grep/find/ls/read"
+	case "write", "edit":
+		return "write/edit"
+	}
+	return tool
+}
+
+// geomean is the geometric mean of ratios.
+func geomean(ratios []float64) float64 {
+	sum := 0.0
+	for _, r := range ratios {
+		sum += math.Log(r)
+	}
+	return math.Exp(sum / float64(len(ratios)))
 }
 
 func vsPiCases(f benchFixtures, scale int) []benchCase {
