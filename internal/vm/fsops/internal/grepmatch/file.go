@@ -161,9 +161,8 @@ func loadFile(ctx context.Context, dir *fileio.Dir, name, path string, buf []byt
 	}
 	defer syscall.Close(fd)
 	size := -1
-	var st syscall.Stat_t
-	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size < 1<<40 {
-		size = int(st.Size)
+	if sz, regular := fileio.FdSize(fd); regular && sz < 1<<40 {
+		size = int(sz)
 	}
 	if size >= MmapThreshold {
 		if m, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
