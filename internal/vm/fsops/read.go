@@ -38,32 +38,22 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 	if ctx.Err() != nil {
 		return result.Result{}, fileio.ErrAborted
 	}
-	abs, err := resolveReadPath(a.Path, cwd)
-	if err != nil {
-		return result.Result{}, err
-	}
-	if err := pathNullBytes(abs); err != nil {
-		return result.Result{}, err
-	}
-	if err := fileio.Access(abs, fileio.AccessRead); err != nil {
-		return result.Result{}, fileio.NodeErr(err, "access", abs)
-	}
 	// pi opens the file twice, to sniff an image type and to read it; a regular file is
 	// opened once here, its first bytes sniffed and then read on as text (each open,
 	// read and close is a round trip over a shared workspace). Anything else (a FIFO,
 	// a device) is opened twice as pi does, since a second open is what pi reads.
-	f, err := fileio.OpenFresh(abs) // the host's file now, not a share's cached copy
+	f, abs, err := openToRead(a.Path, cwd)
 	if err != nil {
-		return result.Result{}, fileio.NodeErr(err, "open", abs)
+		return result.Result{}, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+	if size, typ, err := fileio.StatFile(f); err == nil && typ.IsRegular() {
 		mime, head, err := image.DetectMimeType(f)
 		if err != nil {
 			return result.Result{}, err
 		}
 		if mime == "" {
-			return readText(ctx, abs, a, &openedFile{f: f, head: head, size: st.Size()})
+			return readText(ctx, abs, a, &openedFile{f: f, head: head, size: size})
 		}
 	}
 	f.Close()
@@ -79,6 +69,34 @@ func Read(ctx context.Context, cwd string, a ReadArgs) (result.Result, error) {
 		return image.Read(ctx, data, mime)
 	}
 	return readText(ctx, abs, a, nil)
+}
+
+// openToRead resolves p as pi does (a macOS spelling of a path that does not exist),
+// checks it as pi does (access R_OK, then open) and opens it. A path that opens at once
+// exists, so pi would resolve it to itself and access would grant it: the checks run
+// only when that first open fails, which saves two path resolutions per read (over a
+// share with its cache off, a lookup and a getattr per component each).
+func openToRead(p, cwd string) (*os.File, string, error) {
+	if abs, err := ResolveToCwd(p, cwd); err == nil && strings.IndexByte(abs, 0) < 0 {
+		if f, err := fileio.OpenFresh(abs); err == nil { // the host's file now, not a share's cached copy
+			return f, abs, nil
+		}
+	}
+	abs, err := resolveReadPath(p, cwd)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := pathNullBytes(abs); err != nil {
+		return nil, "", err
+	}
+	if err := fileio.Access(abs, fileio.AccessRead); err != nil {
+		return nil, "", fileio.NodeErr(err, "access", abs)
+	}
+	f, err := fileio.OpenFresh(abs)
+	if err != nil {
+		return nil, "", fileio.NodeErr(err, "open", abs)
+	}
+	return f, abs, nil
 }
 
 // headReader reads head, then r, filling each buffer as one read of the whole file
@@ -187,8 +205,8 @@ func selectFileLines(ctx context.Context, abs string, startLine float64, a ReadA
 			return lineSelection{}, fileio.NodeErr(err, "open", abs)
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			size = st.Size()
+		if sz, typ, err := fileio.StatFile(f); err == nil && typ.IsRegular() {
+			size = sz
 		}
 		first = f
 	}

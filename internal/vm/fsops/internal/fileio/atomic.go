@@ -275,7 +275,11 @@ func writeInPlace(abs string, size int, write func(io.Writer) error) error {
 	if err != nil {
 		return NodeErr(err, "open", abs)
 	}
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && int64(size) > st.Size() {
+	// The attributes the kernel holds (StatFile), not asked of the host again: over a
+	// share with its cache off each fstat is a round trip, and a stale size here only
+	// misjudges the room to reserve. The length to cut below is asked of the host (a
+	// write invalidates the cached size): the host's editor may have grown the file.
+	if oldSize, typ, err := StatFile(f); err == nil && typ.IsRegular() && int64(size) > oldSize {
 		if err := reserve(f, int64(size)); isNoSpace(err) {
 			f.Close()
 			return NodeErr(err, "write", "")

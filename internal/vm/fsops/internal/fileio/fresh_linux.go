@@ -3,7 +3,7 @@
 package fileio
 
 import (
-	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -17,25 +17,56 @@ const fuseSuperMagic = 0x65735546
 // FUSE file system: a Mac's sbx) may be cached by the guest: attributes and directory
 // entries for the cache's timeout, file pages across opens. A file the user's editor
 // changed on the host can then read stale, and an edit of stale content written back
-// would silently revert the user's change. On FUSE the file is therefore opened with
+// would silently revert the user's change. On FUSE the file is therefore switched to
 // O_DIRECT (reads go to the host, not the page cache) and its attributes are fetched
 // from the host (statx AT_STATX_FORCE_SYNC), so its size is the host's too. Elsewhere
 // (a local disk, a bind mount) there is no such cache and nothing changes.
+//
+// The file system is asked about the open file (fstatfs) and O_DIRECT set on it
+// (fcntl), not by path: over a share with its cache off each path resolution costs a
+// lookup and a getattr per component, round trips that one open already paid.
 func OpenFresh(abs string) (*os.File, error) {
-	var fs unix.Statfs_t
-	if unix.Statfs(abs, &fs) != nil || fs.Type != fuseSuperMagic {
-		return os.Open(abs)
-	}
-	f, err := os.OpenFile(abs, os.O_RDONLY|unix.O_DIRECT, 0)
-	if errors.Is(err, unix.EINVAL) {
-		// A FUSE server that refuses direct I/O: the fresh attributes still bound
-		// the staleness to what the page cache holds.
-		f, err = os.Open(abs)
-	}
+	f, err := os.Open(abs)
 	if err != nil {
 		return nil, err
 	}
-	var stx unix.Statx_t
-	_ = unix.Statx(int(f.Fd()), "", unix.AT_EMPTY_PATH|unix.AT_STATX_FORCE_SYNC, unix.STATX_BASIC_STATS, &stx)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return f, nil
+	}
+	_ = rc.Control(func(fd uintptr) {
+		var fs unix.Statfs_t
+		if unix.Fstatfs(int(fd), &fs) != nil || fs.Type != fuseSuperMagic {
+			return
+		}
+		// A file system without direct I/O refuses the flag (EINVAL): the fresh
+		// attributes still bound the staleness to what the page cache holds.
+		if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err == nil {
+			_, _ = unix.FcntlInt(fd, unix.F_SETFL, fl|unix.O_DIRECT)
+		}
+		var stx unix.Statx_t
+		_ = unix.Statx(int(fd), "", unix.AT_EMPTY_PATH|unix.AT_STATX_FORCE_SYNC, unix.STATX_BASIC_STATS, &stx)
+	})
 	return f, nil
+}
+
+// StatFile is the size and type of an open file from the attributes the kernel holds
+// (statx AT_STATX_DONT_SYNC): right after OpenFresh they are the host's, and over a
+// share with its cache off fstat would ask the host for them again.
+func StatFile(f *os.File) (size int64, typ fs.FileMode, err error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	var stx unix.Statx_t
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.Statx(int(fd), "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_SIZE, &stx)
+	}); err != nil {
+		return 0, 0, err
+	}
+	if serr != nil {
+		return 0, 0, &os.PathError{Op: "statx", Path: f.Name(), Err: serr}
+	}
+	return int64(stx.Size), statType(uint32(stx.Mode)), nil
 }

@@ -136,14 +136,14 @@ func ReadFile(abs string) ([]byte, error) {
 	var size int64
 	var r io.Reader = f
 	capped := false
-	if st, err := f.Stat(); err == nil {
+	if sz, typ, err := StatFile(f); err == nil {
 		switch {
-		case st.Mode().IsRegular():
-			if st.Size() > MaxReadFileSize {
-				return nil, FileTooLarge(st.Size())
+		case typ.IsRegular():
+			if sz > MaxReadFileSize {
+				return nil, FileTooLarge(sz)
 			}
-			size = st.Size()
-		case !st.IsDir(): // a directory fails its first read with EISDIR, as in Node
+			size = sz
+		case !typ.IsDir(): // a directory fails its first read with EISDIR, as in Node
 			// Room for all it may read at once; untouched memory costs nothing.
 			r, capped, size = io.LimitReader(f, StreamCap+1), true, StreamCap+1
 		}
