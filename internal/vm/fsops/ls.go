@@ -8,7 +8,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/vm/fsops/internal/collation"
 	"github.com/pi-sbx/pi-sbx-backend/internal/vm/fsops/internal/fileio"
@@ -49,19 +52,12 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 		return result.Result{}, err
 	}
 	limit := effectiveLimit(a.Limit, lsDefaultLimit)
-	st, err := os.Stat(dir)
+	f, err := openLsDir(dir)
 	if err != nil {
-		return result.Result{}, newError("Path not found: " + dir)
+		return result.Result{}, err
 	}
-	if !st.IsDir() {
-		return result.Result{}, newError("Not a directory: " + dir)
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return result.Result{}, newError("Cannot read directory: " + fileio.NodeErr(err, "scandir", dir).Error())
-	}
+	defer f.Close()
 	des, err := f.ReadDir(-1)
-	f.Close()
 	if err != nil {
 		return result.Result{}, newError("Cannot read directory: " + fileio.NodeErr(err, "scandir", dir).Error())
 	}
@@ -73,7 +69,16 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 	}
 	sortLikeJS(names)
 
-	stater := lsStatter{dir: dir, stat: os.Stat}
+	// Entries are stat'ed in the open directory: by path, each stat would resolve the
+	// directory again, a lookup and a getattr per component over a share.
+	dirFd := int(f.Fd())
+	stater := lsStatter{dir: dir, stat: func(p string) (fs.FileInfo, error) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirFd, filepath.Base(p), &st, 0); err != nil {
+			return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
+		}
+		return lsStatInfo{name: filepath.Base(p), dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
+	}}
 	var out []string
 	limitReached := false
 	for _, name := range names {
@@ -118,6 +123,47 @@ func Ls(ctx context.Context, cwd string, a LsArgs) (result.Result, error) {
 	}
 	return withNotices(text, notices, d), nil
 }
+
+// openLsDir opens dir for ls with pi's errors: "Path not found" when stat fails, "Not a
+// directory", "Cannot read directory" when it cannot be opened. It opens first and asks
+// the rest only when that fails: a directory that opens needs no stat of its own (one
+// path resolution instead of two, each a lookup and a getattr per component over a
+// share with its cache off).
+func openLsDir(dir string) (*os.File, error) {
+	if f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0); err == nil {
+		return f, nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, newError("Path not found: " + dir)
+	}
+	if !st.IsDir() {
+		return nil, newError("Not a directory: " + dir)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, newError("Cannot read directory: " + fileio.NodeErr(err, "scandir", dir).Error())
+	}
+	return f, nil
+}
+
+// lsStatInfo is what ls needs of a stat: whether the entry is a directory.
+type lsStatInfo struct {
+	name string
+	dir  bool
+}
+
+func (i lsStatInfo) Name() string { return i.name }
+func (i lsStatInfo) Size() int64  { return 0 }
+func (i lsStatInfo) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir
+	}
+	return 0
+}
+func (i lsStatInfo) ModTime() time.Time { return time.Time{} }
+func (i lsStatInfo) IsDir() bool        { return i.dir }
+func (i lsStatInfo) Sys() any           { return nil }
 
 // lsStatter answers, for each entry of one directory, what pi's statSync of it says:
 // whether it is a directory, and whether the stat succeeds at all. Over a shared
