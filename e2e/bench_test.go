@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/testsim"
 	"github.com/pi-sbx/pi-sbx-backend/internal/vm/vmagent"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
@@ -109,13 +110,10 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 
 // benchWorld is a world for a benchmark (newWorld wants a *testing.T for its checks).
 func benchWorld(b *testing.B) *world {
-	w := &world{t: b, state: b.TempDir(), ws: b.TempDir(), decoy: "/nonexistent/decoy.sock"}
+	// testsim removes the sandboxes at the end (the world's sandbox listing needs it too).
+	sims := testsim.New(b, simBin, false)
+	w := &world{t: b, sims: sims, state: sims.State, ws: b.TempDir(), decoy: "/nonexistent/decoy.sock"}
 	writeFixture(b, w.ws)
-	b.Cleanup(func() {
-		for _, s := range w.sandboxes() {
-			w.sim("rm", "-f", s)
-		}
-	})
 	return w
 }
 
