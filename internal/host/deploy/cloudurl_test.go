@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	neturl "net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,5 +22,39 @@ func TestCloudPortIsShownPublic(t *testing.T) {
 	} {
 		m.URL = tc.url
 		assert.Equal(t, tc.want, url(m), "%q", tc.url)
+	}
+}
+
+// TestCurlReachesOnlyPublishedPublicURLs: docker_curl's https target must be, by scheme,
+// host and port, a public URL sbx gave for one of the sandbox's ports; it dials that
+// host and port and nothing else.
+func TestCurlReachesOnlyPublishedPublicURLs(t *testing.T) {
+	list := []sbx.Published{
+		{HostIP: "127.0.0.1", HostPort: 44457, SandboxPort: 8080, Protocol: "tcp4", URL: "https://P-8080.box.sandboxes.example"},
+		{HostIP: "127.0.0.1", HostPort: 44458, SandboxPort: 9090, Protocol: "tcp4", URL: "https://127.0.0.1:44458"},
+		{HostIP: "127.0.0.1", HostPort: 44459, SandboxPort: 7070, Protocol: "tcp4"},
+		{HostIP: "127.0.0.1", HostPort: 44460, SandboxPort: 6060, Protocol: "tcp4", URL: "https://evil.example\n"},
+	}
+	for _, tc := range []struct {
+		url, addr string
+	}{
+		{"https://p-8080.box.sandboxes.example/", "p-8080.box.sandboxes.example:443"},
+		{"https://p-8080.box.sandboxes.example:443/api?q=1", "p-8080.box.sandboxes.example:443"},
+		{"https://127.0.0.1:44458/index.html", "127.0.0.1:44458"},
+		{"https://127.0.0.1:44459/", ""},                   // published, but with no public URL
+		{"https://127.0.0.1:44457/", ""},                   // another port of the same host
+		{"https://p-8080.box.sandboxes.example:8443/", ""}, // another port
+		{"https://p-9090.box.sandboxes.example/", ""},      // another host
+		{"http://p-8080.box.sandboxes.example/", ""},       // another scheme
+		{"https://evil.example/", ""},                      // a URL that is not shown is not reached
+		{"https://box.sandboxes.example.attacker.example/", ""},
+	} {
+		u, err := neturl.Parse(tc.url)
+		if !assert.NoError(t, err, tc.url) {
+			continue
+		}
+		addr, ok := matchPublic(u, list)
+		assert.Equal(t, tc.addr != "", ok, tc.url)
+		assert.Equal(t, tc.addr, addr, tc.url)
 	}
 }

@@ -36,57 +36,142 @@ type curlArgs struct {
 	Body       *string  `json:"body"`
 }
 
-// curlTarget checks a docker_curl URL and returns the address to dial. The host must be
-// loopback and the port one that this sandbox published on it, per `sbx ports` asked now;
-// otherwise nothing is dialled.
-func (d *Deployer) curlTarget(ctx context.Context, raw string) (*neturl.URL, string, error) {
+// curlDest is what docker_curl may reach: the URL, the one address it dials, and
+// whether the URL is a cloud sandbox's public one.
+type curlDest struct {
+	url    *neturl.URL
+	addr   string
+	public bool
+}
+
+// curlTarget checks a docker_curl URL and returns where to send it. An http URL's host
+// must be loopback and its port one that this sandbox published on it; an https URL must
+// be, exactly, a public URL that sbx gave for one of this (cloud) sandbox's ports. Both
+// per `sbx ports` asked now; otherwise nothing is dialled.
+func (d *Deployer) curlTarget(ctx context.Context, raw string) (curlDest, error) {
 	if err := noControl("url", raw); err != nil {
-		return nil, "", err
+		return curlDest{}, err
 	}
 	u, err := neturl.Parse(raw)
 	if err != nil {
-		return nil, "", refuse("url %q: %v", raw, err)
-	}
-	if u.Scheme != "http" {
-		return nil, "", refuse("url %q: only http:// to this sandbox's published ports", raw)
+		return curlDest{}, refuse("url %q: %v", raw, err)
 	}
 	if u.User != nil {
-		return nil, "", refuse("url %q: no credentials in URLs", raw)
+		return curlDest{}, refuse("url %q: no credentials in URLs", raw)
 	}
+	switch {
+	case u.Scheme == "https" && d.Sbx.Cloud:
+		return d.publicTarget(ctx, u)
+	case u.Scheme == "http":
+		return d.loopbackTarget(ctx, u)
+	case u.Scheme == "https":
+		return curlDest{}, refuse("url %q: https only to a cloud sandbox's public URL; this sandbox is local: http:// to its published ports", raw)
+	}
+	return curlDest{}, refuse("url %q: only http:// to this sandbox's published ports (or, in a cloud sandbox, their public https:// URLs)", raw)
+}
+
+// loopbackTarget checks an http URL: a loopback host and a port this sandbox published.
+func (d *Deployer) loopbackTarget(ctx context.Context, u *neturl.URL) (curlDest, error) {
 	ip, ok := loopbackHosts[strings.ToLower(u.Hostname())]
 	if !ok {
-		return nil, "", refuse("host %q: docker_curl only reaches 127.0.0.1, localhost or ::1", u.Hostname())
+		return curlDest{}, refuse("host %q: docker_curl only reaches 127.0.0.1, localhost or ::1", u.Hostname())
 	}
 	port := 80
 	if p := u.Port(); p != "" {
+		var err error
 		if port, err = portNumber(p); err != nil {
-			return nil, "", refuse("url %q: %v", raw, err)
+			return curlDest{}, refuse("url %q: %v", u, err)
 		}
 	}
-	name, err := d.sandbox(ctx)
+	list, err := d.publishedNow(ctx)
 	if err != nil {
-		return nil, "", err
-	}
-	list, err := d.Sbx.ListPorts(ctx, name)
-	if err != nil {
-		return nil, "", fmt.Errorf("asking sbx which ports the sandbox published: %w", err)
+		return curlDest{}, err
 	}
 	var published []string
 	for _, m := range list {
-		if !strings.HasPrefix(m.Protocol, "tcp") || !m.Loopback() {
+		// A port with a public URL is served there (over TLS), not at its loopback port.
+		if !strings.HasPrefix(m.Protocol, "tcp") || !m.Loopback() || m.URL != "" {
 			continue
 		}
 		published = append(published, strconv.Itoa(m.HostPort))
 		if m.HostPort == port && (m.HostIP == ip || m.Protocol == "tcp") { // tcp: both loopbacks
-			return u, net.JoinHostPort(ip, strconv.Itoa(port)), nil
+			return curlDest{url: u, addr: net.JoinHostPort(ip, strconv.Itoa(port))}, nil
 		}
 	}
 	sort.Strings(published)
-	have := "none"
-	if len(published) > 0 {
-		have = strings.Join(published, ", ")
+	return curlDest{}, refuse("%s:%d is not a port this sandbox published (published: %s); nothing was sent", ip, port, listOrNone(published))
+}
+
+// publicTarget checks an https URL against the public URLs sbx reported for this
+// sandbox's ports: the same scheme, host and port, or nothing is sent. docker_curl is
+// not a general fetcher; only what the session itself published is reached.
+func (d *Deployer) publicTarget(ctx context.Context, u *neturl.URL) (curlDest, error) {
+	list, err := d.publishedNow(ctx)
+	if err != nil {
+		return curlDest{}, err
 	}
-	return nil, "", refuse("%s:%d is not a port this sandbox published (published: %s); nothing was sent", ip, port, have)
+	addr, ok := matchPublic(u, list)
+	if !ok {
+		var published []string
+		for _, m := range list {
+			if publicURL(m.URL) {
+				published = append(published, m.URL)
+			}
+		}
+		sort.Strings(published)
+		return curlDest{}, refuse("%s is not a public URL of a port this sandbox published (published: %s); nothing was sent", origin(u), listOrNone(published))
+	}
+	return curlDest{url: u, addr: addr, public: true}, nil
+}
+
+// matchPublic finds u's origin among the mappings' public URLs and returns the address
+// to dial (host:port, the host as sbx named it).
+func matchPublic(u *neturl.URL, list []sbx.Published) (string, bool) {
+	want := origin(u)
+	for _, m := range list {
+		if !publicURL(m.URL) {
+			continue
+		}
+		p, err := neturl.Parse(m.URL)
+		if err == nil && origin(p) == want {
+			return hostPort(p), true
+		}
+	}
+	return "", false
+}
+
+// origin is a URL's scheme, host (lower case) and port (the scheme's default when none).
+func origin(u *neturl.URL) string {
+	return strings.ToLower(u.Scheme) + "://" + hostPort(u)
+}
+
+func hostPort(u *neturl.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[strings.ToLower(u.Scheme)]
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// listOrNone lists what a refusal says was published.
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
+// publishedNow asks sbx which ports this session's sandbox publishes.
+func (d *Deployer) publishedNow(ctx context.Context) ([]sbx.Published, error) {
+	name, err := d.sandbox(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := d.Sbx.ListPorts(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("asking sbx which ports the sandbox published: %w", err)
+	}
+	return list, nil
 }
 
 func (d *Deployer) curl(ctx context.Context, raw json.RawMessage) (string, error) {
@@ -115,10 +200,11 @@ func (d *Deployer) curl(ctx context.Context, raw json.RawMessage) (string, error
 		}
 		body = strings.NewReader(*a.Body)
 	}
-	u, addr, err := d.curlTarget(ctx, a.URL)
+	target, err := d.curlTarget(ctx, a.URL)
 	if err != nil {
 		return "", err
 	}
+	u, addr := target.url, target.addr
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
@@ -133,6 +219,8 @@ func (d *Deployer) curl(ctx context.Context, raw json.RawMessage) (string, error
 				return dl.DialContext(ctx, "tcp", addr) // only the checked address
 			},
 			DisableKeepAlives: true,
+			// TLSClientConfig nil: the system's roots verify a public URL's certificate,
+			// for the host the URL names; there is no way to skip the check.
 		},
 		// A redirect is reported, not followed: its target was not checked.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -147,6 +235,9 @@ func (d *Deployer) curl(ctx context.Context, raw json.RawMessage) (string, error
 		return "", fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
 	var b strings.Builder
+	if target.public {
+		fmt.Fprintf(&b, "PUBLIC URL: %s is reachable by anyone who has it; the Docker login does not protect it\n", origin(u))
+	}
 	fmt.Fprintf(&b, "HTTP %s\n", resp.Status)
 	keys := make([]string, 0, len(resp.Header))
 	for k := range resp.Header {

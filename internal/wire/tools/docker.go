@@ -76,7 +76,7 @@ func Docker() []*Tool {
 		{Name: "docker_stop", Description: "Stop a container (10 s grace) and unpublish its host ports.", Schema: Object([]string{"id"}, id)},
 		{Name: "docker_start", Description: "Start a stopped container and publish its ports again.", Schema: Object([]string{"id"}, id)},
 		{Name: "docker_rm", Description: "Remove a container (forced, with its anonymous volumes) and unpublish its host ports.", Schema: Object([]string{"id"}, id)},
-		{Name: "docker_curl", Description: "HTTP request from the host to a port this sandbox published (only 127.0.0.1, localhost or ::1, and only published ports). Methods GET POST PUT DELETE HEAD PATCH OPTIONS; body up to 1 MiB; the response is capped.", Schema: Object([]string{"url"}, map[string]*jsonschema.Schema{
+		{Name: "docker_curl", Description: "HTTP request from the host to a port this sandbox published (only 127.0.0.1, localhost or ::1, and only published ports; in a cloud sandbox, only a published port's public https URL, as docker_ps shows it). Methods GET POST PUT DELETE HEAD PATCH OPTIONS; body up to 1 MiB; the response is capped.", Schema: Object([]string{"url"}, map[string]*jsonschema.Schema{
 			"url":        String("URL, e.g. http://127.0.0.1:8080/"),
 			"timeoutSec": Number("Timeout in seconds (default: 10)"),
 			"method":     enum("HTTP method (default: GET)", "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS"),

@@ -1,0 +1,84 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var publicURLRE = regexp.MustCompile(`https://127\.0\.0\.1:([0-9]+) \(PUBLIC`)
+
+// TestCloudCurlReachesThePublicURL: in a cloud session (sbxsim --cloud with its dockerd)
+// a container's published port is a public https URL; docker_ps shows it marked
+// PUBLIC, docker_curl gets the page over TLS verified with the system's roots (here
+// the sim's test CA, by SSL_CERT_FILE) and says the URL is public, and refuses by name
+// a URL of another port or host, and the port's loopback http address.
+func TestCloudCurlReachesThePublicURL(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	ca := filepath.Join(t.TempDir(), "cloud-ca.pem")
+	env := cloudEnv(state, "SBXSIM_DOCKER=1", "SBXSIM_CLOUD_CA="+ca, "SSL_CERT_FILE="+ca)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "DOCKER_SANDBOX_ENV_ALLOWLIST=") {
+			env[i] = kv + ",SBXSIM_CLOUD_CA" // serve scrubs sbx's environment
+		}
+	}
+	cs, _, stderr := w.serve(nil, nil, env...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", stderr.String())
+		}
+	})
+
+	out := tool(t, cs, "docker_run", map[string]any{"image": "busybox:latest", "name": "web", "ports": []string{"8080"},
+		"command": []string{"sh", "-c", "echo served-in-the-cloud > /tmp/index.html && exec httpd -f -p 8080 -h /tmp"}}, false)
+	m := publicURLRE.FindStringSubmatch(out)
+	require.NotNil(t, m, "docker_run names the public URL:\n%s", out)
+	public := "https://127.0.0.1:" + m[1]
+	_, err := os.Stat(ca)
+	require.NoError(t, err, "the sim made its test CA at SBXSIM_CLOUD_CA")
+
+	ps := tool(t, cs, "docker_ps", map[string]any{}, false)
+	assert.Contains(t, ps, public+" (PUBLIC: anyone with this URL reaches the port")
+
+	got := curlWhenUp(t, cs, public+"/index.html")
+	assert.Contains(t, got, "HTTP 200")
+	assert.Contains(t, got, "served-in-the-cloud")
+	assert.Contains(t, got, "PUBLIC URL: "+public+" is reachable by anyone who has it")
+
+	for _, refused := range []string{
+		"https://127.0.0.1:1/",            // another port
+		"https://localhost:" + m[1] + "/", // another host, the same port
+		"https://example.com/",            // not a general fetcher
+	} {
+		out := tool(t, cs, "docker_curl", map[string]any{"url": refused}, true)
+		assert.Contains(t, out, "is not a public URL of a port this sandbox published (published: "+public+")", refused)
+	}
+	out = tool(t, cs, "docker_curl", map[string]any{"url": "http://127.0.0.1:" + m[1] + "/"}, true)
+	assert.Contains(t, out, "is not a port this sandbox published", "the public port is not reached as a loopback one")
+}
+
+// curlWhenUp calls docker_curl until the freshly started httpd answers (as eventually
+// does for a host client) and returns the reply.
+func curlWhenUp(t *testing.T, cs *mcp.ClientSession, u string) string {
+	t.Helper()
+	args := `{"url":"` + u + `","timeoutSec":5}`
+	var res *mcp.CallToolResult
+	for i := 0; i < 50; i++ {
+		if res = call(t, cs, "docker_curl", args); !res.IsError {
+			return text(res)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("docker_curl %s never answered: %s", u, text(res))
+	return ""
+}
