@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
 // These tests run serve against sbxsim's egress proxy and network policy as sbx 0.55 has
@@ -75,7 +78,7 @@ func testHosts(t *testing.T, names ...string) (port, resolve string) {
 // call through with nothing appended.
 func TestDeniedHostIsNamedAndAllowed(t *testing.T) {
 	w := newWorld(t)
-	port, resolve := testHosts(t, "ok.test", "no.test")
+	port, resolve := testHosts(t, "ok.test", "no.test", "far.test")
 	for _, argv := range [][]string{{"policy", "init", "deny-all"}, {"policy", "allow", "network", "ok.test"}} {
 		out, code := w.sim(argv...)
 		require.Zero(t, code, "sbx %v: %s", argv, out)
@@ -93,6 +96,13 @@ func TestDeniedHostIsNamedAndAllowed(t *testing.T) {
 	assert.NotContains(t, denied, "hello from", "the denied host was reached")
 	assert.True(t, strings.HasSuffix(strings.TrimSpace(denied), denial), "the denied host's result:\n%s\nwant it to end with:\n%s", denied, denial)
 	assert.Equal(t, 1, strings.Count(denied, "[sandbox network]"), denied)
+
+	// A `!` command (pi's, through serve's pty method) is explained the same way.
+	bang, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.PtyExecName, Arguments: map[string]any{
+		"command": "curl -sS -m 10 http://far.test:" + port + "/", "cols": 80, "rows": 24}})
+	require.NoError(t, err)
+	assert.Contains(t, text(bang), "[sandbox network] denied: far.test:"+port+" (preset deny-all); allow with: pi-sbx-backend allow far.test",
+		"the ! command's result")
 
 	allow := exec.Command(backendBin, "allow", "no.test")
 	allow.Dir, allow.Env = w.ws, w.env(netEnv()...)
