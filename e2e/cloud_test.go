@@ -175,3 +175,47 @@ func TestCloudTimeoutStopsAndWorkLands(t *testing.T) {
 	assert.Empty(t, w.cloudSandboxes(), "discard removes the cloud sandbox")
 	assert.Equal(t, []string{"kept.txt"}, diffSums(before, treeSums(t, w.ws)), "and touches nothing of the host's")
 }
+
+// cloudExpiry is when a cloud sandbox stops unless extended, as `sbx --cloud ls --json`
+// says it.
+func (w *world) cloudExpiry(t *testing.T, name string) time.Time {
+	out := w.sims.Must("--cloud", "ls", "--json")
+	var ls struct {
+		Sandboxes []struct {
+			Name      string
+			ExpiresAt time.Time `json:"expires_at"`
+		} `json:"sandboxes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &ls), out)
+	for _, sb := range ls.Sandboxes {
+		if sb.Name == name {
+			require.False(t, sb.ExpiresAt.IsZero(), out)
+			return sb.ExpiresAt
+		}
+	}
+	t.Fatalf("no cloud sandbox %s:\n%s", name, out)
+	return time.Time{}
+}
+
+// TestCloudTTLFollowsTheSession: while the session is open, serve extends its cloud
+// sandbox's time to live (every PI_SBX_CLOUD_EXTEND, here 1 s, by a minute: sbx's
+// smallest step); once the session has ended — the sandbox kept for work not landed —
+// nothing extends it, so it stops within its time to live.
+func TestCloudTTLFollowsTheSession(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	cs, cmd, stderr := w.serve(nil, nil, cloudEnv(state, "PI_SBX_CLOUD_EXTEND=1s")...)
+	res := call(t, cs, "write", `{"path":"unlanded.txt","content":"keeps the sandbox\n"}`)
+	require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+	names := w.cloudSandboxes()
+	require.Len(t, names, 1)
+	created := w.cloudExpiry(t, names[0])
+	require.Eventually(t, func() bool { return w.cloudExpiry(t, names[0]).Sub(created) >= 2*time.Minute }, time.Minute, 200*time.Millisecond,
+		"the session extends the time to live (created to stop at %s)\n%s", created, stderr)
+
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+	require.Contains(t, stderr.String(), "keeping sandbox "+names[0], "unlanded.txt keeps it")
+	ended := w.cloudExpiry(t, names[0])
+	time.Sleep(3 * time.Second) // three of the session's intervals
+	assert.Equal(t, ended, w.cloudExpiry(t, names[0]), "extended after the session ended")
+}

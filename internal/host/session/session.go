@@ -79,7 +79,7 @@ func Open(o Options) (*Session, error) {
 	so := sbx.SessionOptions{
 		Name: st.Sandbox, Pinned: st.Pinned(), Workspace: ws, Teardown: st.Teardown, Progress: o.Progress,
 		Owner: o.Pid, Home: st.Home, Mode: st.Mode, Force: st.TeardownForce, Resources: st.Resources,
-		KeepAlive: o.KeepAlive, Role: o.Role, Cloud: sbx.CloudOpts{Size: st.CloudSize},
+		KeepAlive: o.KeepAlive, Role: o.Role, Cloud: sbx.CloudOpts{Size: st.CloudSize}, TTLEvery: st.CloudExtend,
 	}
 	if !so.Pinned {
 		name, err := sbx.SessionName(o.Pid, nil)

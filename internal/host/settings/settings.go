@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
@@ -66,6 +67,9 @@ type Settings struct {
 	Cloud bool
 	// CloudSize is a cloud sandbox's size (PI_SBX_CLOUD_SIZE); "" is sbx's default.
 	CloudSize string
+	// CloudExtend is how often a cloud session extends its sandbox's time to live
+	// (PI_SBX_CLOUD_EXTEND); 0 is sbx.DefaultTTLEvery.
+	CloudExtend time.Duration
 	// Home is the host user's home directory (HOME).
 	Home string
 	// StateHome is XDG_STATE_HOME when absolute, else HOME/.local/state, else "".
@@ -193,6 +197,9 @@ func (s *Settings) validateCloud(mode, alias string) error {
 	if !s.Cloud {
 		if s.CloudSize != "" {
 			return errorf("PI_SBX_CLOUD_SIZE=%s without PI_SBX_CLOUD=1: set both, or neither", s.CloudSize)
+		}
+		if s.CloudExtend != 0 {
+			return errorf("PI_SBX_CLOUD_EXTEND=%s without PI_SBX_CLOUD=1: set both, or neither", s.CloudExtend)
 		}
 		return nil
 	}

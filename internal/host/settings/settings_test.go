@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,9 +102,10 @@ func TestParse(t *testing.T) {
 			assert.False(t, reused)
 			assert.Equal(t, "mine", p.Sandbox)
 		}},
-		{"cloud is review mode", []string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SIZE= Large"}, func(t *testing.T, s Settings) {
+		{"cloud is review mode", []string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SIZE= Large", "PI_SBX_CLOUD_EXTEND=90s"}, func(t *testing.T, s Settings) {
 			assert.True(t, s.Cloud)
 			assert.Equal(t, "large", s.CloudSize)
+			assert.Equal(t, 90*time.Second, s.CloudExtend)
 			assert.Equal(t, sbx.ModeReview, s.Mode)
 		}},
 		{"cloud with review asked for", []string{"PI_SBX_CLOUD=yes", "DOCKER_SANDBOX_WORKSPACE_MODE=review"}, func(t *testing.T, s Settings) {
@@ -157,6 +159,9 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"PI_SBX_CLOUD=2"}, `PI_SBX_CLOUD="2": want 1 or 0`},
 		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SIZE=huge"}, `PI_SBX_CLOUD_SIZE="huge": want micro, small, medium, large or xl`},
 		{[]string{"PI_SBX_CLOUD_SIZE=xl"}, `PI_SBX_CLOUD_SIZE=xl without PI_SBX_CLOUD=1`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_EXTEND=soon"}, `PI_SBX_CLOUD_EXTEND="soon": want a positive duration`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_EXTEND=-5m"}, `PI_SBX_CLOUD_EXTEND="-5m": want a positive duration`},
+		{[]string{"PI_SBX_CLOUD_EXTEND=5m"}, `PI_SBX_CLOUD_EXTEND=5m0s without PI_SBX_CLOUD=1`},
 		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_WORKSPACE_MODE=rw"}, `review mode only`},
 		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_WORKSPACE_RO=1"}, `not DOCKER_SANDBOX_WORKSPACE_MODE=ro`},
 		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_CPUS=4"}, `PI_SBX_CLOUD_SIZE`},

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"strings"
+	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
@@ -48,6 +49,18 @@ func enumVar(name string, field func(*Settings) *string, values ...string) func(
 			}
 		}
 		return errorf("%s=%q: want %s", name, v, orList(values))
+	}
+}
+
+// durationVar reads a positive Go duration (90s, 20m, 1h).
+func durationVar(name string, field func(*Settings) *time.Duration) func(*Settings, string) error {
+	return func(s *Settings, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errorf("%s=%q: want a positive duration such as 90s, 20m or 1h", name, v)
+		}
+		*field(s) = d
+		return nil
 	}
 }
 
@@ -134,6 +147,9 @@ var table = []Var{
 	{Name: "PI_SBX_CLOUD_SIZE", Type: orList(sbx.CloudSizes), Default: "sbx's (2 CPUs, 4 GiB)",
 		Meaning: "a cloud sandbox's size: micro 1 CPU/2 GB … xl 16 CPUs/32 GB (with PI_SBX_CLOUD)",
 		trim:    true, set: enumVar("PI_SBX_CLOUD_SIZE", func(s *Settings) *string { return &s.CloudSize }, sbx.CloudSizes...)},
+	{Name: "PI_SBX_CLOUD_EXTEND", Type: "duration", Default: "20m",
+		Meaning: "while a cloud session is open, how often its sandbox's time to live is extended, by as much (whole minutes, at least 1m; never past sbx's 24 h from creation)",
+		trim:    true, set: durationVar("PI_SBX_CLOUD_EXTEND", func(s *Settings) *time.Duration { return &s.CloudExtend })},
 	{Name: "HOME", Type: "path", Default: "",
 		Meaning: "the read-only mode's scratch primary and the state directory live under it",
 		set:     stringVar(func(s *Settings) *string { return &s.Home })},
