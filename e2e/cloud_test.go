@@ -219,3 +219,41 @@ func TestCloudTTLFollowsTheSession(t *testing.T) {
 	time.Sleep(3 * time.Second) // three of the session's intervals
 	assert.Equal(t, ended, w.cloudExpiry(t, names[0]), "extended after the session ended")
 }
+
+// TestCloudPiSessionEditsAndRunsTests: pi itself (print mode, its scripted model) with
+// PI_SBX_CLOUD=1 edits a file and runs the project's test in the cloud sandbox; the test
+// sees the edit there (the model reads what it printed), the host tree is unchanged when
+// pi has ended, and `land --all` brings exactly the work.
+func TestCloudPiSessionEditsAndRunsTests(t *testing.T) {
+	root, node := piEnv(t)
+	ext := filepath.Join(root, "extension")
+	w, state := reviewWorld(t, true)
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "test.sh"), []byte("grep -q 'hello from the cloud' README.md && echo TESTS-PASS || echo TESTS-FAIL\n"), 0o644))
+	before := treeSums(t, w.ws)
+	steps := `[[["edit",{"path":"README.md","edits":[{"oldText":"hello world","newText":"hello from the cloud"}]}]],` +
+		`[["bash",{"command":"(sh test.sh; hostname) > test-result.txt"}]],` +
+		`[["read",{"path":"test-result.txt"}]]]`
+	cmd := command(filepath.Join(ext, "node_modules/.bin/pi"),
+		w.env(cloudEnv(state, "HOME="+t.TempDir(), "PI_SBX_BACKEND="+backendBin, "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"),
+			"PI_FAUX_STEPS="+steps)...),
+		"-p", "--provider", "faux", "--model", "scripted", "-e", ext, "-e", filepath.Join(ext, "test/faux-provider.ts"), "go")
+	cmd.Dir = w.ws
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "%s", stderr.String())
+	names := w.cloudSandboxes()
+	require.Len(t, names, 1, "one cloud sandbox, kept for the work not landed\n%s", stderr.String())
+	assert.Empty(t, w.sandboxes(), "no local sandbox")
+	// The model read what the test printed, in the cloud sandbox (its hostname).
+	assert.Contains(t, stdout.String(), "read: TESTS-PASS/"+names[0]+"/", "what the model saw")
+	assert.Empty(t, diffSums(before, treeSums(t, w.ws)), "nothing reached the host")
+
+	land := command(backendBin, w.env(cloudEnv(state)...), "land", "--all")
+	land.Dir = w.ws
+	lout, err := land.CombinedOutput()
+	require.NoError(t, err, "%s", lout)
+	assert.Equal(t, []string{"README.md", "test-result.txt"}, diffSums(before, treeSums(t, w.ws)), "land brings exactly the work")
+	body, err := os.ReadFile(filepath.Join(w.ws, "README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "hello from the cloud")
+}
