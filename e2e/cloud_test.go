@@ -252,8 +252,44 @@ func TestCloudPiSessionEditsAndRunsTests(t *testing.T) {
 	land.Dir = w.ws
 	lout, err := land.CombinedOutput()
 	require.NoError(t, err, "%s", lout)
-	assert.Equal(t, []string{"README.md", "test-result.txt"}, diffSums(before, treeSums(t, w.ws)), "land brings exactly the work")
+	assert.ElementsMatch(t, []string{"README.md", "test-result.txt"}, diffSums(before, treeSums(t, w.ws)), "land brings exactly the work")
 	body, err := os.ReadFile(filepath.Join(w.ws, "README.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(body), "hello from the cloud")
+}
+
+// TestCloudGCKeepsUnlandedWork: GC treats a cloud sandbox kept for its work as a local
+// review sandbox: a sweep keeps it while the work is not landed, and `gc --force`
+// fetches the work first, then removes it; review still shows the work.
+func TestCloudGCKeepsUnlandedWork(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	cs, cmd, stderr := w.serve(nil, nil, cloudEnv(state)...)
+	res := call(t, cs, "write", `{"path":"unlanded.txt","content":"work of the cloud\n"}`)
+	require.False(t, res.IsError, "%s\n%s", text(res), stderr.String())
+	names := w.cloudSandboxes()
+	require.Len(t, names, 1)
+	require.NoError(t, cs.Close())
+	require.NoError(t, ignoreExit(cmd.Wait()))
+	require.Contains(t, stderr.String(), "keeping sandbox "+names[0])
+
+	allow, _ := suiteSim()
+	sweep := func(args ...string) string {
+		gc := command(backendBin, w.env("XDG_STATE_HOME="+state, "SBXSIM_CLOUD_RTT="+cloudRTT,
+			"DOCKER_SANDBOX_ENV_ALLOWLIST="+strings.Join(append(allow, "SBXSIM_CLOUD_RTT"), ",")),
+			append([]string{"gc", "--hours", "0"}, args...)...)
+		gc.Dir = w.ws
+		out, err := gc.CombinedOutput()
+		require.NoError(t, err, "gc %v: %s", args, out)
+		return string(out)
+	}
+	out := sweep()
+	assert.Equal(t, names, w.cloudSandboxes(), "a sweep keeps the cloud sandbox of unlanded work:\n%s", out)
+	out = sweep("--force")
+	assert.Empty(t, w.cloudSandboxes(), "gc --force removes it:\n%s", out)
+
+	review := command(backendBin, w.env(cloudEnv(state)...), "review", "--stat")
+	review.Dir = w.ws
+	rout, err := review.CombinedOutput()
+	require.NoError(t, err, "%s", rout)
+	assert.Contains(t, string(rout), "unlanded.txt", "the work was fetched before the removal")
 }

@@ -83,6 +83,9 @@ type Config struct {
 	// sandbox on what the host already knows, without starting it (keep.Keeper.SaveStopped).
 	KeepWork func(ctx context.Context, name string) error
 	ForceGC  bool
+	// UsedCloud, if set, says whether this user has had cloud sandboxes (their review
+	// records): GC then sweeps the cloud side too, by the same rules.
+	UsedCloud func() bool
 }
 
 // Deployer runs the docker_* tools. It is a mcpserver.Caller.

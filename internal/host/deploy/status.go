@@ -208,5 +208,6 @@ func (d *Deployer) GC(ctx context.Context, maxAge time.Duration, dryRun bool) ([
 	if !d.ForceGC && d.KeepWork != nil {
 		save = d.KeepWork // forced, the work is fetched afresh before the sandbox goes
 	}
-	return d.Sbx.GC(ctx, d.Owners, sbx.GCOptions{MaxAge: maxAge, DryRun: dryRun, Keep: []string{d.Name}, Save: save, Force: d.ForceGC})
+	cloud := d.UsedCloud != nil && d.UsedCloud()
+	return d.Sbx.GC(ctx, d.Owners, sbx.GCOptions{MaxAge: maxAge, DryRun: dryRun, Keep: []string{d.Name}, Save: save, Force: d.ForceGC, Cloud: cloud})
 }

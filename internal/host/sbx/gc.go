@@ -20,6 +20,9 @@ type GCOptions struct {
 	// work it could not save). The sandbox is then kept (stopped again), unless Force.
 	Save  func(ctx context.Context, name string) error
 	Force bool
+	// Cloud sweeps the cloud sandboxes too (sbx --cloud), by the same rules: set when
+	// this user has used the cloud, so that an account without it is never asked.
+	Cloud bool
 }
 
 // GC verdicts.
@@ -47,38 +50,56 @@ func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry
 	if now.IsZero() {
 		now = time.Now()
 	}
-	list, err := c.Ls(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("gc: listing sandboxes: %w", err)
+	sides := []*Client{c}
+	if o.Cloud && !c.Cloud {
+		sides = append(sides, c.InCloud())
 	}
 	var out []GCEntry
-	for _, s := range list {
-		e := GCEntry{Name: s.Name, Status: s.Status, Verdict: GCKept}
-		e.Reason = c.gcReason(s, owners, o, now)
-		if e.Reason == "" && !o.DryRun && o.Save != nil {
-			if err := o.Save(ctx, s.Name); err != nil && !o.Force {
-				e.Reason = "its work is kept: " + err.Error()
-				_ = c.Stop(ctx, s.Name) // saving started it
+	var listed []Sandbox // every side's: an owner record is forgotten only when no side lists it
+	for _, side := range sides {
+		list, err := side.Ls(ctx)
+		if err != nil {
+			where := "sandboxes"
+			if side.Cloud {
+				where = "cloud sandboxes"
 			}
+			return nil, fmt.Errorf("gc: listing %s: %w", where, err)
 		}
-		if e.Reason == "" {
-			if o.DryRun {
-				e.Verdict, e.Reason = GCWouldRemove, "stopped, owner gone, old enough"
-			} else if err := c.Rm(ctx, s.Name); err != nil && !errors.Is(err, ErrMissing) {
-				e.Verdict, e.Reason = GCFailed, err.Error()
-			} else {
-				e.Verdict, e.Reason = GCRemoved, "stopped, owner gone, old enough"
-				if err := owners.Remove(s.Name); err != nil {
-					e.Reason += fmt.Sprintf(" (owner record not removed: %v)", err)
-				}
-			}
+		listed = append(listed, list...)
+		for _, s := range list {
+			out = append(out, side.sweep(ctx, s, owners, o, now))
 		}
-		out = append(out, e)
 	}
 	if !o.DryRun && owners != nil {
-		owners.prune(list, now, o.MaxAge)
+		owners.prune(listed, now, o.MaxAge)
 	}
 	return out, nil
+}
+
+// sweep is the verdict on one sandbox of c's side, carried out.
+func (c *Client) sweep(ctx context.Context, s Sandbox, owners *Owners, o GCOptions, now time.Time) GCEntry {
+	e := GCEntry{Name: s.Name, Status: s.Status, Verdict: GCKept}
+	e.Reason = c.gcReason(s, owners, o, now)
+	if e.Reason == "" && !o.DryRun && o.Save != nil {
+		if err := o.Save(ctx, s.Name); err != nil && !o.Force {
+			e.Reason = "its work is kept: " + err.Error()
+			_ = c.Stop(ctx, s.Name) // saving started it
+		}
+	}
+	if e.Reason != "" {
+		return e
+	}
+	if o.DryRun {
+		e.Verdict, e.Reason = GCWouldRemove, "stopped, owner gone, old enough"
+	} else if err := c.Rm(ctx, s.Name); err != nil && !errors.Is(err, ErrMissing) {
+		e.Verdict, e.Reason = GCFailed, err.Error()
+	} else {
+		e.Verdict, e.Reason = GCRemoved, "stopped, owner gone, old enough"
+		if err := owners.Remove(s.Name); err != nil {
+			e.Reason += fmt.Sprintf(" (owner record not removed: %v)", err)
+		}
+	}
+	return e
 }
 
 // prune forgets the records of sandboxes sbx no longer lists whose owner is gone and

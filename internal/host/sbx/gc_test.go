@@ -134,3 +134,37 @@ func TestNewOwners(t *testing.T) {
 	_, err = (&Owners{Dir: t.TempDir()}).Read("../etc")
 	assert.ErrorIs(t, err, ErrBadName)
 }
+
+// With Cloud, a sweep lists the cloud side too and removes a collectable cloud sandbox
+// with --cloud; an owner record is forgotten only when neither side lists its sandbox.
+func TestGCSweepsTheCloudToo(t *testing.T) {
+	owners := &Owners{Dir: t.TempDir()}
+	now := time.Now()
+	old := now.Add(-48 * time.Hour)
+	require.NoError(t, owners.Record("pi-sbx-1-cloud", deadPID(t), false, "/ws", old))
+	require.NoError(t, owners.Record("pi-sbx-2-cloudrun", deadPID(t), false, "/ws", old))
+	r := &fakeRunner{version: "0.55.0", answer: func(_ context.Context, c Cmd) (int, string, string) {
+		argv := strings.Join(c.Args, " ")
+		switch {
+		case strings.Contains(argv, "--cloud") && strings.Contains(argv, " ls"):
+			return 0, `{"sandboxes":[{"name":"pi-sbx-1-cloud","status":"stopped"},{"name":"pi-sbx-2-cloudrun","status":"running"}]}`, ""
+		case strings.Contains(argv, " ls"):
+			return 0, `{"sandboxes":[]}`, ""
+		}
+		return 0, "", ""
+	}}
+	c := &Client{Bin: "sbx", Runner: r}
+
+	_, err := c.GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, Now: now, DryRun: true})
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(r.argvs(), "\n"), "--cloud", "without Cloud the cloud is never asked")
+
+	entries, err := c.GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, Now: now, Cloud: true})
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	assert.Equal(t, GCRemoved, entries[0].Verdict, entries)
+	assert.Equal(t, GCKept, entries[1].Verdict)
+	assert.Contains(t, strings.Join(r.argvs(), "\n"), "--no-input --cloud rm --force pi-sbx-1-cloud")
+	_, err = owners.Read("pi-sbx-2-cloudrun")
+	assert.NoError(t, err, "a record of a sandbox the cloud lists is kept")
+}

@@ -10,5 +10,6 @@ func (s *Session) Deployer(forceGC bool) (*deploy.Deployer, error) {
 		ReadOnly: s.ReadOnly, Pinned: s.Pinned, Teardown: s.Teardown,
 		Settings: s.Settings, Owners: s.Owners,
 		Removed: s.Session.Removed, SaveWork: s.SaveWork, KeepWork: s.KeepWork, ForceGC: forceGC,
+		UsedCloud: s.UsedCloud,
 	})
 }

@@ -40,6 +40,9 @@ type Session struct {
 	SaveWork func(ctx context.Context, name string) error
 	// KeepWork is SaveWork for GC without --force (keep.Keeper.SaveStopped).
 	KeepWork func(ctx context.Context, name string) error
+	// UsedCloud says whether the review store holds a cloud sandbox's record (GC then
+	// sweeps the cloud too); nil without a state directory.
+	UsedCloud func() bool
 }
 
 // Options say where a session works and how it reaches sbx.
@@ -133,7 +136,7 @@ func Open(o Options) (*Session, error) {
 	s := &Session{Client: client, Session: session, Workspace: ws, Cwd: dir,
 		VMEnv: st.VMEnv(), Reuse: reuse, Settings: st}
 	if keeper != nil {
-		s.SaveWork, s.KeepWork = keeper.Save, keeper.SaveStopped
+		s.SaveWork, s.KeepWork, s.UsedCloud = keeper.Save, keeper.SaveStopped, keeper.Store.HasCloud
 	}
 	if o.Preflight != nil {
 		ctx := o.Context

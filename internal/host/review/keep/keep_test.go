@@ -87,3 +87,13 @@ done
 	assert.Contains(t, s, "commit refs/x\ncommitter pi-sbx-backend <pi-sbx-backend@localhost> 42 +0000\n")
 	assert.NotContains(t, s, "no\n", "the escaping and .git entries' contents are not even stored")
 }
+
+func TestStoreHasCloud(t *testing.T) {
+	s := Store{Dir: filepath.Join(t.TempDir(), "review")}
+	assert.False(t, s.HasCloud(), "no store yet")
+	require.NoError(t, s.Save(Record{Sandbox: "pi-sbx-1-local", Workspace: "/w"}))
+	require.NoError(t, os.WriteFile(filepath.Join(s.Dir, "broken.json"), []byte("{"), 0o600))
+	assert.False(t, s.HasCloud(), "local records only")
+	require.NoError(t, s.Save(Record{Sandbox: "pi-sbx-2-cloud", Workspace: "/w", Cloud: true}))
+	assert.True(t, s.HasCloud())
+}

@@ -141,6 +141,25 @@ func (s Store) ForWorkspace(dir string) ([]Record, error) {
 	return out, nil
 }
 
+// HasCloud reports whether any record is a cloud sandbox's: this user has used the
+// cloud, so sweeps look there too.
+func (s Store) HasCloud() bool {
+	ents, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		if r, err := s.Load(name); err == nil && r.Cloud {
+			return true
+		}
+	}
+	return false
+}
+
 // Forget removes sandbox name's record and private store (discard).
 func (s Store) Forget(ctx context.Context, name string) error {
 	p, err := s.recordPath(name)
