@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -108,7 +109,14 @@ func cloudBenchWorld(b *testing.B) *world {
 //
 //	go test -tags e2e,bench -run '^$' -bench BenchmarkCloudParallel -benchtime 1x ./e2e
 func BenchmarkCloudParallel(b *testing.B) {
-	const sessions, calls = 10, 100
+	// One session beside ten: the host's cost per session and per call should not grow.
+	for _, sessions := range []int{1, 10} {
+		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) { cloudParallel(b, sessions) })
+	}
+}
+
+func cloudParallel(b *testing.B, sessions int) {
+	const calls = 100
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		w := cloudBenchWorld(b)
