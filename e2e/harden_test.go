@@ -81,13 +81,15 @@ func loggingSbx(t *testing.T, afterCreate string) (bin, log string) {
 	t.Helper()
 	dir := t.TempDir() // outside every workspace: serve refuses to run an sbx the sandbox can write
 	bin, log = filepath.Join(dir, "sbx"), filepath.Join(dir, "calls.log")
+	// The verb is the first argument that is not one of sbx's global flags (--no-input).
 	script := "#!/bin/sh\necho \"$*\" >> " + log + "\n" + simBin + " \"$@\"\nrc=$?\n" +
-		"if [ \"$1\" = create ]; then " + afterCreate + "; fi\nexit $rc\n"
+		"verb=; for a; do case $a in -*) ;; *) verb=$a; break;; esac; done\n" +
+		"if [ \"$verb\" = create ]; then " + afterCreate + "; fi\nexit $rc\n"
 	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
 	return bin, log
 }
 
-// sbxCalls returns the recorded invocations whose verb is verb.
+// sbxCalls returns the recorded invocations whose verb is verb (after the global flags).
 func sbxCalls(t *testing.T, log, verb string) []string {
 	t.Helper()
 	data, err := os.ReadFile(log)
@@ -97,7 +99,11 @@ func sbxCalls(t *testing.T, log, verb string) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if strings.HasPrefix(l, verb+" ") {
+		args := strings.Fields(l)
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			args = args[1:] // sbx's global flags (--no-input)
+		}
+		if len(args) > 0 && args[0] == verb {
 			out = append(out, l)
 		}
 	}
