@@ -36,16 +36,7 @@ func BenchmarkCloudCall(b *testing.B) {
 						b.Fatalf("read: %v %v", err, res)
 					}
 				}
-				do() // warm: sandbox created, workspace shipped, agent installed and started
-				lat := make([]time.Duration, 0, b.N)
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					start := time.Now()
-					do()
-					lat = append(lat, time.Since(start))
-				}
-				b.StopTimer()
-				reportPercentiles(b, lat)
+				timeWarmCalls(b, do) // the warm-up also ships the workspace
 			})
 		}
 	}

@@ -28,7 +28,9 @@ record, unknown states and other sandboxes are never touched. A review-mode sand
 (DOCKER_SANDBOX_WORKSPACE_MODE=review) has its work fetched to the host first, and is kept
 while some of it is not landed (--force fetches afresh and removes it; the fetched work
 stays on the host); once the work on the host shows unlanded changes, later sweeps keep
-the sandbox without starting it. Each verdict is printed with its reason.`,
+the sandbox without starting it. Once a cloud sandbox has been used (PI_SBX_CLOUD), the
+cloud's sandboxes are swept too, by the same rules. Each verdict is printed with its
+reason.`,
 		env: append(append([]envDoc{}, sandboxEnv...), deployEnv...),
 		flags: func(fs *flag.FlagSet) {
 			fs.Float64Var(&o.hours, "hours", 24, "minimum age in `HOURS` (0: any age)")

@@ -200,21 +200,9 @@ func (c *cli) cloudURLs(sb *Sandbox) []string {
 // "url"), a URL column in the table, and a note on stderr naming the CA to trust.
 func (c *cli) cloudPorts(ctx context.Context, args []string) error {
 	c.enterCloud(ctx)
-	fs, err := parseFlags(c.flagsOf("ports"), args, true)
+	fs, name, specs, err := c.portsArgs(args)
 	if err != nil {
 		return err
-	}
-	if len(fs.args) != 1 {
-		return fmt.Errorf("\"sbx ports\" requires exactly 1 argument")
-	}
-	name := fs.args[0]
-	var specs []Port
-	for _, s := range fs.values["publish"] {
-		p, err := parsePortSpec(s)
-		if err != nil {
-			return err
-		}
-		specs = append(specs, p)
 	}
 	sb, err := c.m.Store.Load(name)
 	if err != nil {

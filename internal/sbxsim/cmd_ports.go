@@ -9,22 +9,30 @@ import (
 	"text/tabwriter"
 )
 
-func (c *cli) ports(ctx context.Context, args []string) error {
-	fs, err := parseFlags(c.flagsOf("ports"), args, true)
+// portsArgs parses `ports NAME [--publish SPEC]...`: the flags, the sandbox's name and
+// the ports to publish.
+func (c *cli) portsArgs(args []string) (fs flagSet, name string, specs []Port, err error) {
+	fs, err = parseFlags(c.flagsOf("ports"), args, true)
 	if err != nil {
-		return err
+		return flagSet{}, "", nil, err
 	}
 	if len(fs.args) != 1 {
-		return fmt.Errorf("\"sbx ports\" requires exactly 1 argument")
+		return flagSet{}, "", nil, fmt.Errorf("\"sbx ports\" requires exactly 1 argument")
 	}
-	name := fs.args[0]
-	var specs []Port
 	for _, s := range fs.values["publish"] {
 		p, err := parsePortSpec(s)
 		if err != nil {
-			return err
+			return flagSet{}, "", nil, err
 		}
 		specs = append(specs, p)
+	}
+	return fs, fs.args[0], specs, nil
+}
+
+func (c *cli) ports(ctx context.Context, args []string) error {
+	fs, name, specs, err := c.portsArgs(args)
+	if err != nil {
+		return err
 	}
 	sb, err := c.m.Store.Load(name)
 	if err != nil {

@@ -282,32 +282,10 @@ func (k *Keeper) fetchTree(ctx context.Context, r Record) (string, error) {
 	if _, err := arch.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
-	start, err := k.rev(ctx, r.GitDir, StartRef(r.Sandbox))
+	head, err := k.importHead(ctx, r, &skipReader{tr: tar.NewReader(arch), skip: ignored}, true)
 	if err != nil {
-		return "", err
-	}
-	stream, err := os.CreateTemp("", "pi-sbx-import-")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(stream.Name())
-	defer stream.Close()
-	ref := HeadRef(r.Sandbox) + ".new"
-	tr := &skipReader{tr: tar.NewReader(arch), skip: ignored}
-	if err := importTree(bufio.NewWriter(stream), tr, ref, start, k.now()); err != nil {
 		return "", fmt.Errorf("reading the sandbox's tree: %w", err)
 	}
-	if _, err := stream.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"fast-import", "--quiet", "--done", "--force"}, stdin: stream}); err != nil {
-		return "", err
-	}
-	head, err := k.rev(ctx, r.GitDir, ref)
-	if err != nil {
-		return "", err
-	}
-	_, _ = k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", "-d", ref}})
 	return head, nil
 }
 

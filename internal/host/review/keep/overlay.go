@@ -71,6 +71,16 @@ func (k *Keeper) fetchOverlay(ctx context.Context, r Record) (string, error) {
 	}
 	defer os.Remove(arch.Name())
 	defer arch.Close()
+	head, err := k.importHead(ctx, r, tar.NewReader(arch), false)
+	if err != nil {
+		return "", fmt.Errorf("reading the sandbox's upper layer: %w", err)
+	}
+	return head, nil
+}
+
+// importHead commits the archive on the start state (whole: the archive is the whole
+// tree, not an overlay's upper layer) with git fast-import, and returns the commit.
+func (k *Keeper) importHead(ctx context.Context, r Record, tr archive, whole bool) (string, error) {
 	start, err := k.rev(ctx, r.GitDir, StartRef(r.Sandbox))
 	if err != nil {
 		return "", err
@@ -82,8 +92,8 @@ func (k *Keeper) fetchOverlay(ctx context.Context, r Record) (string, error) {
 	defer os.Remove(stream.Name())
 	defer stream.Close()
 	ref := HeadRef(r.Sandbox) + ".new"
-	if err := importStream(bufio.NewWriter(stream), tar.NewReader(arch), ref, start, k.now(), false); err != nil {
-		return "", fmt.Errorf("reading the sandbox's upper layer: %w", err)
+	if err := importStream(bufio.NewWriter(stream), tr, ref, start, k.now(), whole); err != nil {
+		return "", err
 	}
 	if _, err := stream.Seek(0, io.SeekStart); err != nil {
 		return "", err
@@ -103,12 +113,6 @@ func (k *Keeper) fetchOverlay(ctx context.Context, r Record) (string, error) {
 type archive interface {
 	Next() (*tar.Header, error)
 	Read(p []byte) (int, error)
-}
-
-// importTree is importStream of a whole tree: what the archive has replaces start's
-// files altogether.
-func importTree(w *bufio.Writer, tr archive, ref, start string, now time.Time) error {
-	return importStream(w, tr, ref, start, now, true)
 }
 
 // importStream turns an upper layer's archive into a git fast-import stream that
