@@ -129,6 +129,11 @@ func (p *Pty) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Pending is how many bytes of output wait unread (0 if that cannot be known). Output
+// the kernel has not yet moved into the terminal's queue is not counted: only the end of
+// the output (Read's io.EOF) is sure to come after every byte.
+func (p *Pty) Pending() int { return unreadBytes(p.master) }
+
 // Write sends terminal input, as if typed.
 func (p *Pty) Write(b []byte) (int, error) { return p.master.Write(b) }
 

@@ -78,8 +78,12 @@ func (r *reader) loop() {
 func (r *reader) release(b []byte) { r.free <- b[:cap(b)] }
 
 // pending is how many bytes the pipe holds unread (0 if that cannot be known).
-func (r *reader) pending() int {
-	rc, err := r.f.SyscallConn()
+func (r *reader) pending() int { return unreadBytes(r.f) }
+
+// unreadBytes is how many bytes a pipe or terminal holds unread (0 if that cannot be
+// known).
+func unreadBytes(f *os.File) int {
+	rc, err := f.SyscallConn()
 	if err != nil {
 		return 0
 	}

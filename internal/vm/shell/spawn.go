@@ -95,6 +95,17 @@ func SignalGroup(pgid int, sig syscall.Signal) error {
 	return nil
 }
 
+// GroupEmpty reports whether no process is left in the process group pgid. Once the
+// group's leader has been reaped its number may be reused, so a true answer is sure and
+// a false one is not.
+func GroupEmpty(pgid int) bool {
+	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
+}
+
+// Pending is how many bytes of output wait unread in the command's pipe (0 if that
+// cannot be known).
+func (p *Process) Pending() int { return unreadBytes(p.out) }
+
 // Path is the shell commands run with, chosen as pi chooses it: /bin/bash if it exists,
 // else bash on PATH, else sh.
 func Path() string { return shellPath() }

@@ -168,6 +168,7 @@ func (m *Manager) start(s *Session, sp Spec) error {
 			s.rows = int(sp.Rows)
 		}
 		s.stop = func() { _ = p.Close() }
+		s.unread = p.Pending
 		go s.pump(p, outDone)
 	} else {
 		p, err := shell.Spawn(sp.Argv, shell.SpawnOptions{Dir: sp.Dir, Env: sp.Env})
@@ -175,7 +176,7 @@ func (m *Manager) start(s *Session, sp Spec) error {
 			log.Close()
 			return err
 		}
-		s.Pgid, done, wait = p.Pid(), p.Done(), p.Wait
+		s.Pgid, done, wait, s.unread = p.Pid(), p.Done(), p.Wait, p.Pending
 		out := p.Output()
 		s.stop = func() {
 			_ = s.Signal(syscall.SIGKILL) // not once the group is provably gone

@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -283,4 +284,49 @@ func TestLogDirMustBePrivate(t *testing.T) {
 	require.NoError(t, os.Symlink(t.TempDir(), link))
 	_, err = NewManager(link, Limits{})
 	assert.ErrorContains(t, err, "not a directory private to this user")
+}
+
+// TestSettleWaitsForALateReader: a loaded machine may run the output's reader long
+// after the command exited. The session settles with the command's last line, not with
+// whatever the reader had copied when a grace ran out; and with a background process
+// holding the output, it still settles after a quiet grace rather than waiting for it.
+func TestSettleWaitsForALateReader(t *testing.T) {
+	for _, tc := range []struct {
+		name, cmd string
+		tty       bool
+	}{
+		{"pipe", "echo last line", false},
+		{"pty", "echo last line", true},
+		{"pipe held by a background process", "sleep 30 & echo last line", false},
+		{"pty held by a background process", "sleep 30 & echo last line", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			argv := []string{shell.Path(), "-c", tc.cmd}
+			s := &Session{changed: make(chan struct{}), out: ring{max: 1 << 20}}
+			var out io.Reader
+			var waitExit func() (int, error)
+			if tc.tty {
+				p, err := shell.StartPty(context.Background(), argv, shell.PtyOptions{})
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = p.Close() })
+				s.Pgid, s.unread, out, waitExit = p.Pgid(), p.Pending, p, p.Wait
+			} else {
+				p, err := shell.Spawn(argv, shell.SpawnOptions{})
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = p.Signal(syscall.SIGKILL); p.Output().Close() })
+				s.Pgid, s.unread, out, waitExit = p.Pid(), p.Pending, p.Output(), p.Wait
+			}
+			outDone := make(chan struct{})
+			go func() {
+				code, err := waitExit()
+				s.finish(code, err, outDone)
+			}()
+			time.Sleep(5 * exitGrace) // the reader has not run yet
+			go s.pump(out, outDone)
+			st := wait(t, s)
+			assert.Zero(t, st.Code)
+			got, _, _ := s.Output(0)
+			assert.Contains(t, string(got), "last line")
+		})
+	}
 }
