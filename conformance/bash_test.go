@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -44,10 +43,6 @@ func TestBashMatchesPi(t *testing.T) {
 		cwd  string
 		// norm rewrites texts whose exact form depends on timing, on both sides.
 		norm func(string) string
-		// scheduled: what both sides give depends on a background writer being
-		// scheduled within a grace period, which a loaded machine (the whole suite on
-		// two cores) can miss on either side; a mismatch is retried against pi afresh.
-		scheduled bool
 	}{
 		{name: "output", args: cmd("echo hello; echo world")},
 		{name: "empty command", args: cmd("")},
@@ -77,15 +72,19 @@ func TestBashMatchesPi(t *testing.T) {
 		{name: "closes its output, then runs", args: cmd("echo bye; exec >&- 2>&-; sleep 0.3")},
 		{name: "timeout", args: cmdT("echo before; sleep 5", 0.5)},
 		{name: "timeout without output", args: cmdT("sleep 5", 0.25)},
-		{name: "timeout while background writes", args: cmdT("(while :; do echo x; e=$((${EPOCHREALTIME/./}+20000)); while ((${EPOCHREALTIME/./} < e)); do :; done; done) & exit 2", 0.6),
-			norm: func(s string) string { // how many x lines and the shell's exit time vary
-				s = regexp.MustCompile(`^(x\n)+`).ReplaceAllString(s, "x…\n")
-				return regexp.MustCompile(`after [0-9.]+ seconds, but`).ReplaceAllString(s, "after S seconds, but")
-			}, scheduled: true},
+		// A background job that keeps writing until the timeout is not here: whether a
+		// loaded machine schedules its writes within the grace decides the outcome on
+		// either side. shell's TestBashTimeoutAfterShellExited pins the message pi gives
+		// (reference/pi-tools.md) with the grace under the test's control.
 		{name: "background child holding the pipe", args: cmd("sleep 3 & echo started")},
-		// The background job writes only after the shell exited, for longer than the
-		// grace: re-armed by every chunk, it must collect all of it.
-		{name: "background child writing after exit", args: cmd(afterExit), scheduled: true},
+		// The background job writes only after the shell exited. How many of its lines
+		// arrive within the grace depends on when it is scheduled, so they are left out on
+		// both sides; shell's TestBashGraceReArmedPerChunk proves, with the grace under
+		// its control, that every one is collected.
+		{name: "background child writing after exit", args: cmd(afterExit),
+			norm: func(s string) string {
+				return strings.TrimRight(regexp.MustCompile(`(?m)^late\d(\n|$)`).ReplaceAllString(s, ""), "\n")
+			}},
 		{name: "zero timeout", args: cmdT("echo x", 0)},
 		{name: "negative timeout", args: cmdT("echo x", -1)},
 		{name: "too large timeout", args: cmdT("echo x", 2147484)},
@@ -107,10 +106,6 @@ func TestBashMatchesPi(t *testing.T) {
 			norm := tt.norm
 			if norm == nil {
 				norm = func(s string) string { return s }
-			}
-			for try := 1; tt.scheduled && try <= 3 && !reflect.DeepEqual(normalized(t, want[i], norm), normalized(t, got, norm)); try++ {
-				t.Logf("try %d differed (a background writer scheduled late on one side?): both run again", try)
-				want[i], got = oracle(t, calls[i:i+1])[0], local(t, calls[i])
 			}
 			assert.Equal(t, normalized(t, want[i], norm), normalized(t, got, norm))
 			wantFile, gotFile := fullOutputPath(t, want[i]), fullOutputPath(t, got)
