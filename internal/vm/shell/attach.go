@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,18 +78,45 @@ func AttachPty(ctx context.Context, argv []string, o AttachOptions) (int, error)
 		go func() { _ = copyInput(sess, o.In, !fromTerminal) }() // ends with our process
 	}
 	copied := make(chan error, 1)
+	out := &watched{w: o.Out}
 	go func() {
-		_, err := ioCopy(o.Out, sess)
+		_, err := ioCopy(out, sess)
 		copied <- err
 	}()
 	code, err := sess.Wait()
-	// Output normally ends (EIO) as the command exits; a background process that
-	// keeps the terminal open must not keep us, so give it a moment, then close.
-	select {
-	case <-copied:
-	case <-time.After(time.Second):
+	// Output normally ends (EIO) as the command exits; a background process that keeps
+	// the terminal open must not keep us once it has been quiet a while.
+	exited := time.Now()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	for last := out.written.Load(); ; last = out.written.Load() {
+		select {
+		case <-copied:
+			return code, err
+		case <-t.C:
+		}
+		quiet := out.written.Load() == last && out.writing.Load() == 0
+		if quiet && OutputOver(sess.Pgid(), sess.Pending(), time.Since(exited)) {
+			return code, err
+		}
+		t.Reset(time.Second)
 	}
-	return code, err
+}
+
+// watched is a writer that tells whether a write is under way (a slow reader of Out
+// holds the output's last bytes) and how much was written.
+type watched struct {
+	w       io.Writer
+	writing atomic.Int32
+	written atomic.Int64
+}
+
+func (w *watched) Write(p []byte) (int, error) {
+	w.writing.Add(1)
+	defer w.writing.Add(-1)
+	n, err := w.w.Write(p)
+	w.written.Add(int64(n))
+	return n, err
 }
 
 // copyInput forwards keystrokes until either side ends. Input that is not a terminal

@@ -25,10 +25,6 @@ type PtyExecOptions struct {
 // not hold the call (pi's bash waits the same 100 ms for its pipes).
 const exitGrace = 100 * time.Millisecond
 
-// eofWait bounds PtyExec's wait for the end of the output once the command's process
-// group is empty: something outside it (a daemon that kept the terminal) may hold it.
-const eofWait = 2 * time.Second
-
 // How PtyExec gathers output into pieces (see there).
 const (
 	coalesceWait  = 30 * time.Millisecond
@@ -105,11 +101,7 @@ loop:
 		case <-done:
 			done, grace, exited = nil, time.After(exitGrace), time.Now()
 		case <-grace:
-			// As in a terminal session: while the group is empty the end of the output
-			// (sure to follow its last byte) is worth waiting for; otherwise a quiet
-			// terminal with nothing unread has ended.
-			quiet := len(chunks) == 0 && p.Pending() == 0
-			if quiet && (!GroupEmpty(p.Pgid()) || time.Since(exited) >= eofWait) {
+			if OutputOver(p.Pgid(), len(chunks)+p.Pending(), time.Since(exited)) {
 				break loop
 			}
 			grace = time.After(exitGrace)

@@ -102,6 +102,23 @@ func GroupEmpty(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
 
+// EOFWait bounds the wait for the end of an exited command's output once its process
+// group is empty: something outside the group (a daemon that kept the terminal or pipe)
+// may still hold it.
+const EOFWait = 2 * time.Second
+
+// OutputOver decides, when an exited command's output has been quiet for a grace, whether
+// it can be taken to have ended although nothing reported its end: a background process
+// may hold it open for ever. unread is what waits unread in the pipe or terminal;
+// sinceExit is how long ago the command exited. While the command's process group is
+// empty nothing of its own holds the output, so its end (reported only after the last
+// byte) is worth waiting for, up to EOFWait, however late a loaded machine runs the
+// reader; otherwise a quiet output with nothing unread has ended. (A grace alone lost a
+// command's last line when 120 terminal sessions ended at once on two cores.)
+func OutputOver(pgid, unread int, sinceExit time.Duration) bool {
+	return unread == 0 && (!GroupEmpty(pgid) || sinceExit >= EOFWait)
+}
+
 // Pending is how many bytes of output wait unread in the command's pipe (0 if that
 // cannot be known).
 func (p *Process) Pending() int { return unreadBytes(p.out) }

@@ -20,10 +20,6 @@ import (
 // open does not hold back the exit status (pi's bash waits the same 100 ms).
 const exitGrace = 100 * time.Millisecond
 
-// eofWait bounds the wait for the end of the output once the command's process group is
-// empty: something outside it (a daemon that kept the terminal) may still hold it.
-const eofWait = 2 * time.Second
-
 // writeTimeout bounds one write of input to a session.
 const writeTimeout = 5 * time.Second
 
@@ -47,7 +43,7 @@ type Session struct {
 	resize func(cols, rows uint16) error // nil without a terminal
 	rows   int                           // the terminal's height, for rendering
 	stop   func()                        // kills the process group and releases the terminal
-	unread func() int                    // bytes of output not yet read; nil if unknown
+	unread func() int                    // bytes of output not yet read
 
 	mu       sync.Mutex
 	out      ring
@@ -147,13 +143,8 @@ func (s *Session) finish(code int, err error, outDone <-chan struct{}) {
 	s.mu.Unlock()
 }
 
-// awaitOutput returns once the exited command's output has ended, or can be taken to
-// have: a background process may hold it open for ever. While the command's process
-// group is empty nothing of its own holds the output, so its end — which the kernel
-// reports only after the last byte — is waited for, up to eofWait, however late a
-// loaded machine runs the reader. Otherwise the output counts as ended once it has been
-// quiet for exitGrace with nothing left unread. (A grace alone lost the command's last
-// line when 120 sessions ended at once on two cores.)
+// awaitOutput returns once the exited command's output has ended, or has been quiet for
+// exitGrace and can be taken to have (shell.OutputOver).
 func (s *Session) awaitOutput(outDone <-chan struct{}) {
 	began := time.Now()
 	t := time.NewTimer(exitGrace)
@@ -166,8 +157,7 @@ func (s *Session) awaitOutput(outDone <-chan struct{}) {
 		case <-t.C:
 		}
 		total := s.State().Total
-		quiet := total == last && (s.unread == nil || s.unread() == 0)
-		if quiet && (!shell.GroupEmpty(s.Pgid) || time.Since(began) >= eofWait) {
+		if total == last && shell.OutputOver(s.Pgid, s.unread(), time.Since(began)) {
 			return
 		}
 		last = total
