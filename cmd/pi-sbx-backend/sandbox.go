@@ -42,6 +42,7 @@ var sandboxEnv = []envDoc{
 	{"PI_SBX_BIN", "the sbx program (default: sbx on PATH, then the usual install places)"},
 	{"PI_SBX_CLOUD=1", "the session's sandbox in Docker's cloud (review mode, the workspace shipped in; docs/cloud.md)"},
 	{"PI_SBX_CLOUD_SIZE", "micro|small|medium|large|xl: a cloud sandbox's size (default sbx's)"},
+	{"PI_SBX_CLOUD_SHIP=a,b/c", "workspace paths shipped to a cloud sandbox although ignored or left out by default"},
 	{"PI_*", "forwarded into the VM (pi's session variables)"},
 }
 

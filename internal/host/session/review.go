@@ -17,12 +17,14 @@ import (
 // directories the sandbox can read from, for the host-file check.
 //
 // A cloud sandbox (cloud) mounts nothing: the start state is shipped in instead, as a
-// bundle (git) or an archive (keep's cloud.go).
-func reviewMode(s *sbx.SessionOptions, k *keep.Keeper, cloud bool) string {
+// bundle (git) or an archive (keep's cloud.go), with the paths ship asks for although
+// they are left out (keep's ship.go).
+func reviewMode(s *sbx.SessionOptions, k *keep.Keeper, cloud bool, ship []string) string {
 	rec := k.NewRecord(s.Name, s.Workspace)
 	switch {
 	case cloud:
 		rec = k.NewCloudRecord(s.Name, s.Workspace)
+		rec.Ship = ship
 	case rec.Kind == keep.KindClone:
 		s.Clone = true
 	default:

@@ -7,6 +7,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,7 +101,12 @@ func Open(o Options) (*Session, error) {
 		if keepErr != nil {
 			return nil, keepErr
 		}
-		root := reviewMode(&so, keeper, st.Cloud)
+		if len(st.CloudShip) > 0 { // only with st.Cloud (settings)
+			if err := keep.CheckShip(ws, st.CloudShip); err != nil {
+				return nil, fmt.Errorf("PI_SBX_CLOUD_SHIP: %w", err)
+			}
+		}
+		root := reviewMode(&so, keeper, st.Cloud, st.CloudShip)
 		mounts = append(so.Mounts(), root) // clone mode's source is mounted too
 		if st.Cloud {
 			mounts = nil // nothing of the host is mounted in the cloud

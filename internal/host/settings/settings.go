@@ -11,6 +11,7 @@ package settings
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,9 @@ type Settings struct {
 	// CloudExtend is how often a cloud session extends its sandbox's time to live
 	// (PI_SBX_CLOUD_EXTEND); 0 is sbx.DefaultTTLEvery.
 	CloudExtend time.Duration
+	// CloudShip are workspace-relative paths shipped to a cloud sandbox although ignored
+	// or left out by default (PI_SBX_CLOUD_SHIP): clean, relative, never .git.
+	CloudShip []string
 	// Home is the host user's home directory (HOME).
 	Home string
 	// StateHome is XDG_STATE_HOME when absolute, else HOME/.local/state, else "".
@@ -201,6 +205,9 @@ func (s *Settings) validateCloud(mode, alias string) error {
 		if s.CloudExtend != 0 {
 			return errorf("PI_SBX_CLOUD_EXTEND=%s without PI_SBX_CLOUD=1: set both, or neither", s.CloudExtend)
 		}
+		if len(s.CloudShip) > 0 {
+			return errorf("PI_SBX_CLOUD_SHIP=%s without PI_SBX_CLOUD=1: set both, or neither", strings.Join(s.CloudShip, ","))
+		}
 		return nil
 	}
 	asked := mode
@@ -220,6 +227,30 @@ func (s *Settings) validateCloud(mode, alias string) error {
 		}
 	}
 	return nil
+}
+
+// ParseShip reads a PI_SBX_CLOUD_SHIP value: comma-separated paths relative to the
+// workspace, each cleaned; one that is absolute, leads out of the workspace or names a
+// .git directory is refused. Whether each exists is checked against the workspace when
+// the session opens.
+func ParseShip(v string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p := filepath.ToSlash(filepath.Clean(f))
+		switch {
+		case filepath.IsAbs(f), p == "..", strings.HasPrefix(p, "../"):
+			return nil, errorf("PI_SBX_CLOUD_SHIP: %q is outside the workspace: give a path relative to it", f)
+		case slices.Contains(strings.Split(p, "/"), ".git"):
+			return nil, errorf("PI_SBX_CLOUD_SHIP: %q: a .git directory is never shipped", f)
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // ParseTools reads a --tools (or PI_SBX_TOOLS) value: a comma-separated list of +SET; the

@@ -108,6 +108,9 @@ func TestParse(t *testing.T) {
 			assert.Equal(t, 90*time.Second, s.CloudExtend)
 			assert.Equal(t, sbx.ModeReview, s.Mode)
 		}},
+		{"cloud ship: cleaned, relative, once each", []string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SHIP= vendor/ ,./node_modules,,a/../b/c.env,vendor"}, func(t *testing.T, s Settings) {
+			assert.Equal(t, []string{"vendor", "node_modules", "b/c.env"}, s.CloudShip)
+		}},
 		{"cloud with review asked for", []string{"PI_SBX_CLOUD=yes", "DOCKER_SANDBOX_WORKSPACE_MODE=review"}, func(t *testing.T, s Settings) {
 			assert.Equal(t, sbx.ModeReview, s.Mode)
 		}},
@@ -162,6 +165,12 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_EXTEND=soon"}, `PI_SBX_CLOUD_EXTEND="soon": want a positive duration`},
 		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_EXTEND=-5m"}, `PI_SBX_CLOUD_EXTEND="-5m": want a positive duration`},
 		{[]string{"PI_SBX_CLOUD_EXTEND=5m"}, `PI_SBX_CLOUD_EXTEND=5m0s without PI_SBX_CLOUD=1`},
+		{[]string{"PI_SBX_CLOUD_SHIP=vendor"}, `PI_SBX_CLOUD_SHIP=vendor without PI_SBX_CLOUD=1`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SHIP=vendor,/etc"}, `PI_SBX_CLOUD_SHIP: "/etc" is outside the workspace`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SHIP=a/../../up"}, `PI_SBX_CLOUD_SHIP: "a/../../up" is outside the workspace`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SHIP=.."}, `PI_SBX_CLOUD_SHIP: ".." is outside the workspace`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SHIP=.git"}, `PI_SBX_CLOUD_SHIP: ".git": a .git directory is never shipped`},
+		{[]string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SHIP=sub/.git/hooks"}, `a .git directory is never shipped`},
 		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_WORKSPACE_MODE=rw"}, `review mode only`},
 		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_WORKSPACE_RO=1"}, `not DOCKER_SANDBOX_WORKSPACE_MODE=ro`},
 		{[]string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_CPUS=4"}, `PI_SBX_CLOUD_SIZE`},

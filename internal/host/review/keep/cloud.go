@@ -155,6 +155,9 @@ func (k *Keeper) seedCloud(ctx context.Context, r Record) error {
 	if err != nil {
 		return fmt.Errorf("unpacking the start state in %s: %w", r.Sandbox, err)
 	}
+	if len(r.Ship) > 0 {
+		return k.seedShip(ctx, r, dir)
+	}
 	return nil
 }
 

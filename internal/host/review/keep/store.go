@@ -58,7 +58,10 @@ type Record struct {
 	HostGit   string `json:"host_git,omitempty"` // the host repository's .git (clone)
 	// Cloud: the sandbox is a cloud one (sbx --cloud): every call to it carries --cloud,
 	// and its start state was shipped in (cloud.go).
-	Cloud   bool      `json:"cloud,omitempty"`
+	Cloud bool `json:"cloud,omitempty"`
+	// Ship: paths relative to the workspace shipped to the cloud sandbox although
+	// ignored or left out by default (PI_SBX_CLOUD_SHIP; ship.go).
+	Ship    []string  `json:"ship,omitempty"`
 	Created time.Time `json:"created"`
 }
 
