@@ -82,3 +82,52 @@ func curlWhenUp(t *testing.T, cs *mcp.ClientSession, u string) string {
 	t.Fatalf("docker_curl %s never answered: %s", u, text(res))
 	return ""
 }
+
+// TestCloudComposePublishesThePublicURL: in a cloud session docker_compose up names a
+// service's published port by its public https URL, marked PUBLIC, as docker_ps and
+// docker_status do; docker_curl reaches the service there, over TLS; down unpublishes
+// it.
+func TestCloudComposePublishesThePublicURL(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, "stack"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "stack", "compose.yaml"), []byte(`services:
+  web:
+    image: busybox:latest
+    command: ["sh", "-c", "echo composed-in-the-cloud > /tmp/index.html && exec httpd -f -p 8080 -h /tmp"]
+    ports:
+      - "8080"
+  worker:
+    image: busybox:latest
+    command: ["sleep", "3600"]
+`), 0o644))
+	ca := filepath.Join(t.TempDir(), "cloud-ca.pem")
+	env := cloudEnv(state, "SBXSIM_DOCKER=1", "SBXSIM_COMPOSE_PLUGIN="+composePlugin(t), "SBXSIM_CLOUD_CA="+ca, "SSL_CERT_FILE="+ca)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "DOCKER_SANDBOX_ENV_ALLOWLIST=") {
+			env[i] = kv + ",SBXSIM_CLOUD_CA,SBXSIM_COMPOSE_PLUGIN" // serve scrubs sbx's environment
+		}
+	}
+	cs, _, stderr := w.serve(nil, nil, env...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", stderr.String())
+		}
+	})
+
+	out := tool(t, cs, "docker_compose", map[string]any{"file": "stack/compose.yaml"}, false)
+	m := publicURLRE.FindStringSubmatch(out)
+	require.NotNil(t, m, "docker_compose names the public URL:\n%s", out)
+	public := "https://127.0.0.1:" + m[1]
+	assert.Contains(t, out, "web 8080/tcp -> "+public+" (PUBLIC: anyone with this URL reaches the port; the Docker login does not protect it)")
+	assert.NotContains(t, out, "http://127.0.0.1", "no loopback address is offered for a cloud port")
+
+	got := curlWhenUp(t, cs, public+"/index.html")
+	assert.Contains(t, got, "composed-in-the-cloud")
+	assert.Contains(t, got, "PUBLIC URL: "+public+" is reachable by anyone who has it")
+	assert.Contains(t, tool(t, cs, "docker_ps", map[string]any{}, false), public+" (PUBLIC: anyone with this URL reaches the port")
+	assert.Contains(t, tool(t, cs, "docker_status", map[string]any{}, false), "Published: "+public+" (PUBLIC: anyone with this URL reaches the port")
+
+	out = tool(t, cs, "docker_compose", map[string]any{"file": "stack/compose.yaml", "action": "down"}, false)
+	assert.Contains(t, out, "Unpublished host ports")
+	assert.NotContains(t, tool(t, cs, "docker_status", map[string]any{}, false), public, "down unpublishes the public URL")
+}
