@@ -131,3 +131,36 @@ func TestCloudComposePublishesThePublicURL(t *testing.T) {
 	assert.Contains(t, out, "Unpublished host ports")
 	assert.NotContains(t, tool(t, cs, "docker_status", map[string]any{}, false), public, "down unpublishes the public URL")
 }
+
+// TestCloudCurlRefusesAnUntrustedCertificate: docker_curl to a cloud sandbox's public
+// URL whose certificate this host does not trust (the sim's test CA, not given by
+// SSL_CERT_FILE) fails, naming the certificate's problem; the check is never skipped,
+// so no reply comes back.
+func TestCloudCurlRefusesAnUntrustedCertificate(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	ca := filepath.Join(t.TempDir(), "cloud-ca.pem")
+	env := cloudEnv(state, "SBXSIM_DOCKER=1", "SBXSIM_CLOUD_CA="+ca)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "DOCKER_SANDBOX_ENV_ALLOWLIST=") {
+			env[i] = kv + ",SBXSIM_CLOUD_CA" // serve scrubs sbx's environment
+		}
+	}
+	cs, _, stderr := w.serve(nil, nil, env...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", stderr.String())
+		}
+	})
+	out := tool(t, cs, "docker_run", map[string]any{"image": "busybox:latest", "name": "web", "ports": []string{"8080"},
+		"command": []string{"sh", "-c", "echo not-for-an-untrusted-peer > /tmp/index.html && exec httpd -f -p 8080 -h /tmp"}}, false)
+	m := publicURLRE.FindStringSubmatch(out)
+	require.NotNil(t, m, "docker_run names the public URL:\n%s", out)
+	host := "127.0.0.1:" + m[1]
+
+	out = tool(t, cs, "docker_curl", map[string]any{"url": "https://" + host + "/index.html"}, true)
+	assert.Contains(t, out, "GET https://"+host+"/index.html: the TLS certificate of "+host+" is signed by an authority this host does not trust")
+	assert.Contains(t, out, "never skips the check")
+	assert.Contains(t, out, "x509: certificate signed by unknown authority")
+	assert.NotContains(t, out, "not-for-an-untrusted-peer")
+	assert.NotContains(t, strings.TrimSpace(out), "\n", "one line")
+}

@@ -1,8 +1,13 @@
 package deploy
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"net/http/httptest"
 	neturl "net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -56,5 +61,35 @@ func TestCurlReachesOnlyPublishedPublicURLs(t *testing.T) {
 		addr, ok := matchPublic(u, list)
 		assert.Equal(t, tc.addr != "", ok, tc.url)
 		assert.Equal(t, tc.addr, addr, tc.url)
+	}
+}
+
+// TestCertProblemNamesIt: a refused certificate is named by what is wrong with it; any
+// other failure is not taken for one.
+func TestCertProblemNamesIt(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	trusted := x509.NewCertPool()
+	trusted.AddCert(srv.Certificate())
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, tc := range []struct {
+		name string
+		url  string
+		tls  *tls.Config
+		want string
+	}{
+		{"an unknown authority", srv.URL, nil, "is signed by an authority this host does not trust"},
+		{"another host's", srv.URL, &tls.Config{RootCAs: trusted, ServerName: "other.example"}, "is not valid for other.example"},
+		{"expired", srv.URL, &tls.Config{RootCAs: trusted, Time: func() time.Time { return time.Now().AddDate(200, 0, 0) }}, "has expired or is not valid yet"},
+		{"trusted", srv.URL, &tls.Config{RootCAs: trusted}, ""},
+		{"no server", closed.URL, nil, ""},
+	} {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tc.tls}}
+		resp, err := c.Get(tc.url)
+		if err == nil {
+			resp.Body.Close()
+		}
+		assert.Equal(t, tc.want, certProblem(err), "%s: %v", tc.name, err)
 	}
 }

@@ -2,7 +2,10 @@ package deploy
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -124,6 +127,30 @@ func (d *Deployer) publicTarget(ctx context.Context, u *neturl.URL) (curlDest, e
 	return curlDest{url: u, addr: addr, public: true}, nil
 }
 
+// certProblem says in words why a server's TLS certificate was refused, or "" when err
+// is not a refused certificate.
+func certProblem(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &unknown):
+		return "is signed by an authority this host does not trust"
+	case errors.As(err, &host):
+		return "is not valid for " + host.Host
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return "has expired or is not valid yet"
+	case errors.As(err, &invalid):
+		return "is not valid"
+	case errors.As(err, &verify):
+		return "was not accepted"
+	}
+	return ""
+}
+
 // matchPublic finds u's origin among the mappings' public URLs and returns the address
 // to dial (host:port, the host as sbx named it).
 func matchPublic(u *neturl.URL, list []sbx.Published) (string, bool) {
@@ -226,6 +253,11 @@ func (d *Deployer) curl(ctx context.Context, raw json.RawMessage) (string, error
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	resp, err := client.Do(req)
+	if problem := certProblem(err); problem != "" {
+		return "", fmt.Errorf("%s %s: the TLS certificate of %s %s, so nothing was sent; docker_curl verifies it "+
+			"with the system's roots and never skips the check (trust its authority on this host, e.g. by SSL_CERT_FILE, "+
+			"only if it is yours): %w", method, u, u.Host, problem, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", method, u, err)
 	}
