@@ -156,8 +156,9 @@ func (c *cli) cloudFlagsOf(verb string) []flagSpec {
 }
 
 // cloudRefused are the flags a verb parses under --cloud only to refuse them (the
-// contract's Local flags): exec's -u and --privileged here, -d as everywhere.
-var cloudRefused = map[string][]string{"exec": {"user", "detach", "privileged"}}
+// contract's Local flags): exec's -u and --privileged here, -d as everywhere; create's
+// --clone (no host workspace to clone).
+var cloudRefused = map[string][]string{"exec": {"user", "detach", "privileged"}, "create": {"clone"}}
 
 // cloudOptions validates a cloud create: the local rules, then cloud's.
 func (c *cli) cloudOptions(fs flagSet, agent string, paths []string) (createOpts, error) {
@@ -165,7 +166,11 @@ func (c *cli) cloudOptions(fs flagSet, agent string, paths []string) (createOpts
 		return createOpts{}, fmt.Errorf("cloud sandboxes have no workspace mount: cannot mount %q "+
 			"(copy files in with 'sbx --cloud cp', or clone inside the sandbox)", paths[0])
 	}
-	for _, f := range []string{"cpus", "memory", "clone"} {
+	if fs.has("clone") {
+		return createOpts{}, errors.New("--clone is not supported for cloud sandboxes: they have no workspace mount " +
+			"(clone inside the sandbox)")
+	}
+	for _, f := range []string{"cpus", "memory"} {
 		if fs.has(f) {
 			return createOpts{}, fmt.Errorf("--%s is not supported for cloud sandboxes (choose a --size)", f)
 		}

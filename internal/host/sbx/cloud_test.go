@@ -82,6 +82,18 @@ func TestCloudRejectsLocalFlags(t *testing.T) {
 		{[]string{"ttl", "box", "+30m"}, false},
 		{[]string{"create", "--ttl", "1h", "shell", "/w"}, false},
 		{[]string{"--cloud", "create", "--name", "box", "--on-timeout", "stop", "shell"}, true},
+		{[]string{"--cloud", "create", "--name", "box", "--size", "xl", "--ttl", "2h", "--on-timeout", "stop", "-q", "shell"}, true},
+		{[]string{"--cloud", "create", "--clone", "--name", "box", "shell"}, false}, // no host workspace to clone
+		{[]string{"create", "--clone", "--name", "box", "shell", "/w"}, true},
+		{[]string{"--cloud", "create", "--name", "box", "shell", "/w"}, false}, // no workspace mount
+		{[]string{"--cloud", "create", "shell", "--name", "box", "/w:ro"}, false},
+		{[]string{"create", "--name", "box", "shell", "/w", "/d:ro"}, true},
+		{[]string{"--cloud", "run", "-d", "--name", "box", "shell"}, true},
+		{[]string{"--cloud", "run", "-d", "--name", "box"}, true},
+		{[]string{"--cloud", "run", "-d", "shell", "."}, false},
+		{[]string{"--cloud", "run", "--ttl", "1h", "shell"}, false}, // the table has them on create only
+		{[]string{"--cloud", "exec", "--ttl", "1h", "box", "id"}, false},
+		{[]string{"--cloud", "exec", "-i", "-e", "PI_X=1", "-w", "/w", "box", "sh", "/w"}, true}, // exec's command is its own
 	} {
 		err := ValidateArgv(tc.argv, V055)
 		assert.Equal(t, tc.ok, err == nil, "%q: %v", tc.argv, err)
@@ -89,6 +101,7 @@ func TestCloudRejectsLocalFlags(t *testing.T) {
 	assert.Error(t, ValidateArgv([]string{"--cloud", "ls"}, "0.44.0"), "--cloud before 0.45")
 	assert.Equal(t, "-u", CloudRejects([]string{"exec", "-i", "-u", "root", "box", "id"}))
 	assert.Equal(t, "", CloudRejects([]string{"exec", "-i", "box", "sh", "-u"}))
+	assert.Equal(t, "--clone", CloudRejects([]string{"create", "--name", "box", "--clone", "shell"}))
 }
 
 func TestCloudNames(t *testing.T) {

@@ -45,6 +45,10 @@ type Verb struct {
 	// Interspersed: flags may follow positional arguments (cobra's default); exec stops
 	// at its sandbox name (everything after belongs to the command).
 	Interspersed bool
+	// CloudNoPaths: under --cloud the verb takes the AGENT and no PATH (create, run): a
+	// cloud sandbox mounts nothing of the host, and `sbx --cloud run AGENT .` is an error
+	// (reference: Cloud).
+	CloudNoPaths bool
 }
 
 // PullSince is the first version whose create takes --pull (see Verbs).
@@ -70,18 +74,19 @@ var Globals = []Flag{
 
 // Verbs is the contract table.
 var Verbs = []Verb{
-	{Name: "create", Usage: "AGENT [PATH[:ro]...]", Interspersed: true, Flags: []Flag{
+	{Name: "create", Usage: "AGENT [PATH[:ro]...]", Interspersed: true, CloudNoPaths: true, Flags: []Flag{
 		{Long: "name", Value: true}, {Long: "quiet", Short: "q"},
 		{Long: "cpus", Value: true}, {Long: "memory", Short: "m", Value: true},
 		{Long: "template", Short: "t", Value: true}, {Long: "kit", Value: true},
-		{Long: "clone", Why: "REL v0.31.0 (replaced --branch); clone mode: docs/sbxsim.md"},
+		{Long: "clone", Local: true, Why: "REL v0.31.0 (replaced --branch); clone mode: docs/sbxsim.md; " +
+			"rejected by --cloud: a cloud sandbox has no host workspace to clone (reference: Cloud)"},
 		{Long: "pull", Value: true, Since: PullSince, Why: "DD sbx_create.yaml: always (default) | missing | never; " +
 			"first version assumed: the one docker/skills verified its notes against (0.46.0)"},
 		{Long: "size", Value: true, Since: CloudSince, Cloud: true, Why: "micro|small|medium|large|xl (DD cli/manage/cloud.md)"},
 		{Long: "ttl", Value: true, Since: CloudSince, Cloud: true, Why: "default 1h, at most 24h from creation; 0 is an error"},
 		{Long: "on-timeout", Value: true, Since: CloudSince, Cloud: true, Why: "stop|restart|delete"},
 	}},
-	{Name: "run", Usage: "AGENT [PATH...] | --name SANDBOX", Interspersed: true, Flags: []Flag{
+	{Name: "run", Usage: "AGENT [PATH...] | --name SANDBOX", Interspersed: true, CloudNoPaths: true, Flags: []Flag{
 		{Long: "name", Value: true}, {Long: "quiet", Short: "q"},
 		{Long: "cpus", Value: true}, {Long: "memory", Short: "m", Value: true},
 		{Long: "template", Short: "t", Value: true}, {Long: "kit", Value: true},
@@ -277,6 +282,7 @@ func ValidateArgv(argv []string, version string) error {
 		return Flag{}, false
 	}
 	args := argv[1:]
+	positional := 0
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -314,6 +320,9 @@ func ValidateArgv(argv []string, version string) error {
 		default:
 			if !v.Interspersed {
 				return nil // exec: the sandbox name; the command follows
+			}
+			if positional++; cloud && v.CloudNoPaths && positional > 1 {
+				return fmt.Errorf("sbx --cloud %s: a cloud sandbox mounts no workspace: %q is a PATH (AGENT only)", v.Name, a)
 			}
 		}
 	}

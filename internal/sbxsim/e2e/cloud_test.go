@@ -95,6 +95,8 @@ func TestCloudCreateRefusals(t *testing.T) {
 			`ERROR: invalid --on-timeout "pause": must be one of stop, restart, delete`},
 		{"--cpus", nil, []string{"--cloud", "create", "--cpus", "2", "shell"},
 			"ERROR: --cpus is not supported for cloud sandboxes"},
+		{"--clone", nil, []string{"--cloud", "create", "--clone", "shell"},
+			"ERROR: --clone is not supported for cloud sandboxes: they have no workspace mount"},
 		{"--cloud before 0.45", []string{"SBXSIM_VERSION=0.44.0"}, []string{"--cloud", "ls"},
 			"ERROR: unknown flag: --cloud"},
 		{"ttl without --cloud", nil, []string{"ttl", "x", "+30m"}, `ERROR: unknown command "ttl" for "sbx"`},
