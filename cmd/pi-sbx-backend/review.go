@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/hostgit"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
@@ -38,7 +41,7 @@ var reviewEnv = []envDoc{
 
 // reviewCommands are review, land and discard over the work open finds.
 func reviewCommands(open openWork) []command {
-	return []command{reviewCommand(open), landCommand(open), discardCommand(open)}
+	return []command{reviewCommand(open), landCommand(open), discardCommand(open), undoCommand(open)}
 }
 
 // workFlags are the flags every review command has.
@@ -71,12 +74,47 @@ func (w workFlags) collect(ctx context.Context, open openWork) (workSource, revi
 	return src, c, err
 }
 
+// journalSource is a work source with a journal (review mode's checkpoints per call).
+type journalSource interface {
+	Journal(c review.Changes) ([]journal.Entry, error)
+}
+
+// journalOf returns the journal entries of the work c from src.
+func journalOf(src workSource, c review.Changes) ([]journal.Entry, error) {
+	js, ok := src.(journalSource)
+	if !ok {
+		return nil, fmt.Errorf("the work of %s has no journal", c.Sandbox)
+	}
+	return js.Journal(c)
+}
+
+// writeCalls prints one line per checkpoint of entries: what each call changed.
+func writeCalls(ctx context.Context, w io.Writer, g *hostgit.Git, c review.Changes, entries []journal.Entry) error {
+	if len(entries) < 2 {
+		fmt.Fprintf(w, "no call of %s has changed the workspace yet\n", c.Sandbox)
+		return nil
+	}
+	for _, e := range entries[1:] {
+		files, err := review.Files(ctx, g, review.Changes{GitDir: c.GitDir, Root: c.Root, Sandbox: c.Sandbox, Base: e.Parent, Head: e.Commit})
+		if err != nil {
+			return fmt.Errorf("call %d: %w", e.N, err)
+		}
+		added, removed := 0, 0
+		for _, f := range files {
+			added += f.Added
+			removed += f.Removed
+		}
+		fmt.Fprintln(w, journal.Line(e, len(files), added, removed))
+	}
+	return nil
+}
+
 func reviewCommand(open openWork) command {
 	var w workFlags
-	var stat bool
+	var stat, calls bool
 	return command{
 		name:     "review",
-		synopsis: "[--workspace DIR] [--stat] [PATH...]",
+		synopsis: "[--workspace DIR] [--stat] [--calls | CALL | A..B] [PATH...]",
 		summary:  "what a review-mode sandbox changed, the files that would run on the host first",
 		help: `Shows what the review-mode sandbox of the workspace changed against the workspace as
 it was when the sandbox started: each file added (A), modified (M), deleted (D), renamed
@@ -86,18 +124,43 @@ Makefiles, package.json scripts, a file gaining +x, a symlink out of the workspa
 file .gitignore hides, …) are listed first in a section of their own, each with why.
 PATH limits it to those files or directories (relative to the current directory, or to
 the workspace when run from outside it). Nothing is written; the host workspace is not
-touched.`,
+touched.
+
+The journal: every call that changed the sandbox's workspace (write, edit, bash, !
+commands, exec_command, docker tools, undo) is a checkpoint. --calls lists them, one line
+each: its number, the client, the client's id for the call, the tool, its arguments'
+short form, and the files and lines it changed. CALL (a number) shows what that call
+changed, A..B the net change of calls A to B (a path that is a number is written ./N).`,
 		env: reviewEnv,
 		flags: func(fs *flag.FlagSet) {
 			w.define(fs)
 			fs.BoolVar(&stat, "stat", false, "the list of files only, without the diffs")
+			fs.BoolVar(&calls, "calls", false, "the journal: one line per call that changed the workspace")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {
-			_, c, err := w.collect(ctx, open)
+			src, c, err := w.collect(ctx, open)
 			if err != nil {
 				return err
 			}
 			g := c.Git(os.Environ())
+			if calls || (len(args) > 0 && journal.IsSpec(args[0])) {
+				entries, err := journalOf(src, c)
+				if err != nil {
+					return err
+				}
+				if calls {
+					if len(args) > 0 {
+						return usagef("--calls takes no arguments")
+					}
+					return writeCalls(ctx, std.out, g, c, entries)
+				}
+				from, to, err := journal.Span(entries, args[0])
+				if err != nil {
+					return usagef("%v", err)
+				}
+				c.Base, c.Head, c.BaseRef = from.Commit, to.Commit, ""
+				args = args[1:]
+			}
 			if c, err = review.WorkID(ctx, g, c); err != nil {
 				return err
 			}

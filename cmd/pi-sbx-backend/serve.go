@@ -16,6 +16,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/doctor"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
@@ -151,6 +152,15 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		logger.Warn("no audit log", "error", err)
 	} else {
 		routes = alog.Routes(routes, func(err error) { logger.Warn("audit log", "error", err) })
+	}
+	// In review mode, a checkpoint of the workspace after every call that can change it
+	// (pi-sbx-backend review --calls, undo); one that fails is said on stderr.
+	if st.Mode == sbx.ModeReview {
+		if rec, err := journalRecorder(st, sess.Workspace, sess.Name, caller); err != nil {
+			logger.Warn("no journal", "error", err)
+		} else {
+			routes = rec.Routes(routes, func(err error) { logger.Warn("journal", "error", err) })
+		}
 	}
 	dep.StartupGC(ctx, logger, st.GCHours)
 	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})

@@ -61,7 +61,7 @@ func Default() *Registry { return WithTerminals(Terminal(DefaultTerminals())) }
 // WithTerminals is Default with the given implementations of the terminal tools (the
 // terminal server's client, for a process that does not outlive its call).
 func WithTerminals(terminal []Impl) *Registry {
-	impls := append(Pi(fsops.NewMutationQueue()), Pty()...)
+	impls := append(append(Pi(fsops.NewMutationQueue()), Pty()...), Journal())
 	r, err := New(append(impls, terminal...)...)
 	if err != nil {
 		panic(err) // the built-in schemas are constants; failing here is a programming error

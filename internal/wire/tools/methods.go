@@ -144,3 +144,47 @@ func Review() *Tool {
 		}),
 	}
 }
+
+// JournalName is the agent's journal method: checkpoints of a review-mode workspace,
+// taken and restored in the VM (the host calls it; serve does not offer it).
+const JournalName = "pi_sbx_journal"
+
+// JournalArgs are pi_sbx_journal's arguments.
+type JournalArgs struct {
+	Op     string `json:"op"` // checkpoint | restore | holders
+	Root   string `json:"root"`
+	GitDir string `json:"git_dir,omitempty"`
+	Index  string `json:"index,omitempty"`
+	// checkpoint: the previous checkpoint (commit and tree), the ref and message of the new one
+	Parent     string `json:"parent,omitempty"`
+	ParentTree string `json:"parent_tree,omitempty"`
+	Ref        string `json:"ref,omitempty"`
+	Message    string `json:"message,omitempty"`
+	// restore: the checkpoint whose files the work tree gets
+	Target string `json:"target,omitempty"`
+}
+
+// Journal describes pi_sbx_journal (the agent's, called by the host only): op checkpoint
+// commits the work tree (git add -A with a private index) on a private ref unless its
+// tree is parent_tree's; op restore writes target's files over the work tree; op holders
+// lists the processes with files or a working directory under root.
+func Journal() *Tool {
+	return &Tool{
+		Name: JournalName,
+		Description: "Review mode's journal, in the VM: checkpoint (a commit of the work tree on a private ref, with a " +
+			"private index; nothing when its tree is parent_tree), restore (target's files over the work tree) or holders " +
+			"(the processes holding files under root). structuredContent: {commit, tree, changed} or {holders}. Called by " +
+			"the host; not offered in tools/list.",
+		Schema: Object([]string{"op", "root"}, map[string]*jsonschema.Schema{
+			"op":          {Type: "string", Enum: []any{"checkpoint", "restore", "holders"}, Description: "what to do"},
+			"root":        String("The work tree (absolute)"),
+			"git_dir":     String("The repository of the checkpoints (absolute)"),
+			"index":       String("The private index file (absolute)"),
+			"parent":      String("checkpoint: the previous checkpoint's commit"),
+			"parent_tree": String("checkpoint: the previous checkpoint's tree"),
+			"ref":         String("checkpoint: the ref of the new checkpoint"),
+			"message":     String("checkpoint: its commit message"),
+			"target":      String("restore: the checkpoint to restore"),
+		}),
+	}
+}

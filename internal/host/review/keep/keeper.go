@@ -76,6 +76,9 @@ func (k *Keeper) Begin(ctx context.Context, r Record) error {
 	if err := k.Store.Save(r); err != nil {
 		return err
 	}
+	if err := k.Journal(r).Remove(); err != nil { // a sandbox of the same name before
+		return err
+	}
 	base, err := k.snapshot(ctx, r)
 	if err != nil {
 		return fmt.Errorf("writing the start state: %w", err)
@@ -148,6 +151,16 @@ func (k *Keeper) Seed(ctx context.Context, r Record) error {
 	return nil
 }
 
+// journalBundle writes a bundle of the journal's checkpoints (refs/pi-sbx/journal/*) in
+// repository $1 to stdout, less what the host has ($2, the last checkpoint fetched, when
+// the VM has it too, and in a clone the start state); nothing when there is none.
+const journalBundle = `j=$1 have=$2
+set -- --glob=refs/pi-sbx/journal/*
+[ -n "$have" ] && git --git-dir="$j" cat-file -e "$have^{commit}" 2>/dev/null && set -- "$@" "^$have"
+git --git-dir="$j" rev-parse -q --verify ` + vmBase + ` >/dev/null && set -- "$@" ^` + vmBase + `
+git --git-dir="$j" bundle create -q - "$@" 2>/dev/null || true
+`
+
 // collectScript snapshots the clone's working tree (tracked files and untracked ones
 // not ignored, committed or not) as refs/pi-sbx/head on the clone's HEAD, without
 // touching the agent's index, and writes a bundle of it and the clone's branches, less
@@ -155,6 +168,7 @@ func (k *Keeper) Seed(ctx context.Context, r Record) error {
 //
 //	$1 the clone
 const collectScript = `set -e
+if [ "$2" = journal ]; then shift 2; ` + journalBundle + `exit 0; fi
 cd "$1"
 i=$(mktemp)
 trap 'rm -f "$i"' EXIT
@@ -198,6 +212,9 @@ func (k *Keeper) Collect(ctx context.Context, r Record) (review.Changes, error) 
 	}
 	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", HeadRef(r.Sandbox), head}}); err != nil {
 		return ch, err
+	}
+	if err := k.fetchJournal(ctx, r); err != nil {
+		return ch, fmt.Errorf("collecting the journal of %s: %w", r.Sandbox, err)
 	}
 	return k.kept(ctx, r, ch)
 }

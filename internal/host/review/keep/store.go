@@ -172,7 +172,7 @@ func (s Store) Forget(ctx context.Context, name string) error {
 	if err := os.RemoveAll(s.GitDir(name)); err != nil {
 		return err
 	}
-	for _, f := range []string{p, filepath.Join(s.Dir, name+".collect.lock")} {
+	for _, f := range []string{p, filepath.Join(s.Dir, name+".collect.lock"), filepath.Join(s.Dir, name+".journal.jsonl"), filepath.Join(s.Dir, name+".journal.jsonl.lock")} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

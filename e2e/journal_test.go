@@ -1,0 +1,114 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sumsScript prints a checksum of every file of the workspace but the .git directory,
+// in path order: the state a test compares.
+const sumsScript = `find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum`
+
+// TestJournalCallsAndUndo: in review mode (git and non-git workspaces), six calls of a
+// serve client that change files — each with its own id — and two that change nothing
+// (a read, a bash that only reads) are six checkpoints; review --calls lists them with
+// the client and ids, review N shows that call's diff and A..B their net change; undo
+// --last 2 restores exactly the files after call 4, and undo --last 1 takes that undo
+// back; the host workspace is not touched by any of it.
+func TestJournalCallsAndUndo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		git  bool
+	}{{"git", true}, {"plain", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, state := reviewWorld(t, tc.git)
+			before := treeSums(t, w.ws)
+			cs, _, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_GC_HOURS=0")
+			callID := func(id, tool, args string) string {
+				t.Helper()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args), Meta: mcp.Meta{"pi-sbx/callId": id}})
+				require.NoError(t, err, "%s %s", tool, args)
+				require.False(t, res.IsError, "%s: %s\n%s", tool, text(res), stderr.String())
+				return text(res)
+			}
+			sums := func() string { return callID("sums", "bash", bashArgs(sumsScript)) }
+			callID("c1", "write", `{"path":"j/one.txt","content":"one\n"}`)
+			callID("c2", "edit", `{"path":"j/one.txt","edits":[{"oldText":"one","newText":"one, edited"}]}`)
+			callID("r1", "read", `{"path":"j/one.txt"}`)
+			callID("c3", "bash", bashArgs("printf 'two\\nlines\\n' > j/two.txt && rm src/main.go"))
+			callID("c4", "write", `{"path":"README.md","content":"replaced\n"}`)
+			after4 := sums()
+			callID("c5", "bash", bashArgs("echo more >> j/two.txt && mkdir -p k && echo k > k/k.txt"))
+			callID("c6", "write", `{"path":"j/one.txt","content":"six\n"}`)
+			after6 := sums()
+			name := w.sandboxes()[0]
+			assert.Contains(t, after6, "j/one.txt")
+
+			cli := func(args ...string) string {
+				t.Helper()
+				c := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name), args...)
+				c.Dir = w.ws
+				out, err := c.CombinedOutput()
+				require.NoError(t, err, "%v: %s", args, out)
+				return string(out)
+			}
+			lines := strings.Split(strings.TrimSpace(cli("review", "--calls")), "\n")
+			require.Len(t, lines, 6, "six changing calls, the read and the sums none:\n%s", strings.Join(lines, "\n"))
+			for i, want := range []string{
+				`^1 +e2e +c1 +write +content="4 bytes" path="j/one.txt"  1 file\(s\) \+1 -0$`,
+				`^2 +e2e +c2 +edit +edits="1" path="j/one.txt"  1 file\(s\) \+1 -1$`,
+				`^3 +e2e +c3 +bash +command=.*  2 file\(s\) `,
+				`^4 +e2e +c4 +write .*  1 file\(s\) `,
+				`^5 +e2e +c5 +bash .*  2 file\(s\) \+2 -0$`,
+				`^6 +e2e +c6 +write .*  1 file\(s\) \+1 -1$`,
+			} {
+				assert.Regexp(t, regexp.MustCompile(want), lines[i])
+			}
+			two := cli("review", "2")
+			assert.Contains(t, two, "-one\n+one, edited\n", "review N is that call's diff")
+			assert.NotContains(t, two, "README.md")
+			span := cli("review", "--stat", "1..3")
+			assert.Contains(t, span, "j/one.txt")
+			assert.Contains(t, span, "j/two.txt")
+			assert.Contains(t, span, "src/main.go")
+			assert.NotContains(t, span, "README.md", "the net change of calls 1 to 3 only")
+
+			out := cli("undo", "--last", "2")
+			assert.Contains(t, out, "to checkpoint 4")
+			assert.Equal(t, after4, sums(), "undo --last 2: exactly the files after call 4")
+			out = cli("undo", "--last", "1")
+			assert.Contains(t, out, "to checkpoint 6")
+			assert.Equal(t, after6, sums(), "the undo undone")
+			out = cli("undo", "--to", "0")
+			assert.NotContains(t, sums(), "j/one.txt", "back to the start")
+			lines = strings.Split(strings.TrimSpace(cli("review", "--calls")), "\n")
+			require.Len(t, lines, 9, "each undo is a checkpoint:\n%s", strings.Join(lines, "\n"))
+			assert.Regexp(t, `^7 +pi-sbx-backend undo +- +undo +to="4"`, lines[6])
+			changed := diffSums(before, treeSums(t, w.ws))
+			if tc.git {
+				assert.Equal(t, []string{".git/config"}, changed, "nothing of the host's changed but sbx's remote")
+			} else {
+				assert.Empty(t, changed, "the host workspace is not touched")
+			}
+
+			// A usage error is one line (and the hint), exit 2.
+			c := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name), "undo", "--to", "99")
+			c.Dir = w.ws
+			b, err := c.CombinedOutput()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee)
+			assert.Equal(t, 2, ee.ExitCode())
+			assert.Equal(t, "pi-sbx-backend undo: --to 99: the journal has checkpoints 0 to 9\nRun 'pi-sbx-backend undo --help' for usage.\n", string(b))
+		})
+	}
+}

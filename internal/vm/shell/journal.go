@@ -1,0 +1,197 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Journal takes and restores checkpoints of a workspace with git, as commits that leave
+// the workspace's own index, HEAD and branches alone: a private index file (kept between
+// checkpoints, so that git re-reads only the files whose stat changed) and private refs.
+// GitDir is the workspace's own repository (a clone) or a private one outside the
+// workspace (any other), made on first use. What a checkpoint holds is what `git add -A`
+// takes: tracked files and untracked ones not ignored; never a .git directory.
+type Journal struct {
+	Root   string // the work tree
+	GitDir string // the repository the commits go to
+	Index  string // the private index file, outside the work tree
+}
+
+// Checkpoint is one checkpoint taken.
+type Checkpoint struct {
+	Commit  string `json:"commit"`
+	Tree    string `json:"tree"`
+	Changed bool   `json:"changed"` // false: the tree is parentTree's, nothing was written
+}
+
+// gitJournalConfig keeps a checkpoint cheap and inert: the untracked cache in the private
+// index, no fsmonitor or automatic gc, no signing.
+var gitJournalConfig = []string{
+	"-c", "core.untrackedCache=true", "-c", "core.fsmonitor=false", "-c", "gc.auto=0",
+	"-c", "maintenance.auto=false", "-c", "commit.gpgSign=false", "-c", "core.checkStat=minimal",
+	"-c", "core.trustctime=false", "-c", "advice.addEmbeddedRepo=false",
+}
+
+func (j Journal) git(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitJournalConfig...), args...)...)
+	cmd.Dir = j.Root
+	cmd.Env = append(os.Environ(), "GIT_DIR="+j.GitDir, "GIT_WORK_TREE="+j.Root, "GIT_INDEX_FILE="+j.Index,
+		"GIT_AUTHOR_NAME=pi-sbx", "GIT_AUTHOR_EMAIL=pi-sbx@sandbox", "GIT_COMMITTER_NAME=pi-sbx",
+		"GIT_COMMITTER_EMAIL=pi-sbx@sandbox", "GIT_TERMINAL_PROMPT=0")
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// prepare makes the private repository and the index's directory when missing.
+func (j Journal) prepare(ctx context.Context) error {
+	if j.Root == "" || j.GitDir == "" || j.Index == "" || !filepath.IsAbs(j.Index) || !filepath.IsAbs(j.GitDir) {
+		return errors.New("journal: root, git dir and index must be absolute paths")
+	}
+	if err := os.MkdirAll(filepath.Dir(j.Index), 0o700); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(j.GitDir, "HEAD")); err == nil {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "init", "--bare", "--quiet", "--template=", j.GitDir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("journal: git init: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Take checkpoints the work tree: when its tree differs from parentTree, a commit on
+// parent (none when "") is written and ref set to it. A tree equal to parentTree writes
+// nothing and returns Changed false.
+func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string) (Checkpoint, error) {
+	if err := j.prepare(ctx); err != nil {
+		return Checkpoint{}, err
+	}
+	if _, err := j.git(ctx, nil, "add", "-A", "--ignore-errors", "--", ":/"); err != nil {
+		return Checkpoint{}, err
+	}
+	tree, err := j.git(ctx, nil, "write-tree")
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if parentTree != "" && tree == parentTree {
+		return Checkpoint{Commit: parent, Tree: tree}, nil
+	}
+	args := []string{"commit-tree", "--no-gpg-sign", "-m", msg, tree}
+	if parent != "" {
+		if _, err := j.git(ctx, nil, "cat-file", "-e", parent+"^{commit}"); err == nil {
+			args = append(args, "-p", parent)
+		}
+	}
+	commit, err := j.git(ctx, nil, args...)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if _, err := j.git(ctx, nil, "update-ref", ref, commit); err != nil {
+		return Checkpoint{}, err
+	}
+	return Checkpoint{Commit: commit, Tree: tree, Changed: true}, nil
+}
+
+// Restore makes the work tree target's files: those of the private index (the last
+// checkpoint's, so take one first) that target lacks are removed, the others written
+// as target has them. Files neither has (ignored ones) are left alone.
+func (j Journal) Restore(ctx context.Context, target string) error {
+	if err := j.prepare(ctx); err != nil {
+		return err
+	}
+	if _, err := j.git(ctx, nil, "read-tree", "--reset", "-u", target+"^{tree}"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Holder is a process whose working directory or open files are in a directory.
+type Holder struct {
+	PID     int      `json:"pid"`
+	Command string   `json:"command"`
+	Files   []string `json:"files,omitempty"`
+}
+
+// Holders lists the processes whose working directory or open files are under root,
+// read from /proc: this process and its ancestors (the agent, the exec that runs it)
+// aside.
+func Holders(root string) []Holder {
+	skip := map[int]bool{}
+	for pid := os.Getpid(); pid > 1 && !skip[pid]; pid = parentPID(pid) {
+		skip[pid] = true
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []Holder
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || skip[pid] || pid == os.Getpid() {
+			continue
+		}
+		proc := filepath.Join("/proc", e.Name())
+		var files []string
+		if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil && under(root, cwd) {
+			files = append(files, cwd)
+		}
+		fds, _ := os.ReadDir(filepath.Join(proc, "fd"))
+		for _, fd := range fds {
+			if p, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && under(root, p) {
+				files = append(files, p)
+			}
+		}
+		if len(files) == 0 {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join(proc, "comm"))
+		sort.Strings(files)
+		out = append(out, Holder{PID: pid, Command: strings.TrimSpace(string(comm)), Files: dedupe(files)})
+	}
+	return out
+}
+
+// parentPID reads pid's parent from /proc (0 when unknown).
+func parentPID(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndex(b, []byte(") ")) // the command may hold spaces and parentheses
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+func under(root, p string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}
+
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

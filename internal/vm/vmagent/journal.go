@@ -1,0 +1,56 @@
+package vmagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/shell"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
+	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
+)
+
+// Journal returns the implementation of pi_sbx_journal (unlisted: the host's).
+func Journal() Impl {
+	return Impl{Tool: tools.Journal(), Run: journal, Unlisted: true}
+}
+
+func journal(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
+	a, err := decode[tools.JournalArgs](raw, env)
+	if err != nil {
+		return result.Result{}, err
+	}
+	j := shell.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index}
+	switch a.Op {
+	case "checkpoint":
+		cp, err := j.Take(ctx, a.Parent, a.ParentTree, a.Ref, a.Message)
+		if err != nil {
+			return result.Result{}, err
+		}
+		return detailed(fmt.Sprintf("checkpoint %s (changed: %v)", cp.Commit, cp.Changed), cp)
+	case "restore":
+		if err := j.Restore(ctx, a.Target); err != nil {
+			return result.Result{}, err
+		}
+		return detailed("restored "+a.Target, map[string]string{"target": a.Target})
+	case "holders":
+		var held []shell.Holder
+		for _, h := range shell.Holders(a.Root) {
+			if !strings.HasPrefix(h.Command, "pi-sbx-agent") { // the agents of other sessions
+				held = append(held, h)
+			}
+		}
+		return detailed("holders", map[string]any{"holders": held})
+	}
+	return result.Result{}, fmt.Errorf("pi_sbx_journal: unknown op %q", a.Op)
+}
+
+// detailed is a result whose details are v.
+func detailed(text string, v any) (result.Result, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return result.Result{}, err
+	}
+	return result.Text(text, json.RawMessage(b)), nil
+}
