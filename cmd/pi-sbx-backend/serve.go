@@ -159,6 +159,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		if rec, err := journalRecorder(st, sess.Workspace, sess.Name, caller); err != nil {
 			logger.Warn("no journal", "error", err)
 		} else {
+			rec.Cwd = sess.Cwd
 			routes = rec.Routes(routes, func(err error) { logger.Warn("journal", "error", err) })
 		}
 	}

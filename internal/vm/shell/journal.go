@@ -35,7 +35,8 @@ type Checkpoint struct {
 // gitJournalConfig keeps a checkpoint cheap and inert: the untracked cache in the private
 // index, no fsmonitor or automatic gc, no signing.
 var gitJournalConfig = []string{
-	"-c", "core.untrackedCache=true", "-c", "core.fsmonitor=false", "-c", "gc.auto=0",
+	"-c", "core.untrackedCache=true", "-c", "core.splitIndex=true", "-c", "core.preloadIndex=false",
+	"-c", "core.fsmonitor=false", "-c", "gc.auto=0",
 	"-c", "maintenance.auto=false", "-c", "commit.gpgSign=false", "-c", "core.checkStat=minimal",
 	"-c", "core.trustctime=false", "-c", "advice.addEmbeddedRepo=false",
 }
@@ -77,12 +78,30 @@ func (j Journal) prepare(ctx context.Context) error {
 
 // Take checkpoints the work tree: when its tree differs from parentTree, a commit on
 // parent (none when "") is written and ref set to it. A tree equal to parentTree writes
-// nothing and returns Changed false.
-func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string) (Checkpoint, error) {
+// nothing and returns Changed false. Only, when set, limits what is looked at to those
+// paths (absolute, in the work tree): the files a call is known to have written.
+func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, only ...string) (Checkpoint, error) {
 	if err := j.prepare(ctx); err != nil {
 		return Checkpoint{}, err
 	}
-	if _, err := j.git(ctx, nil, "add", "-A", "--ignore-errors", "--", ":/"); err != nil {
+	spec := []string{":/"}
+	if len(only) > 0 && parentTree != "" {
+		spec = spec[:0]
+		for _, p := range only {
+			if !filepath.IsAbs(p) || !under(j.Root, filepath.Clean(p)) {
+				spec = []string{":/"} // not one of the tree's: look at all of it
+				break
+			}
+			rel, _ := filepath.Rel(j.Root, filepath.Clean(p))
+			spec = append(spec, ":(top,literal)"+filepath.ToSlash(rel))
+		}
+	}
+	add := []string{"add", "-A", "--ignore-errors", "--"}
+	_, err := j.git(ctx, nil, append(add, spec...)...)
+	if err != nil && spec[0] != ":/" { // a path that matches nothing: look at all of it
+		_, err = j.git(ctx, nil, append(add, ":/")...)
+	}
+	if err != nil {
 		return Checkpoint{}, err
 	}
 	tree, err := j.git(ctx, nil, "write-tree")
@@ -93,12 +112,14 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string) 
 		return Checkpoint{Commit: parent, Tree: tree}, nil
 	}
 	args := []string{"commit-tree", "--no-gpg-sign", "-m", msg, tree}
+	var commit string
+	err = errors.New("no parent")
 	if parent != "" {
-		if _, err := j.git(ctx, nil, "cat-file", "-e", parent+"^{commit}"); err == nil {
-			args = append(args, "-p", parent)
-		}
+		commit, err = j.git(ctx, nil, append(args, "-p", parent)...)
 	}
-	commit, err := j.git(ctx, nil, args...)
+	if err != nil { // no parent, or one this repository lacks
+		commit, err = j.git(ctx, nil, args...)
+	}
 	if err != nil {
 		return Checkpoint{}, err
 	}

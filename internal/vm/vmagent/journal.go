@@ -24,7 +24,7 @@ func journal(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) 
 	j := shell.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index}
 	switch a.Op {
 	case "checkpoint":
-		cp, err := j.Take(ctx, a.Parent, a.ParentTree, a.Ref, a.Message)
+		cp, err := j.Take(ctx, a.Parent, a.ParentTree, a.Ref, a.Message, a.Paths...)
 		if err != nil {
 			return result.Result{}, err
 		}

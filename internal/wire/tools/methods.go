@@ -160,6 +160,8 @@ type JournalArgs struct {
 	ParentTree string `json:"parent_tree,omitempty"`
 	Ref        string `json:"ref,omitempty"`
 	Message    string `json:"message,omitempty"`
+	// Paths, when set, are the only files the call can have changed (absolute).
+	Paths []string `json:"paths,omitempty"`
 	// restore: the checkpoint whose files the work tree gets
 	Target string `json:"target,omitempty"`
 }
@@ -184,6 +186,7 @@ func Journal() *Tool {
 			"parent_tree": String("checkpoint: the previous checkpoint's tree"),
 			"ref":         String("checkpoint: the ref of the new checkpoint"),
 			"message":     String("checkpoint: its commit message"),
+			"paths":       {Type: "array", Items: String("an absolute path"), Description: "checkpoint: the only files the call can have changed"},
 			"target":      String("restore: the checkpoint to restore"),
 		}),
 	}

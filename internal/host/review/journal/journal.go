@@ -144,12 +144,16 @@ func VMFor(sandbox, root string, clone bool) VM {
 type Call struct {
 	Client, CallID, Tool string
 	Args                 map[string]string
+	// Paths, when set, are the only files the call can have changed (absolute, in the
+	// VM): the checkpoint looks at those alone.
+	Paths []string
 }
 
 // Recorder takes checkpoints through the agent and records them.
 type Recorder struct {
 	Journal Journal
 	VM      VM
+	Cwd     string // the calls' working directory, which their relative paths start from
 	Agent   mcpserver.Caller // the channel to the sandbox's agent
 	Now     func() time.Time // time.Now when nil
 }
@@ -200,7 +204,7 @@ func (r *Recorder) take(ctx context.Context, entries []Entry, c Call) (Entry, bo
 		e.N, e.Parent = last.N+1, last.Commit
 		a.Parent, a.ParentTree = last.Commit, last.Tree
 	}
-	a.Ref = Ref(e.N)
+	a.Ref, a.Paths = Ref(e.N), c.Paths
 	a.Message = fmt.Sprintf("pi-sbx journal %d: %s %s", e.N, c.Tool, c.CallID)
 	var cp struct {
 		Commit  string `json:"commit"`
@@ -314,6 +318,25 @@ func isID(s string) bool {
 	return strings.Trim(s, "0123456789abcdef") == ""
 }
 
+// only is the file a write or an edit changes, as an absolute path, when its argument
+// says it plainly (no ~ or @, which pi expands); nil for any other call.
+func (r *Recorder) only(tool string, args json.RawMessage) []string {
+	if tool != "write" && tool != "edit" {
+		return nil
+	}
+	p, ok := jsonwire.Unquote(jsonwire.Member(args, "path"))
+	if !ok || p == "" || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "@") || strings.ContainsRune(p, 0) {
+		return nil
+	}
+	if !path.IsAbs(p) {
+		if r.Cwd == "" {
+			return nil
+		}
+		p = path.Join(r.Cwd, p)
+	}
+	return []string{path.Clean(p)}
+}
+
 // Changing are the tools after which a checkpoint is taken: they can change files in
 // the workspace (a docker tool through a container that binds it).
 var changing = map[string]bool{
@@ -359,7 +382,7 @@ func (g *recorded) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMess
 	// its own.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	_, _, rerr := g.r.Record(cctx, Call{Client: c.Client, CallID: c.ID, Tool: g.tool, Args: audit.ShortArgs(g.tool, c.Args)})
+	_, _, rerr := g.r.Record(cctx, Call{Client: c.Client, CallID: c.ID, Tool: g.tool, Args: audit.ShortArgs(g.tool, c.Args), Paths: g.r.only(g.tool, c.Args)})
 	report(rerr)
 	return res, err
 }

@@ -1,0 +1,80 @@
+//go:build bench
+
+package shell
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkJournalCheckpoint is the journal's cost per call: one file changed in a
+// 10,000-file work tree (100 directories of 100), then a checkpoint (git add -A with
+// the private index, write-tree, commit-tree, update-ref), in a clone's own repository
+// and in a private one, and with the changed file named (as serve names a write's or an
+// edit's). It reports the median and 90th percentile besides the mean, and the CPU time
+// of git per checkpoint (what a loaded machine's wall clock hides).
+//
+//	go test -tags bench -run '^$' -bench JournalCheckpoint -benchtime 200x ./internal/vm/shell
+func BenchmarkJournalCheckpoint(b *testing.B) {
+	for _, tc := range []struct {
+		name        string
+		clone, only bool
+	}{
+		{"clone/10k-files-1-changed", true, false},
+		{"private/10k-files-1-changed", false, false},
+		{"clone/10k-files-1-written", true, true}, // a write or an edit: the host names the file
+	} {
+		clone := tc.clone
+		b.Run(tc.name, func(b *testing.B) {
+			files := map[string]string{}
+			for d := range 100 {
+				for f := range 100 {
+					files[fmt.Sprintf("d%03d/f%03d.txt", d, f)] = fmt.Sprintf("file %d of directory %d\n", f, d)
+				}
+			}
+			j := journalFixture(b, clone, files)
+			ctx := context.Background()
+			last, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
+			if err != nil {
+				b.Fatal(err)
+			}
+			target := filepath.Join(j.Root, "d050", "f050.txt")
+			var only []string
+			if tc.only {
+				only = []string{target}
+			}
+			times := make([]time.Duration, 0, b.N)
+			var before, after syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				if err := os.WriteFile(target, []byte("change "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				cp, err := j.Take(ctx, last.Commit, last.Tree, "refs/pi-sbx/journal/"+strconv.Itoa(i+1), "call", only...)
+				times = append(times, time.Since(start))
+				if err != nil || !cp.Changed {
+					b.Fatalf("checkpoint %d: %v (changed %v)", i, err, cp.Changed)
+				}
+				last = cp
+			}
+			b.StopTimer()
+			_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
+			cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) / time.Duration(b.N)
+			b.ReportMetric(float64(cpu.Microseconds())/1000, "ms-cpu/op")
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
+			b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
+		})
+	}
+}
