@@ -51,6 +51,9 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			callID("c5", "bash", bashArgs("echo more >> j/two.txt && mkdir -p k && echo k > k/k.txt"))
 			callID("c6", "write", `{"path":"j/one.txt","content":"six\n"}`)
 			after6 := sums()
+			// A hook planted in the sandbox's own .git: no checkpoint (never the journal's),
+			// but review flags it.
+			callID("hook", "bash", bashArgs("mkdir -p .git/hooks && printf '#!/bin/sh\\necho owned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"))
 			name := w.sandboxes()[0]
 			assert.Contains(t, after6, "j/one.txt")
 
@@ -74,6 +77,8 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			} {
 				assert.Regexp(t, regexp.MustCompile(want), lines[i])
 			}
+			stat := cli("review", "--stat")
+			assert.Regexp(t, `In the sandbox's own \.git: would run on the host, never landed \(1\)\n  ! \.git/hooks/pre-commit: `, stat)
 			two := cli("review", "2")
 			assert.Contains(t, two, "-one\n+one, edited\n", "review N is that call's diff")
 			assert.NotContains(t, two, "README.md")

@@ -41,6 +41,9 @@ type Changes struct {
 	// BaseRef, when set, is the ref holding Base: land moves it to the commit that
 	// records what it wrote, so the next review shows only what is left.
 	BaseRef string
+	// GitNotes say what the sandbox did to its own .git (hooks, config, attributes):
+	// never part of the work nor landed, shown so that the user knows it tried.
+	GitNotes []string
 }
 
 // WorkID returns c with Work set: Head's tree id.

@@ -62,6 +62,7 @@ func Summary(files []File) string {
 // WriteStat writes the review's list: the flagged files in a section of their own, first,
 // each with why; then the others. A line: status, +x/-x, path, line counts or "binary".
 func WriteStat(w io.Writer, c Changes, files []File) {
+	defer writeGitNotes(w, c)
 	if len(files) == 0 {
 		fmt.Fprintf(w, "No changes in %s against the workspace as it was when it started.\n", c.Sandbox)
 		return
@@ -93,6 +94,18 @@ func WriteStat(w io.Writer, c Changes, files []File) {
 		for _, f := range plain {
 			fmt.Fprintf(w, "  %s\n", statLine(f))
 		}
+	}
+}
+
+// writeGitNotes writes what the sandbox did to its own .git, flagged: land never writes
+// any of it.
+func writeGitNotes(w io.Writer, c Changes) {
+	if len(c.GitNotes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nIn the sandbox's own .git: would run on the host, never landed (%d)\n", len(c.GitNotes))
+	for _, n := range c.GitNotes {
+		fmt.Fprintf(w, "  ! %s\n", n)
 	}
 }
 

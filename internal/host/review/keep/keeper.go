@@ -109,7 +109,7 @@ git fetch -q --no-tags "$b" "+$2:` + vmBase + `"
 git restore --source=` + vmBase + ` --worktree -- :/
 git -C ` + cloneSource + ` ls-files -z --others --ignored --exclude-standard | tar -C ` + cloneSource + ` --null -T - -cf - | tar -xf -
 (cd ` + cloneSource + ` && find . -path ./.git -prune -o -type d -empty -print0) | xargs -0 -r mkdir -p
-`
+` + gitMetaScript
 
 // cloneSource is where sbx mounts the host repository in clone mode.
 const cloneSource = "/run/sandbox/source"
@@ -161,6 +161,27 @@ git --git-dir="$j" rev-parse -q --verify ` + vmBase + ` >/dev/null && set -- "$@
 git --git-dir="$j" bundle create -q - "$@" 2>/dev/null || true
 `
 
+// gitMetaScript records what of the clone's own .git could run on the host had it
+// been written there — config, info/attributes, hooks/* — as a commit of a flat tree
+// (hooks/x named hooks:x) on refs/pi-sbx/gitmeta, and the first one also on
+// refs/pi-sbx/gitmeta-start. Land never writes any of it; review shows what changed.
+// A name it cannot carry (a tab or a newline) is left out; a failure skips it.
+const gitMetaScript = `pi_sbx_gitmeta() {
+gm=$( (cd .git && for f in config info/attributes hooks/*; do
+  [ -f "$f" ] && [ ! -L "$f" ] || continue
+  case "$f" in *"	"*|*"
+"*) continue;; esac
+  m=100644; [ -x "$f" ] && m=100755
+  printf '%s blob %s\t%s\n' $m "$(git hash-object -w -- "$f")" "$(printf %s "$f" | tr / :)"
+done) | git mktree) || return
+gc=$(GIT_AUTHOR_NAME=pi-sbx GIT_AUTHOR_EMAIL=pi-sbx@sandbox GIT_COMMITTER_NAME=pi-sbx GIT_COMMITTER_EMAIL=pi-sbx@sandbox \
+  git commit-tree --no-gpg-sign -m "pi-sbx: the clone's .git" "$gm") || return
+git update-ref ` + vmGitMeta + ` "$gc"
+git rev-parse -q --verify ` + vmGitMeta + `-start >/dev/null || git update-ref ` + vmGitMeta + `-start "$gc"
+}
+pi_sbx_gitmeta || true
+`
+
 // collectScript snapshots the clone's working tree (tracked files and untracked ones
 // not ignored, committed or not) as refs/pi-sbx/head on the clone's HEAD, without
 // touching the agent's index, and writes a bundle of it and the clone's branches, less
@@ -179,7 +200,9 @@ t=$(git write-tree)
 if p=$(git rev-parse -q --verify HEAD^{commit}); then c=$(git commit-tree --no-gpg-sign -m "pi-sbx: the sandbox's work" -p "$p" "$t")
 else c=$(git commit-tree --no-gpg-sign -m "pi-sbx: the sandbox's work" "$t"); fi
 git update-ref ` + vmHead + ` "$c"
-git bundle create -q - ` + vmHead + ` --branches ^` + vmBase + ` 2>/dev/null
+` + gitMetaScript + `set -- ` + vmHead + ` --branches ^` + vmBase + `
+for m in ` + vmGitMeta + ` ` + vmGitMeta + `-start; do git rev-parse -q --verify $m >/dev/null && set -- "$@" $m; done
+git bundle create -q - "$@" 2>/dev/null
 `
 
 // ErrNoWork: neither a sandbox nor kept work for the workspace.
@@ -242,6 +265,7 @@ func (k *Keeper) kept(ctx context.Context, r Record, ch review.Changes) (review.
 		head = base // nothing fetched yet, and no sandbox left to fetch from
 	}
 	ch.Base, ch.Head = base, head
+	ch.GitNotes = k.gitNotes(ctx, r)
 	return ch, nil
 }
 
@@ -269,7 +293,8 @@ func (k *Keeper) fetch(ctx context.Context, r Record) (string, error) {
 	}
 	// Only these refspecs: whatever else the bundle names is not taken.
 	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head",
-		"--no-recurse-submodules", bundle.Name(), "+" + vmHead + ":" + HeadRef(r.Sandbox) + ".new", "+refs/heads/*:" + BranchesRef(r.Sandbox) + "*"}}); err != nil {
+		"--no-recurse-submodules", bundle.Name(), "+" + vmHead + ":" + HeadRef(r.Sandbox) + ".new", "+refs/heads/*:" + BranchesRef(r.Sandbox) + "*",
+		"+" + vmGitMeta + "*:" + refPrefix + r.Sandbox + "/gitmeta*"}}); err != nil {
 		return "", fmt.Errorf("fetching the sandbox's bundle: %w", err)
 	}
 	head, err := k.rev(ctx, r.GitDir, HeadRef(r.Sandbox)+".new")

@@ -92,7 +92,11 @@ func (k *Keeper) importHead(ctx context.Context, r Record, tr archive, whole boo
 	defer os.Remove(stream.Name())
 	defer stream.Close()
 	ref := HeadRef(r.Sandbox) + ".new"
-	if err := importStream(bufio.NewWriter(stream), tr, ref, start, k.now(), whole); err != nil {
+	var dotGit []string // what the sandbox wrote in a .git of its own: never part of the work
+	if err := importStream(bufio.NewWriter(stream), &dotGitReader{archive: tr, seen: &dotGit}, ref, start, k.now(), whole); err != nil {
+		return "", err
+	}
+	if err := k.saveGitNotes(r, dotGit); err != nil {
 		return "", err
 	}
 	if _, err := stream.Seek(0, io.SeekStart); err != nil {
@@ -107,6 +111,24 @@ func (k *Keeper) importHead(ctx context.Context, r Record, tr archive, whole boo
 	}
 	_, _ = k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", "-d", ref}})
 	return head, nil
+}
+
+// dotGitReader passes an archive on, noting the files and links it holds in a .git
+// directory (which importStream leaves out).
+type dotGitReader struct {
+	archive
+	seen *[]string
+}
+
+func (d *dotGitReader) Next() (*tar.Header, error) {
+	h, err := d.archive.Next()
+	if err == nil && (h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeSymlink) && len(*d.seen) < maxGitNotes {
+		p := path.Clean(strings.TrimPrefix(h.Name, "./"))
+		if p == ".git" || strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/") {
+			*d.seen = append(*d.seen, p)
+		}
+	}
+	return h, err
 }
 
 // archive is what importStream reads: a tar reader, or one that skips some paths.

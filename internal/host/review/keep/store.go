@@ -26,6 +26,8 @@ const (
 	// vmBase and vmHead are the refs in the sandbox's own repository.
 	vmBase = "refs/pi-sbx/base"
 	vmHead = "refs/pi-sbx/head"
+	// vmGitMeta is what of the clone's own .git could run on the host (gitMetaScript).
+	vmGitMeta = "refs/pi-sbx/gitmeta"
 )
 
 // BaseRef is where the start state (Base) of sandbox name is kept; land moves it.
@@ -172,7 +174,7 @@ func (s Store) Forget(ctx context.Context, name string) error {
 	if err := os.RemoveAll(s.GitDir(name)); err != nil {
 		return err
 	}
-	for _, f := range []string{p, filepath.Join(s.Dir, name+".collect.lock"), filepath.Join(s.Dir, name+".journal.jsonl"), filepath.Join(s.Dir, name+".journal.jsonl.lock")} {
+	for _, f := range []string{p, filepath.Join(s.Dir, name+".collect.lock"), filepath.Join(s.Dir, name+".journal.jsonl"), filepath.Join(s.Dir, name+".journal.jsonl.lock"), filepath.Join(s.Dir, name+".gitnotes")} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
