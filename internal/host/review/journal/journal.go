@@ -153,7 +153,7 @@ type Call struct {
 type Recorder struct {
 	Journal Journal
 	VM      VM
-	Cwd     string // the calls' working directory, which their relative paths start from
+	Cwd     string           // the calls' working directory, which their relative paths start from
 	Agent   mcpserver.Caller // the channel to the sandbox's agent
 	Now     func() time.Time // time.Now when nil
 }

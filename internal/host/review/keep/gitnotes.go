@@ -15,7 +15,9 @@ import (
 const maxGitNotes = 200
 
 // gitNotesPath is where an overlay's notes of .git are kept, beside the record.
-func (k *Keeper) gitNotesPath(r Record) string { return filepath.Join(k.Store.Dir, r.Sandbox+".gitnotes") }
+func (k *Keeper) gitNotesPath(r Record) string {
+	return filepath.Join(k.Store.Dir, r.Sandbox+".gitnotes")
+}
 
 // saveGitNotes keeps the .git paths a collect found (overlay and tree sandboxes: the
 // archive holds them).
@@ -76,4 +78,3 @@ func gitRisk(p string) string {
 		return "attributes can name filters and drivers git runs"
 	}
 }
-
