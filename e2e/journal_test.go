@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +26,9 @@ const sumsScript = `find . -path ./.git -prune -o -type f -print0 | sort -z | xa
 // (a read, a bash that only reads) are six checkpoints; review --calls lists them with
 // the client and ids, review N shows that call's diff and A..B their net change; undo
 // --last 2 restores exactly the files after call 4, and undo --last 1 takes that undo
-// back; the host workspace is not touched by any of it.
+// back; the host workspace is not touched by any of it. land --calls A..B then lands
+// exactly those calls' net change, refusing (writing nothing) a file an earlier call
+// changed that is not landed, and a file changed on the host, by name.
 func TestJournalCallsAndUndo(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -99,12 +103,49 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			lines = strings.Split(strings.TrimSpace(cli("review", "--calls")), "\n")
 			require.Len(t, lines, 9, "each undo is a checkpoint:\n%s", strings.Join(lines, "\n"))
 			assert.Regexp(t, `^7 +pi-sbx-backend undo +- +undo +to="4"`, lines[6])
-			changed := diffSums(before, treeSums(t, w.ws))
+			changed := diffSums(before, treeSums(t, w.ws)) // before any land
 			if tc.git {
 				assert.Equal(t, []string{".git/config"}, changed, "nothing of the host's changed but sbx's remote")
 			} else {
 				assert.Empty(t, changed, "the host workspace is not touched")
 			}
+
+			// land --calls: the net change of those calls, all or nothing.
+			fail := func(args ...string) string {
+				t.Helper()
+				c := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name), args...)
+				c.Dir = w.ws
+				out, err := c.CombinedOutput()
+				var ee *exec.ExitError
+				require.ErrorAs(t, err, &ee, "%v: %s", args, out)
+				assert.Equal(t, 1, ee.ExitCode(), "%v: %s", args, out)
+				return string(out)
+			}
+			hostBefore := treeSums(t, w.ws)
+			out = fail("land", "--calls", "5")
+			assert.Contains(t, out, `j/two.txt: changed by a call before 5 that is not landed`)
+			assert.Empty(t, diffSums(hostBefore, treeSums(t, w.ws)), "a refused land writes nothing")
+			out = cli("land", "--calls", "1..3")
+			assert.Contains(t, out, "landed 3 change(s)")
+			readHost := func(p string) string {
+				b, err := os.ReadFile(filepath.Join(w.ws, p))
+				if err != nil {
+					return "(none)"
+				}
+				return string(b)
+			}
+			assert.Equal(t, "one, edited\n", readHost("j/one.txt"), "call 2's edit: the net change of 1..3")
+			assert.Equal(t, "two\nlines\n", readHost("j/two.txt"))
+			assert.Equal(t, "(none)", readHost("src/main.go"))
+			assert.NotEqual(t, "replaced\n", readHost("README.md"), "call 4 is not landed")
+			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "README.md"), []byte("host edit\n"), 0o644))
+			out = fail("land", "--calls", "4")
+			assert.Contains(t, out, "README.md")
+			assert.Equal(t, "host edit\n", readHost("README.md"), "a host-changed file is refused by name")
+			out = cli("land", "--calls", "5..6")
+			assert.Equal(t, "two\nlines\nmore\n", readHost("j/two.txt"))
+			assert.Equal(t, "k\n", readHost("k/k.txt"))
+			assert.Equal(t, "six\n", readHost("j/one.txt"))
 
 			// A usage error is one line (and the hint), exit 2.
 			c := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name), "undo", "--to", "99")

@@ -182,13 +182,59 @@ changed, A..B the net change of calls A to B (a path that is a number is written
 	}
 }
 
+// callSpan narrows c to the net change of the calls spec names (A..B, or N) of its
+// journal: Base the checkpoint before them, Head the last one's, the land recorded on the
+// real Base. A path that a call before them changed, not landed, is refused by name:
+// landing it would land more than those calls did.
+func callSpan(ctx context.Context, src workSource, g *hostgit.Git, c review.Changes, spec string) (review.Changes, error) {
+	entries, err := journalOf(src, c)
+	if err != nil {
+		return c, err
+	}
+	from, to, err := journal.Span(entries, spec)
+	if err != nil {
+		return c, usagef("--calls %v", err)
+	}
+	span := c
+	span.Base, span.Head, span.RecordBase = from.Commit, to.Commit, c.Base
+	files, err := review.Files(ctx, g, span)
+	if err != nil {
+		return c, err
+	}
+	before := c
+	before.Head = from.Commit
+	earlier, err := review.Files(ctx, g, before)
+	if err != nil {
+		return c, err
+	}
+	touched := map[string]bool{}
+	for _, f := range earlier {
+		touched[f.Path] = true
+		if f.OldPath != "" {
+			touched[f.OldPath] = true
+		}
+	}
+	var refused []review.Refusal
+	for _, f := range files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p != "" && touched[p] {
+				refused = append(refused, review.Refusal{Path: p, Why: "changed by a call before " + spec + " that is not landed (land those calls first)"})
+			}
+		}
+	}
+	if len(refused) > 0 {
+		return c, &review.RefusedError{Refusals: refused}
+	}
+	return span, nil
+}
+
 func landCommand(open openWork) command {
 	var w workFlags
 	var all bool
-	var head string
+	var head, calls string
 	return command{
 		name:     "land",
-		synopsis: "[--workspace DIR] [--head ID] (--all | PATH...)",
+		synopsis: "[--workspace DIR] [--head ID] [--calls A..B] (--all | PATH...)",
 		summary:  "write chosen changes of a review-mode sandbox into the host workspace",
 		help: `Writes the named files (or directories: every change beneath them), or with --all every
 change except the files that would run on the host, into the host workspace. Those
@@ -198,20 +244,35 @@ filter or driver runs), to a temporary file renamed over it, and printed as it i
 written. If any path changed on the host since the sandbox started, nothing is written
 and each such path is named (exit 1). --head ID (the work a review named: "work ID")
 refuses, writing nothing, if the sandbox's work has changed since that review. What
-landed is recorded, so the next review shows only what is left.`,
+landed is recorded, so the next review shows only what is left. --calls A..B (or N)
+lands the net change of those calls of the journal (review --calls) instead of all the
+work: every file they changed but the flagged ones (name those), or the named PATHs
+among them; a file a call before A changed, not landed, is refused by name.`,
 		env: reviewEnv,
 		flags: func(fs *flag.FlagSet) {
 			w.define(fs)
 			fs.BoolVar(&all, "all", false, "every change except the flagged ones (which must be named)")
 			fs.StringVar(&head, "head", "", "land only if the work is still `ID`, the one a review showed")
+			fs.StringVar(&calls, "calls", "", "land the net change of the journal's calls `A..B` (or one call N)")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {
+			if calls != "" && len(args) == 0 {
+				all = true
+			}
+			if calls != "" && head != "" {
+				return usagef("--calls and --head exclude each other")
+			}
 			if !all && len(args) == 0 {
 				return usagef("name the paths to land, or --all")
 			}
-			_, c, err := w.collect(ctx, open)
+			src, c, err := w.collect(ctx, open)
 			if err != nil {
 				return err
+			}
+			if calls != "" {
+				if c, err = callSpan(ctx, src, c.Git(os.Environ()), c, calls); err != nil {
+					return err
+				}
 			}
 			paths, err := rootPaths(c.Root, args)
 			if err != nil {

@@ -41,6 +41,10 @@ type Changes struct {
 	// BaseRef, when set, is the ref holding Base: land moves it to the commit that
 	// records what it wrote, so the next review shows only what is left.
 	BaseRef string
+	// RecordBase, when set, is the commit a land is recorded on instead of Base (and
+	// BaseRef's value then): a land of some calls' net change (Base the checkpoint
+	// before them) still moves the start state forward for those paths only.
+	RecordBase string
 	// GitNotes say what the sandbox did to its own .git (hooks, config, attributes):
 	// never part of the work nor landed, shown so that the user knows it tried.
 	GitNotes []string

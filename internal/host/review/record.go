@@ -34,6 +34,9 @@ func record(ctx context.Context, g *hostgit.Git, c Changes, landed []File) (stri
 	}
 	msg := "pi-sbx: landed " + strconv.Itoa(len(landed)) + " change(s) from " + c.Sandbox
 	base := c.Base
+	if c.RecordBase != "" {
+		base = c.RecordBase
+	}
 	// Another land may have moved the ref meanwhile: record on top of its record then
 	// (the host has what both wrote), a few times at most.
 	for try := 0; ; try++ {
