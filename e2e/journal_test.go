@@ -37,7 +37,7 @@ func TestJournalCallsAndUndo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w, state := reviewWorld(t, tc.git)
 			before := treeSums(t, w.ws)
-			cs, _, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_GC_HOURS=0")
+			cs, _, stderr := w.serve(nil, []string{"--tools", "+terminal"}, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_GC_HOURS=0")
 			callID := func(id, tool, args string) string {
 				t.Helper()
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args), Meta: mcp.Meta{"pi-sbx/callId": id}})
@@ -81,6 +81,8 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			} {
 				assert.Regexp(t, regexp.MustCompile(want), lines[i])
 			}
+			// A command left running in the workspace: no checkpoint, named by undo.
+			assert.Contains(t, callID("t1", "exec_command", `{"cmd":"exec sleep 300","yield_time_ms":300}`), "session")
 			stat := cli("review", "--stat")
 			assert.Regexp(t, `In the sandbox's own \.git: would run on the host, never landed \(1\)\n  ! \.git/hooks/pre-commit: `, stat)
 			two := cli("review", "2")
@@ -94,6 +96,7 @@ func TestJournalCallsAndUndo(t *testing.T) {
 
 			out := cli("undo", "--last", "2")
 			assert.Contains(t, out, "to checkpoint 4")
+			assert.Regexp(t, `warning: process \d+ \(sleep\) holds `+regexp.QuoteMeta(w.ws), out, "the running command is named")
 			assert.Equal(t, after4, sums(), "undo --last 2: exactly the files after call 4")
 			out = cli("undo", "--last", "1")
 			assert.Contains(t, out, "to checkpoint 6")
@@ -146,6 +149,13 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			assert.Equal(t, "two\nlines\nmore\n", readHost("j/two.txt"))
 			assert.Equal(t, "k\n", readHost("k/k.txt"))
 			assert.Equal(t, "six\n", readHost("j/one.txt"))
+
+			// The journal outlives the sandbox.
+			calls := cli("review", "--calls")
+			_, code := w.sim("rm", "--force", name)
+			require.Zero(t, code)
+			assert.Equal(t, calls, cli("review", "--calls"))
+			assert.Contains(t, cli("review", "2"), "-one\n+one, edited\n")
 
 			// A usage error is one line (and the hint), exit 2.
 			c := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name), "undo", "--to", "99")
