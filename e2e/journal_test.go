@@ -113,6 +113,14 @@ func TestJournalCallsAndUndo(t *testing.T) {
 				assert.Empty(t, changed, "the host workspace is not touched")
 			}
 
+			// A human's shell is a client too: what it changed is its checkpoint.
+			sh := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name, "DOCKER_SANDBOX_WORKSPACE_MODE=review"), "shell", "--", "sh", "-c", "echo s > shell.txt")
+			sh.Dir = w.ws
+			b, err := sh.CombinedOutput()
+			require.NoError(t, err, "%s", b)
+			lines = strings.Split(strings.TrimSpace(cli("review", "--calls")), "\n")
+			assert.Regexp(t, `^10 +shell +- +shell +command="sh -c echo s > shell.txt"  1 file\(s\) \+1 -0$`, lines[len(lines)-1])
+
 			// land --calls: the net change of those calls, all or nothing.
 			fail := func(args ...string) string {
 				t.Helper()
@@ -160,11 +168,11 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			// A usage error is one line (and the hint), exit 2.
 			c := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name), "undo", "--to", "99")
 			c.Dir = w.ws
-			b, err := c.CombinedOutput()
+			b, err = c.CombinedOutput()
 			var ee *exec.ExitError
 			require.ErrorAs(t, err, &ee)
 			assert.Equal(t, 2, ee.ExitCode())
-			assert.Equal(t, "pi-sbx-backend undo: --to 99: the journal has checkpoints 0 to 9\nRun 'pi-sbx-backend undo --help' for usage.\n", string(b))
+			assert.Equal(t, "pi-sbx-backend undo: --to 99: the journal has checkpoints 0 to 10\nRun 'pi-sbx-backend undo --help' for usage.\n", string(b))
 		})
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/term"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
@@ -38,8 +41,12 @@ runs, the session that made the sandbox does not remove it.`,
 // runShell runs argv (a login shell when empty) in the session's sandbox. A terminal is
 // handed to sbx exec -it as is; the command's exit status is passed through.
 func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error {
+	command := strings.Join(argv, " ") // the journal's short form
 	if len(argv) == 0 {
-		argv = loginShell
+		argv, command = loginShell, "(login shell)"
+	}
+	if len(command) > 200 {
+		command = strings.ToValidUTF8(command[:200], "") + "…"
 	}
 	sess, err := openSession(ctx, std, d, sessionRole{name: "shell"})
 	if err != nil {
@@ -53,6 +60,28 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 	name, err := sess.Ensure(ctx)
 	if err != nil {
 		return err
+	}
+	// In review mode, what the shell changed is a checkpoint of the journal, the
+	// shell's own (a failure to take it is said, and never changes the exit status).
+	if sess.Settings.Mode == sbx.ModeReview {
+		ch := &agentlink.Channel{Target: agentlink.Target{
+			Sbx: sess.Client, Sandbox: sess.Ensure, Lost: sess.Lost,
+			Installer: &agentlink.Installer{Sbx: sess.Client, Version: version},
+			Env:       sess.VMEnv, Cwd: sess.Cwd,
+		}, Version: version, Stderr: std.err, StartTries: 1}
+		defer ch.Close()
+		if rec, err := journalRecorder(sess.Settings, sess.Workspace, name, ch); err != nil {
+			fmt.Fprintf(std.err, "pi-sbx-backend shell: no journal: %v\n", err)
+		} else if err := rec.Start(ctx); err != nil {
+			fmt.Fprintf(std.err, "pi-sbx-backend shell: journal: %v\n", err)
+		} else {
+			what := map[string]string{"command": command}
+			defer func() {
+				if _, _, err := rec.Record(context.WithoutCancel(ctx), journal.Call{Client: "shell", Tool: "shell", Args: what}); err != nil {
+					fmt.Fprintf(std.err, "pi-sbx-backend shell: journal: %v\n", err)
+				}
+			}()
+		}
 	}
 	tty := isTerminal(std.in) && isTerminal(std.out)
 	res, err := sess.Client.Exec(ctx, name, argv, sbx.ExecOpts{
