@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,6 +22,10 @@ func journalFixture(t testing.TB, clone bool, files map[string]string) Journal {
 		full := filepath.Join(root, p)
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		require.NoError(t, os.WriteFile(full, []byte(c), 0o644))
+		// A workspace's files are older than the index that lists them (none is racily
+		// clean, as files written in the index's own second are, which git re-reads).
+		old := time.Now().Add(-time.Hour)
+		require.NoError(t, os.Chtimes(full, old, old))
 	}
 	j := Journal{Root: root, GitDir: filepath.Join(priv, "journal.git"), Index: filepath.Join(priv, "index")}
 	if clone {
