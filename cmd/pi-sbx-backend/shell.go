@@ -10,7 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal/recorder"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
@@ -77,7 +77,7 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 		} else {
 			what := map[string]string{"command": command}
 			defer func() {
-				if _, _, err := rec.Record(context.WithoutCancel(ctx), journal.Call{Client: "shell", Tool: "shell", Args: what}); err != nil {
+				if _, _, err := rec.Record(context.WithoutCancel(ctx), recorder.Call{Client: "shell", Tool: "shell", Args: what}); err != nil {
 					fmt.Fprintf(std.err, "pi-sbx-backend shell: journal: %v\n", err)
 				}
 			}()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal/recorder"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
@@ -132,7 +133,7 @@ again after it. The host workspace is not touched.`,
 				StartTries: 1,
 			}
 			defer ch.Close()
-			r := &journal.Recorder{Journal: jf, VM: keep.JournalVM(rec), Agent: ch}
+			r := &recorder.Recorder{Journal: jf, VM: keep.JournalVM(rec), Agent: ch}
 			holders, err := r.Holders(ctx)
 			if err != nil {
 				return err
@@ -141,7 +142,7 @@ again after it. The host workspace is not touched.`,
 				fmt.Fprintf(std.err, "warning: process %d (%s) holds %s in the workspace: it may change it again after the undo\n", h.PID, h.Command, strings.Join(h.Files, ", "))
 			}
 			what := map[string]string{"to": strconv.Itoa(target.N)}
-			e, err := r.Restore(ctx, target, journal.Call{Client: "pi-sbx-backend undo", Tool: "undo", Args: what})
+			e, err := r.Restore(ctx, target, recorder.Call{Client: "pi-sbx-backend undo", Tool: "undo", Args: what})
 			if err != nil {
 				return fmt.Errorf("undo in %s: %w", rec.Sandbox, err)
 			}

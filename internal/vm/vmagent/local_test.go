@@ -74,15 +74,17 @@ func TestNewRejectsDuplicatesAndHoles(t *testing.T) {
 	assert.ErrorContains(t, err, "incomplete")
 }
 
+// TestDefaultImplementsPisSevenAndThePtyMethods: the agent offers pi's seven; the pty
+// methods, the terminal tools and the journal's method are there, unlisted.
 func TestDefaultImplementsPisSevenAndThePtyMethods(t *testing.T) {
 	terminal := append(tools.Names(tools.Terminal()), tools.TerminalResizeName)
-	want := append(append(tools.Names(tools.Pi()), tools.PtyExecName, tools.PtyResizeName), terminal...)
+	want := append(append(tools.Names(tools.Pi()), tools.PtyExecName, tools.PtyResizeName, tools.JournalName), terminal...)
 	sort.Strings(want)
 	assert.Equal(t, want, tools.Names(Default().Tools()))
 	for _, im := range Default().Impls() {
 		// The terminal tools are unlisted in the agent too: serve offers them to clients
 		// that ask, so the agent's own list stays pi's seven.
-		method := im.Tool.Name == tools.PtyExecName || im.Tool.Name == tools.PtyResizeName || slices.Contains(terminal, im.Tool.Name)
+		method := im.Tool.Name == tools.PtyExecName || im.Tool.Name == tools.PtyResizeName || im.Tool.Name == tools.JournalName || slices.Contains(terminal, im.Tool.Name)
 		assert.Equal(t, method, im.Unlisted, "%s: only the serve methods and the terminal tools are unlisted", im.Tool.Name)
 	}
 }
