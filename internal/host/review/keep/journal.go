@@ -25,8 +25,14 @@ func JournalVM(r Record) journal.VM { return journal.VMFor(r.Sandbox, r.Root, r.
 
 // fetchJournal brings the journal's checkpoints that the store lacks from the sandbox
 // (as JournalRef), with what the last fetched one has left out of the bundle.
+//
+// Nothing is asked of the sandbox (one exec less per collect) when the journal records
+// no checkpoint the store lacks.
 func (k *Keeper) fetchJournal(ctx context.Context, r Record) error {
 	have := k.lastJournal(ctx, r)
+	if entries, err := k.Journal(r).Entries(); err == nil && (len(entries) == 0 || entries[len(entries)-1].Commit == have) {
+		return nil
+	}
 	vm := JournalVM(r)
 	argv := []string{"sh", "-c", collectScript, "pi-sbx-collect", r.Root, "journal", vm.GitDir, have}
 	bundle, err := k.download(ctx, r, "pi-sbx-journal-*.bundle", argv, sbx.ExecOpts{Workdir: "/"})
@@ -42,6 +48,22 @@ func (k *Keeper) fetchJournal(ctx context.Context, r Record) error {
 	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head",
 		"--no-recurse-submodules", bundle.Name(), "+refs/pi-sbx/journal/*:" + journalPrefix(r.Sandbox) + "*"}}); err != nil {
 		return fmt.Errorf("fetching the journal's bundle: %w", err)
+	}
+	return nil
+}
+
+// forgetJournal drops the journal of an earlier sandbox of r's name: its records and
+// the checkpoints' refs in the store (a new sandbox numbers its own from 0).
+func (k *Keeper) forgetJournal(ctx context.Context, r Record) error {
+	if err := k.Journal(r).Remove(); err != nil {
+		return err
+	}
+	out, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"for-each-ref", "--format=delete %(refname)", journalPrefix(r.Sandbox)}})
+	if err != nil || strings.TrimSpace(out) == "" {
+		return err
+	}
+	if _, err := k.Git.do(ctx, run{dir: r.GitDir, args: []string{"update-ref", "--stdin"}, stdin: strings.NewReader(out)}); err != nil {
+		return fmt.Errorf("dropping an earlier journal of %s: %w", r.Sandbox, err)
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func (k *Keeper) Begin(ctx context.Context, r Record) error {
 	if err := k.Store.Save(r); err != nil {
 		return err
 	}
-	if err := k.Journal(r).Remove(); err != nil { // a sandbox of the same name before
+	if err := k.forgetJournal(ctx, r); err != nil { // a sandbox of the same name before
 		return err
 	}
 	base, err := k.snapshot(ctx, r)
