@@ -22,21 +22,23 @@ func DetectFileMimeType(abs string) (string, error) {
 		return "", fileio.NodeErr(err, "open", abs)
 	}
 	defer f.Close()
-	mime, _, err := DetectMimeType(f)
+	mime, _, err := DetectMimeType(f, 0)
 	return mime, err
 }
 
 // DetectMimeType is DetectFileMimeType for a file already open, read from r's current
-// offset: the type, and the bytes it read (up to 4100), which a caller reading the file
-// on uses instead of opening it again (over a shared workspace each open and read is a
-// round trip to the host).
-func DetectMimeType(r io.Reader) (string, []byte, error) {
-	buf := make([]byte, imageSniffBytes)
+// offset: the type, and the bytes it read, which a caller reading the file on uses
+// instead of opening it again (over a shared workspace each open and read is a round
+// trip to the host). It reads up to headSize bytes, at least the 4100 the type is told
+// from: a caller that knows the file's size asks for all of it (or its first chunk), so
+// a small file takes one read instead of the sniff's and then the rest's.
+func DetectMimeType(r io.Reader, headSize int) (string, []byte, error) {
+	buf := make([]byte, max(headSize, imageSniffBytes))
 	n, err := io.ReadFull(r, buf)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return "", nil, fileio.NodeErr(err, "read", "")
 	}
-	return detectImageMimeType(buf[:n]), buf[:n], nil
+	return detectImageMimeType(buf[:min(n, imageSniffBytes)]), buf[:n], nil
 }
 
 // detectImageMimeType is pi's detectSupportedImageMimeType (src/utils/mime.ts): JPEG
