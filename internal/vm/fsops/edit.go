@@ -49,11 +49,12 @@ func Edit(ctx context.Context, cwd string, a EditArgs, q *MutationQueue) (result
 			}
 			return fmt.Errorf("Could not edit file: %s. %v.", a.Path, err)
 		}
-		defer fileio.LockInode(abs)()
-		raw, err := fileio.ReadFile(abs)
+		// Waits for an edit of the file by another process (see LockInode).
+		raw, unlock, err := fileio.ReadFileLocked(abs)
 		if err != nil {
 			return err
 		}
+		defer unlock()
 		if !utf8.Valid(raw) {
 			// pi would decode with U+FFFD and write that back, destroying the bytes it
 			// could not decode; refuse instead and leave the file as it is.

@@ -36,8 +36,7 @@ func Write(ctx context.Context, cwd string, a WriteArgs, q *MutationQueue) (resu
 			return fileio.ErrAborted
 		}
 		// Wait for an edit of the file by another process (see LockInode).
-		defer fileio.LockInode(abs)()
-		return fileio.WritePieces(abs, a.Content)
+		return fileio.WritePiecesLocked(abs, a.Content)
 	})
 	if err != nil {
 		return result.Result{}, err

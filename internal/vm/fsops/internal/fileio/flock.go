@@ -15,7 +15,7 @@ import (
 // the file system) is edited without it, and the edit reports the real error itself.
 // The returned function releases the lock.
 func LockInode(abs string) func() {
-	for attempt := 0; attempt < 100; attempt++ {
+	for attempt := 0; attempt < lockAttempts; attempt++ {
 		// O_NONBLOCK: opening a FIFO must not wait for a writer.
 		f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
@@ -43,3 +43,6 @@ func LockInode(abs string) func() {
 	}
 	return func() {}
 }
+
+// lockAttempts bounds how often a lock is taken again on a file replaced meanwhile.
+const lockAttempts = 100

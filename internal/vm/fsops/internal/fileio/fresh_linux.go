@@ -30,9 +30,16 @@ func OpenFresh(abs string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	freshen(f)
+	return f, nil
+}
+
+// freshen makes what is read from f, open for reading, the file as it is now on the
+// host that shares it (see OpenFresh).
+func freshen(f *os.File) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return f, nil
+		return
 	}
 	_ = rc.Control(func(fd uintptr) {
 		var fs unix.Statfs_t
@@ -47,7 +54,6 @@ func OpenFresh(abs string) (*os.File, error) {
 		var stx unix.Statx_t
 		_ = unix.Statx(int(fd), "", unix.AT_EMPTY_PATH|unix.AT_STATX_FORCE_SYNC, unix.STATX_BASIC_STATS, &stx)
 	})
-	return f, nil
 }
 
 // StatFile is the size and type of an open file from the attributes the kernel holds

@@ -11,6 +11,9 @@ import (
 // more than os.Open).
 func OpenFresh(abs string) (*os.File, error) { return os.Open(abs) }
 
+// freshen does nothing here (see the linux version).
+func freshen(*os.File) {}
+
 // StatFile is the size and type of an open file (see the linux version).
 func StatFile(f *os.File) (size int64, typ fs.FileMode, err error) {
 	st, err := f.Stat()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -133,6 +134,52 @@ func ReadFile(abs string) ([]byte, error) {
 		return nil, NodeErr(err, "open", abs)
 	}
 	defer f.Close()
+	return readOpen(f, abs)
+}
+
+// ReadFileLocked is ReadFile under LockInode's lock on abs, held until unlock is
+// called (after the caller has written the file back). The lock is taken on the
+// descriptor the file is read through: one open instead of LockInode's and ReadFile's,
+// each a round trip over a shared workspace. The file is read around a share's cache
+// (OpenFresh) only once locked, so that what is read is what a writer that held the
+// lock left. On an error unlock is nil.
+func ReadFileLocked(abs string) (data []byte, unlock func(), err error) {
+	for attempt := 0; ; attempt++ {
+		f, err := os.Open(abs)
+		if err != nil {
+			return nil, nil, NodeErr(err, "open", abs)
+		}
+		unlock = func() { f.Close() }
+		if held, err := f.Stat(); err == nil && held.Mode().IsRegular() && flockExclusive(f) == nil {
+			if now, err := os.Stat(abs); err != nil || !os.SameFile(held, now) {
+				f.Close() // replaced while we waited: lock the new file
+				if attempt < lockAttempts {
+					continue
+				}
+				data, err := ReadFile(abs) // as LockInode gives up: unlocked
+				if err != nil {
+					return nil, nil, err
+				}
+				return data, func() {}, nil
+			}
+			unlock = func() {
+				// Released now, the descriptor closed aside (see LockInode).
+				flockRelease(f)
+				go f.Close()
+			}
+		}
+		freshen(f) // the host's file now, not a share's cached copy
+		data, err := readOpen(f, abs)
+		if err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		return data, unlock, nil
+	}
+}
+
+// readOpen is ReadFile's reading of f, open on abs.
+func readOpen(f *os.File, abs string) ([]byte, error) {
 	var size int64
 	var r io.Reader = f
 	capped := false
