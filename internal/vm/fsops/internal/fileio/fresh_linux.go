@@ -3,8 +3,11 @@
 package fileio
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,8 +45,7 @@ func freshen(f *os.File) {
 		return
 	}
 	_ = rc.Control(func(fd uintptr) {
-		var fs unix.Statfs_t
-		if unix.Fstatfs(int(fd), &fs) != nil || fs.Type != fuseSuperMagic {
+		if !onFUSE(int(fd)) {
 			return
 		}
 		// A file system without direct I/O refuses the flag (EINVAL): the fresh
@@ -75,4 +77,64 @@ func StatFile(f *os.File) (size int64, typ fs.FileMode, err error) {
 		return 0, 0, &os.PathError{Op: "statx", Path: f.Name(), Err: serr}
 	}
 	return int64(stx.Size), statType(uint32(stx.Mode)), nil
+}
+
+// onFUSE reports whether the open file fd is on a FUSE file system, without asking the
+// file system: fstatfs over a share is a round trip to the host, one more per file read.
+// A file system on a block device (ext4 on a Linux host's disk: major number not 0)
+// is none; for the others (FUSE's are among them) the mount table, which the kernel
+// answers itself, names the type of the file system with that device number. fstatfs
+// is the fallback when the table cannot say.
+func onFUSE(fd int) bool {
+	var stx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &stx) == nil {
+		if stx.Dev_major != 0 {
+			return false
+		}
+		if typ, ok := mountType(stx.Dev_major, stx.Dev_minor); ok {
+			return typ == "fuse" || typ == "virtiofs" || strings.HasPrefix(typ, "fuse.")
+		}
+	}
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Type == fuseSuperMagic
+}
+
+// mountType is the file system type /proc/self/mountinfo gives the mount of device
+// major:minor ("id parent major:minor root point options [tags] - type source …").
+func mountType(major, minor uint32) (string, bool) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", false
+	}
+	dev := strconv.FormatUint(uint64(major), 10) + ":" + strconv.FormatUint(uint64(minor), 10)
+	field := []byte(" " + dev + " ")
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if !bytes.Contains(line, field) {
+			continue
+		}
+		f := strings.Fields(string(line))
+		if len(f) < 3 || f[2] != dev {
+			continue
+		}
+		for i, w := range f {
+			if w == "-" && i+1 < len(f) {
+				return f[i+1], true
+			}
+		}
+	}
+	return "", false
+}
+
+// OnShare reports whether path is on a FUSE file system: a VM's workspace share
+// (virtiofs). There each open, read and directory listing is a round trip to the host,
+// so the tools keep more of them in flight than they have CPUs.
+func OnShare(path string) bool {
+	var fs unix.Statfs_t
+	return unix.Statfs(path, &fs) == nil && fs.Type == fuseSuperMagic
 }
