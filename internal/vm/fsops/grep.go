@@ -116,6 +116,11 @@ type grepBatch struct {
 	done  chan struct{}
 }
 
+// shareGrepWorkers is how many files grep searches at once over a workspace share
+// (fileio.OnShare). The walk keeps its default: more walkers read directories no faster
+// over sbxsim's share (each listed entry is an inode the server's tree must lock).
+const shareGrepWorkers = 16
+
 // grepBatchSize is the batch size once the search is under way; the first batches
 // are smaller (1, 2, 4, …), so that a limit met in the first files is seen before the
 // workers have searched far ahead.
@@ -131,17 +136,26 @@ func searchTree(parent context.Context, root string, opt walk.Options, pat *grep
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	workers := 2 * runtime.GOMAXPROCS(0)
+	// The first credits, and the batches taken before more are given, stay what they
+	// are without a share's extra workers: a limit met in the first files is as little
+	// searched beyond.
+	granted, growAfter := 2*workers, grepMaxAhead*workers
+	if fileio.OnShare(root) {
+		// Over a share a file costs three round trips (open, read, flush) that wait on
+		// the host, not on a CPU: more files in flight.
+		workers = max(workers, shareGrepWorkers)
+	}
 	// Batches searched ahead of the collector: few at first, so that a result decided
 	// in the first files (a match limit) had little searched beyond it; then up to
 	// maxAhead, so that a worker held up on one batch (a big file, or a thread the OS
 	// has descheduled on a loaded machine) does not stall the others, which would
 	// otherwise soon have nothing to search but batches the collector cannot take yet.
 	// The walker takes a credit for each batch it sends; the collector gives one back
-	// for each batch it takes, and past its first maxAhead batches (where most limits
+	// for each batch it takes, and past its first growAfter batches (where most limits
 	// are met) one more while the lookahead is still growing.
 	maxAhead := grepMaxAhead * workers
 	credit := make(chan struct{}, maxAhead)
-	granted, taken := 2*workers, 0
+	taken := 0
 	for i := 0; i < granted; i++ {
 		credit <- struct{}{}
 	}
@@ -233,7 +247,7 @@ collect:
 			break
 		}
 		credit <- struct{}{}
-		if taken++; taken > maxAhead && granted < maxAhead {
+		if taken++; taken > growAfter && granted < maxAhead {
 			credit <- struct{}{}
 			granted++
 		}

@@ -22,3 +22,6 @@ func StatFile(f *os.File) (size int64, typ fs.FileMode, err error) {
 	}
 	return st.Size(), st.Mode().Type(), nil
 }
+
+// OnShare reports false: only Linux VMs have a workspace share (see the linux version).
+func OnShare(string) bool { return false }
