@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Journal takes and restores checkpoints of a workspace with git, as commits that leave
@@ -58,8 +59,17 @@ func (j Journal) git(ctx context.Context, stdin []byte, args ...string) (string,
 	return strings.TrimSpace(out.String()), nil
 }
 
-// prepare makes the private repository and the index's directory when missing.
+// JournalTimeout bounds one checkpoint or restore.
+const JournalTimeout = 2 * time.Minute
+
+// prepare makes the private repository and the index's directory when missing, and
+// drops the private index's lock when it is older than any checkpoint can last: one
+// left by a git that was killed (an agent that died), which would stop every later
+// checkpoint. (The host takes checkpoints one at a time.)
 func (j Journal) prepare(ctx context.Context) error {
+	if fi, err := os.Stat(j.Index + ".lock"); err == nil && time.Since(fi.ModTime()) > JournalTimeout {
+		_ = os.Remove(j.Index + ".lock")
+	}
 	if j.Root == "" || j.GitDir == "" || j.Index == "" || !filepath.IsAbs(j.Index) || !filepath.IsAbs(j.GitDir) {
 		return errors.New("journal: root, git dir and index must be absolute paths")
 	}

@@ -153,3 +153,19 @@ func TestHolders(t *testing.T) {
 	}
 	assert.Equal(t, []int{cmd.Process.Pid}, pids)
 }
+
+// TestJournalStaleIndexLock: a lock left on the private index by a git that was killed
+// stops checkpoints only while it could still be a running one's.
+func TestJournalStaleIndexLock(t *testing.T) {
+	ctx := context.Background()
+	j := journalFixture(t, false, map[string]string{"a.txt": "a\n"})
+	require.NoError(t, os.MkdirAll(filepath.Dir(j.Index), 0o700))
+	require.NoError(t, os.WriteFile(j.Index+".lock", nil, 0o600))
+	_, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
+	assert.ErrorContains(t, err, "index.lock", "a fresh lock may be a running checkpoint's")
+	old := time.Now().Add(-JournalTimeout - time.Minute)
+	require.NoError(t, os.Chtimes(j.Index+".lock", old, old))
+	cp, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
+	require.NoError(t, err)
+	assert.True(t, cp.Changed)
+}

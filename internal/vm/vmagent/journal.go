@@ -5,23 +5,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/vm/shell"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
-// Journal returns the implementation of pi_sbx_journal (unlisted: the host's).
+// Journal returns the implementation of pi_sbx_journal (unlisted: the host's). Its
+// calls take turns: one the host gave up on (a cancelled call) still finishes, and the
+// next must not find its index locked.
 func Journal() Impl {
-	return Impl{Tool: tools.Journal(), Run: journal, Unlisted: true}
+	j := &journaler{}
+	return Impl{Tool: tools.Journal(), Run: j.run, Unlisted: true}
 }
 
-func journal(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
+type journaler struct{ mu sync.Mutex }
+
+func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
+	jr.mu.Lock()
+	defer jr.mu.Unlock()
 	a, err := decode[tools.JournalArgs](raw, env)
 	if err != nil {
 		return result.Result{}, err
 	}
 	j := shell.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index}
+	// A checkpoint is short, and git killed halfway leaves its index locked: a call the
+	// host gives up on finishes here all the same, within a bound.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shell.JournalTimeout)
+	defer cancel()
 	switch a.Op {
 	case "checkpoint":
 		cp, err := j.Take(ctx, a.Parent, a.ParentTree, a.Ref, a.Message, a.Paths...)

@@ -254,7 +254,9 @@ func (g *recorded) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMess
 			g.onErr(err)
 		}
 	}
-	report(g.r.Start(ctx))
+	if err := g.r.Start(ctx); ctx.Err() == nil { // cancelled: the call does not run either
+		report(err)
+	}
 	res, err := g.Caller.CallTool(ctx, c)
 	// A cancelled call still may have changed files: checkpoint it, on a context of
 	// its own.

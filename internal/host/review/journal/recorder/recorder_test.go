@@ -148,3 +148,25 @@ func TestRestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Holder{{PID: 7, Command: "sleep", Files: []string{"/w"}}}, h)
 }
+
+// TestCancelledCallIsNoJournalError: a call its client cancels before it runs is no
+// failure of the journal's to report.
+func TestCancelledCallIsNoJournalError(t *testing.T) {
+	agent := &fakeAgent{state: "s0"}
+	r := &Recorder{Journal: journal.Open(t.TempDir(), "box"), VM: journal.VMFor("box", "/w", true), Agent: cancelled{agent}}
+	routes := r.Routes([]mcpserver.Route{{Tool: &tools.Tool{Name: "bash"}, Caller: fakeTool{agent: agent}}}, func(err error) { t.Errorf("reported: %v", err) })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := routes[0].Caller.CallTool(ctx, mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"true"}`)})
+	require.NoError(t, err)
+}
+
+// cancelled is an agent that fails every call whose context is done, as the channel does.
+type cancelled struct{ *fakeAgent }
+
+func (c cancelled) CallTool(ctx context.Context, call mcpserver.Call) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.fakeAgent.CallTool(ctx, call)
+}
