@@ -34,6 +34,9 @@ const sbxDoor = hostDir + "/sbx"
 // the user's GIT_* variables kept out (security.md, section 13).
 const gitDoor = hostDir + "/review/hostgit"
 
+// checkpointDoor starts git in the VM, on the workspace, for review mode's journal.
+const checkpointDoor = vmDir + "/checkpoint"
+
 // under reports whether the module-relative package path rel is dir or inside it.
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
@@ -194,8 +197,8 @@ func TestLayerRules(t *testing.T) {
 
 // TestOnlySbxAndShellStartProcesses: in the whole module outside the simulator (and the
 // tests' support, internal/testbin and internal/testsim), only sbx/ (the sbx CLI, on the
-// host), hostgit/ (git on the host, for review and land) and shell/ (commands, in the VM)
-// start processes.
+// host), hostgit/ (git on the host, for review and land), shell/ (commands, in the VM)
+// and checkpoint/ (git in the VM, for the journal) start processes.
 func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 	deps := listDeps(t, "./...")
 	checked := 0
@@ -208,7 +211,7 @@ func TestOnlySbxAndShellStartProcesses(t *testing.T) {
 		}
 		// internal/testbin builds the programs for tests (go build) and internal/testsim
 		// runs the simulator; nothing but tests links them.
-		if !ours || rel == sbxDoor || rel == gitDoor || rel == vmDir+"/shell" || under(rel, simDir) || rel == "cmd/sbxsim" || testSupport(rel) {
+		if !ours || rel == sbxDoor || rel == gitDoor || rel == vmDir+"/shell" || rel == checkpointDoor || under(rel, simDir) || rel == "cmd/sbxsim" || testSupport(rel) {
 			continue
 		}
 		checked++

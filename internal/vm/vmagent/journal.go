@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/vm/shell"
+	"github.com/pi-sbx/pi-sbx-backend/internal/vm/checkpoint"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
@@ -29,10 +29,10 @@ func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env
 	if err != nil {
 		return result.Result{}, err
 	}
-	j := shell.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index}
+	j := checkpoint.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index}
 	// A checkpoint is short, and git killed halfway leaves its index locked: a call the
 	// host gives up on finishes here all the same, within a bound.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shell.JournalTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpoint.Timeout)
 	defer cancel()
 	switch a.Op {
 	case "checkpoint":
@@ -47,8 +47,8 @@ func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env
 		}
 		return detailed("restored "+a.Target, map[string]string{"target": a.Target})
 	case "holders":
-		var held []shell.Holder
-		for _, h := range shell.Holders(a.Root) {
+		var held []checkpoint.Holder
+		for _, h := range checkpoint.Holders(a.Root) {
 			if !strings.HasPrefix(h.Command, "pi-sbx-agent") { // the agents of other sessions
 				held = append(held, h)
 			}

@@ -1,4 +1,7 @@
-package shell
+// Package checkpoint takes and restores checkpoints of a work tree as git commits that
+// leave the tree's own index, HEAD and branches alone, and names the processes that
+// hold files in it. The VM agent uses it for review mode's per-call journal.
+package checkpoint
 
 import (
 	"bytes"
@@ -59,15 +62,15 @@ func (j Journal) git(ctx context.Context, stdin []byte, args ...string) (string,
 	return strings.TrimSpace(out.String()), nil
 }
 
-// JournalTimeout bounds one checkpoint or restore.
-const JournalTimeout = 2 * time.Minute
+// Timeout bounds one checkpoint or restore.
+const Timeout = 2 * time.Minute
 
 // prepare makes the private repository and the index's directory when missing, and
 // drops the private index's lock when it is older than any checkpoint can last: one
 // left by a git that was killed (an agent that died), which would stop every later
 // checkpoint. (The host takes checkpoints one at a time.)
 func (j Journal) prepare(ctx context.Context) error {
-	if fi, err := os.Stat(j.Index + ".lock"); err == nil && time.Since(fi.ModTime()) > JournalTimeout {
+	if fi, err := os.Stat(j.Index + ".lock"); err == nil && time.Since(fi.ModTime()) > Timeout {
 		_ = os.Remove(j.Index + ".lock")
 	}
 	if j.Root == "" || j.GitDir == "" || j.Index == "" || !filepath.IsAbs(j.Index) || !filepath.IsAbs(j.GitDir) {

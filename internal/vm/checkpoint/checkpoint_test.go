@@ -1,4 +1,4 @@
-package shell
+package checkpoint
 
 import (
 	"context"
@@ -163,7 +163,7 @@ func TestJournalStaleIndexLock(t *testing.T) {
 	require.NoError(t, os.WriteFile(j.Index+".lock", nil, 0o600))
 	_, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
 	assert.ErrorContains(t, err, "index.lock", "a fresh lock may be a running checkpoint's")
-	old := time.Now().Add(-JournalTimeout - time.Minute)
+	old := time.Now().Add(-Timeout - time.Minute)
 	require.NoError(t, os.Chtimes(j.Index+".lock", old, old))
 	cp, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
 	require.NoError(t, err)

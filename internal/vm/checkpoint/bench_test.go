@@ -1,6 +1,6 @@
 //go:build bench
 
-package shell
+package checkpoint
 
 import (
 	"context"
