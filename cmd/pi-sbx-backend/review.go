@@ -94,17 +94,12 @@ func writeCalls(ctx context.Context, w io.Writer, g *hostgit.Git, c review.Chang
 		fmt.Fprintf(w, "no call of %s has changed the workspace yet\n", c.Sandbox)
 		return nil
 	}
-	for _, e := range entries[1:] {
-		files, err := review.Files(ctx, g, review.Changes{GitDir: c.GitDir, Root: c.Root, Sandbox: c.Sandbox, Base: e.Parent, Head: e.Commit})
-		if err != nil {
-			return fmt.Errorf("call %d: %w", e.N, err)
-		}
-		added, removed := 0, 0
-		for _, f := range files {
-			added += f.Added
-			removed += f.Removed
-		}
-		fmt.Fprintln(w, journal.Line(e, len(files), added, removed))
+	calls, err := journal.Calls(ctx, g, c, entries)
+	if err != nil {
+		return err
+	}
+	for _, call := range calls {
+		fmt.Fprintln(w, journal.Line(call.Entry, call.Files, call.Added, call.Removed))
 	}
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal"
@@ -76,26 +74,11 @@ again after it. The host workspace is not touched.`,
 			if err != nil {
 				return err
 			}
-			if len(entries) == 0 {
-				return fmt.Errorf("the journal of %s is empty: no call has changed the workspace", c.Sandbox)
-			}
-			var target journal.Entry
-			if to != "" {
-				n, err := strconv.Atoi(to)
-				found := false
-				for _, e := range entries {
-					if err == nil && e.N == n {
-						target, found = e, true
-					}
-				}
-				if !found {
-					return usagef("--to %s: the journal has checkpoints 0 to %d", to, entries[len(entries)-1].N)
-				}
-			} else {
-				if last >= len(entries) {
-					return usagef("--last %d: the journal has %d checkpoint(s) after the start", last, len(entries)-1)
-				}
-				target = entries[len(entries)-1-last]
+			target, err := journal.Target(entries, to, last)
+			if errors.Is(err, journal.ErrEmpty) {
+				return fmt.Errorf("sandbox %s: %w", c.Sandbox, err)
+			} else if err != nil {
+				return usagef("%v", err)
 			}
 			client := us.ClientFor(rec)
 			if _, err := client.Lookup(ctx, rec.Sandbox); errors.Is(err, sbx.ErrMissing) {
@@ -134,33 +117,12 @@ again after it. The host workspace is not touched.`,
 			}
 			defer ch.Close()
 			r := &recorder.Recorder{Journal: jf, VM: keep.JournalVM(rec), Agent: ch}
-			holders, err := r.Holders(ctx)
-			if err != nil {
-				return err
-			}
-			for _, h := range holders {
-				fmt.Fprintf(std.err, "warning: process %d (%s) holds %s in the workspace: it may change it again after the undo\n", h.PID, h.Command, strings.Join(h.Files, ", "))
-			}
-			what := map[string]string{"to": strconv.Itoa(target.N)}
-			e, err := r.Restore(ctx, target, recorder.Call{Client: "pi-sbx-backend undo", Tool: "undo", Args: what})
+			e, err := r.Undo(ctx, target, "pi-sbx-backend undo", func(h recorder.Holder) { fmt.Fprintln(std.err, recorder.Warning(h)) })
 			if err != nil {
 				return fmt.Errorf("undo in %s: %w", rec.Sandbox, err)
 			}
-			fmt.Fprintf(std.out, "reset the workspace of %s to checkpoint %d (after %s); this undo is checkpoint %d: undo --last 1 takes it back\n",
-				rec.Sandbox, target.N, describe(target), e.N)
+			fmt.Fprintln(std.out, journal.Undone(rec.Sandbox, target, e))
 			return nil
 		},
 	}
-}
-
-// describe names the call of a checkpoint.
-func describe(e journal.Entry) string {
-	if e.N == 0 {
-		return "nothing: the start"
-	}
-	s := e.Tool
-	if e.CallID != "" {
-		s += " " + e.CallID
-	}
-	return s
 }

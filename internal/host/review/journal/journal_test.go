@@ -68,3 +68,41 @@ func appendRaw(path, s string) error {
 	_, err = f.WriteString(s)
 	return err
 }
+
+func TestTarget(t *testing.T) {
+	entries := []Entry{{N: 0, Commit: "c0"}, {N: 1, Commit: "c1"}, {N: 2, Commit: "c2"}, {N: 3, Commit: "c3"}}
+	for _, tc := range []struct {
+		to   string
+		last int
+		want int
+		err  string
+	}{
+		{last: 1, want: 2},
+		{last: 3, want: 0},
+		{to: "0", want: 0},
+		{to: "3", want: 3},
+		{last: 4, err: "--last 4: the journal has 3 checkpoint(s) after the start"},
+		{last: 0, err: "--last 0: "},
+		{to: "4", err: "--to 4: the journal has checkpoints 0 to 3"},
+		{to: "x", err: "--to x: the journal has checkpoints 0 to 3"},
+	} {
+		e, err := Target(entries, tc.to, tc.last)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, "%+v", tc)
+			assert.NotErrorIs(t, err, ErrEmpty)
+			continue
+		}
+		require.NoError(t, err, "%+v", tc)
+		assert.Equal(t, tc.want, e.N, "%+v", tc)
+	}
+	_, err := Target(nil, "", 1)
+	assert.ErrorIs(t, err, ErrEmpty)
+}
+
+func TestDescribeAndUndone(t *testing.T) {
+	assert.Equal(t, "nothing: the start", Describe(Entry{N: 0, Tool: StartTool}))
+	assert.Equal(t, "write toolu_1", Describe(Entry{N: 2, Tool: "write", CallID: "toolu_1"}))
+	assert.Equal(t, "shell", Describe(Entry{N: 3, Tool: "shell"}))
+	assert.Equal(t, "reset the workspace of box to checkpoint 2 (after write toolu_1); this undo is checkpoint 5: undo --last 1 takes it back",
+		Undone("box", Entry{N: 2, Tool: "write", CallID: "toolu_1"}, Entry{N: 5}))
+}

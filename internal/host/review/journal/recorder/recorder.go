@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,4 +266,24 @@ func (g *recorded) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMess
 	_, _, rerr := g.r.Record(cctx, Call{Client: c.Client, CallID: c.ID, Tool: g.tool, Args: audit.ShortArgs(g.tool, c.Args), Paths: g.r.only(g.tool, c.Args)})
 	report(rerr)
 	return res, err
+}
+
+// Warning is the line naming a process that holds files of the workspace, said before
+// an undo: it may write again after it.
+func Warning(h Holder) string {
+	return fmt.Sprintf("warning: process %d (%s) holds %s in the workspace: it may change it again after the undo", h.PID, h.Command, strings.Join(h.Files, ", "))
+}
+
+// Undo resets the workspace to checkpoint target for client (pi-sbx-backend undo, serve's
+// pi_sbx_undo): first warn gets each process in the sandbox holding files of the
+// workspace, then the files are restored (Restore: the undo is a checkpoint of its own).
+func (r *Recorder) Undo(ctx context.Context, target journal.Entry, client string, warn func(Holder)) (journal.Entry, error) {
+	holders, err := r.Holders(ctx)
+	if err != nil {
+		return journal.Entry{}, err
+	}
+	for _, h := range holders {
+		warn(h)
+	}
+	return r.Restore(ctx, target, Call{Client: client, Tool: "undo", Args: map[string]string{"to": strconv.Itoa(target.N)}})
 }

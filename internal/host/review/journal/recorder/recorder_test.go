@@ -170,3 +170,31 @@ func (c cancelled) CallTool(ctx context.Context, call mcpserver.Call) (json.RawM
 	}
 	return c.fakeAgent.CallTool(ctx, call)
 }
+
+// TestUndo: the processes holding files are warned of before anything is restored, then
+// the undo is Restore's, recorded as tool undo of the client, to the target's number.
+func TestUndo(t *testing.T) {
+	agent := &fakeAgent{state: "s0"}
+	r := &Recorder{Journal: journal.Open(t.TempDir(), "box"), Agent: agent}
+	ctx := context.Background()
+	require.NoError(t, r.Start(ctx))
+	agent.state = "s1"
+	_, _, err := r.Record(ctx, Call{Tool: "write"})
+	require.NoError(t, err)
+	entries, err := r.Journal.Entries()
+	require.NoError(t, err)
+	var warned []string
+	opsAtWarning := 0
+	e, err := r.Undo(ctx, journal.Entry{N: 0, Commit: "s0"}, "pi", func(h Holder) {
+		warned = append(warned, Warning(h))
+		opsAtWarning = len(agent.calls)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"warning: process 7 (sleep) holds /w in the workspace: it may change it again after the undo"}, warned)
+	assert.Equal(t, "holders", agent.calls[opsAtWarning-1].Op, "warned before any restore")
+	assert.Equal(t, "s0", agent.state)
+	assert.Equal(t, entries[1].N+1, e.N)
+	assert.Equal(t, "pi", e.Client)
+	assert.Equal(t, "undo", e.Tool)
+	assert.Equal(t, map[string]string{"to": "0"}, e.Args)
+}
