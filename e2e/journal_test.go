@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,6 +82,30 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			} {
 				assert.Regexp(t, regexp.MustCompile(want), lines[i])
 			}
+			// serve's pi_sbx_calls is the same journal, as data for a client.
+			callsRes, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "pi_sbx_calls", Arguments: map[string]any{}})
+			require.NoError(t, err)
+			require.False(t, callsRes.IsError, text(callsRes))
+			assert.Equal(t, cli("review", "--calls"), text(callsRes), "the text is review --calls's")
+			var listed struct {
+				At    int `json:"at"`
+				Calls []struct {
+					N      int    `json:"n"`
+					CallID string `json:"call_id"`
+					Tool   string `json:"tool"`
+					Files  int    `json:"files"`
+				} `json:"calls"`
+			}
+			b, err := json.Marshal(callsRes.StructuredContent)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &listed))
+			assert.Equal(t, 6, listed.At)
+			require.Len(t, listed.Calls, 6)
+			for i, c := range listed.Calls {
+				assert.Equal(t, i+1, c.N)
+				assert.Equal(t, "c"+strconv.Itoa(i+1), c.CallID)
+			}
+			assert.Equal(t, 2, listed.Calls[2].Files, "call 3 wrote j/two.txt and removed src/main.go")
 			// A command left running in the workspace: no checkpoint, named by undo.
 			assert.Contains(t, callID("t1", "exec_command", `{"cmd":"exec sleep 300","yield_time_ms":300}`), "session")
 			stat := cli("review", "--stat")
@@ -94,12 +119,26 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			assert.Contains(t, span, "src/main.go")
 			assert.NotContains(t, span, "README.md", "the net change of calls 1 to 3 only")
 
-			out := cli("undo", "--last", "2")
+			undo := func(args string) (string, map[string]any) {
+				t.Helper()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "pi_sbx_undo", Arguments: json.RawMessage(args)})
+				require.NoError(t, err)
+				require.False(t, res.IsError, text(res))
+				return text(res), res.StructuredContent.(map[string]any)
+			}
+			out, dry := undo(`{"last":2,"dry_run":true}`)
+			assert.Regexp(t, `warning: process \d+ \(sleep\) holds `+regexp.QuoteMeta(w.ws), out, "serve's dry run names the running command")
+			assert.Contains(t, out, "would reset the workspace of "+name+" to checkpoint 4 (after write c4)")
+			assert.Equal(t, false, dry["done"])
+			assert.Equal(t, after6, sums(), "a dry run changes nothing")
+			out = cli("undo", "--last", "2")
 			assert.Contains(t, out, "to checkpoint 4")
 			assert.Regexp(t, `warning: process \d+ \(sleep\) holds `+regexp.QuoteMeta(w.ws), out, "the running command is named")
 			assert.Equal(t, after4, sums(), "undo --last 2: exactly the files after call 4")
-			out = cli("undo", "--last", "1")
+			// The undo undone through serve's pi_sbx_undo, as pi's /sandbox undo does it.
+			out, done := undo(`{"last":1}`)
 			assert.Contains(t, out, "to checkpoint 6")
+			assert.Equal(t, true, done["done"])
 			assert.Equal(t, after6, sums(), "the undo undone")
 			out = cli("undo", "--to", "0")
 			assert.NotContains(t, sums(), "j/one.txt", "back to the start")
@@ -116,7 +155,7 @@ func TestJournalCallsAndUndo(t *testing.T) {
 			// A human's shell is a client too: what it changed is its checkpoint.
 			sh := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name, "DOCKER_SANDBOX_WORKSPACE_MODE=review"), "shell", "--", "sh", "-c", "echo s > shell.txt")
 			sh.Dir = w.ws
-			b, err := sh.CombinedOutput()
+			b, err = sh.CombinedOutput()
 			require.NoError(t, err, "%s", b)
 			lines = strings.Split(strings.TrimSpace(cli("review", "--calls")), "\n")
 			assert.Regexp(t, `^10 +shell +- +shell +command="sh -c echo s > shell.txt"  1 file\(s\) \+1 -0$`, lines[len(lines)-1])

@@ -36,7 +36,7 @@ func TestServePtyExec(t *testing.T) {
 	list, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	for _, tl := range list.Tools {
-		assert.NotContains(t, []string{tools.PtyExecName, tools.PtyResizeName, tools.StatusName, tools.ReviewName, tools.NetworkName}, tl.Name, "serve methods are not offered to models")
+		assert.NotContains(t, []string{tools.PtyExecName, tools.PtyResizeName, tools.StatusName, tools.ReviewName, tools.NetworkName, tools.CallsName, tools.UndoName}, tl.Name, "serve methods are not offered to models")
 	}
 
 	params := &mcp.CallToolParams{Name: tools.PtyExecName, Arguments: map[string]any{

@@ -16,6 +16,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/doctor"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal/recorder"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
@@ -126,6 +127,18 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	}
 	routes = append(routes, x.routes(caller)...)
 	routes = append(routes, session.ReviewRoute(sessionWork(openKeptWork, st, sess.Workspace, sess.Name), st.Environ))
+	// In review mode, the journal: a checkpoint of the workspace after every call that can
+	// change it (pi-sbx-backend review --calls, undo; serve's pi_sbx_calls, pi_sbx_undo).
+	var rec *recorder.Recorder
+	if st.Mode == sbx.ModeReview {
+		if rec, err = journalRecorder(st, sess.Workspace, sess.Name, caller); err != nil {
+			logger.Warn("no journal", "error", err)
+			rec = nil
+		} else {
+			rec.Cwd = sess.Cwd
+		}
+	}
+	routes = append(routes, session.JournalRoutes(rec, sessionWork(openKeptWork, st, sess.Workspace, sess.Name), sess.Name, st.Environ)...)
 	// The docker_* tools run here, on the host, and reach docker only through sbx exec.
 	dep, err := sess.Deployer(false)
 	if err != nil {
@@ -153,15 +166,9 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	} else {
 		routes = alog.Routes(routes, func(err error) { logger.Warn("audit log", "error", err) })
 	}
-	// In review mode, a checkpoint of the workspace after every call that can change it
-	// (pi-sbx-backend review --calls, undo); one that fails is said on stderr.
-	if st.Mode == sbx.ModeReview {
-		if rec, err := journalRecorder(st, sess.Workspace, sess.Name, caller); err != nil {
-			logger.Warn("no journal", "error", err)
-		} else {
-			rec.Cwd = sess.Cwd
-			routes = rec.Routes(routes, func(err error) { logger.Warn("journal", "error", err) })
-		}
+	// The changing tools' calls are checkpoints; one that fails is said on stderr.
+	if rec != nil {
+		routes = rec.Routes(routes, func(err error) { logger.Warn("journal", "error", err) })
 	}
 	dep.StartupGC(ctx, logger, st.GCHours)
 	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend", Version: version, Logger: logger})

@@ -13,6 +13,8 @@ const (
 	StatusName    = "pi_sbx_status"
 	ReviewName    = "pi_sbx_review"
 	NetworkName   = "pi_sbx_network"
+	CallsName     = "pi_sbx_calls"
+	UndoName      = "pi_sbx_undo"
 )
 
 // NetworkArgs are pi_sbx_network's arguments.
@@ -141,6 +143,45 @@ func Review() *Tool {
 			"paths": {Type: "array", Description: "Files or directories, relative to the workspace root", Items: String("a path")},
 			"stat":  Boolean("The list of files only, without the diffs"),
 			"head":  String("With land: the head a review returned; the land is refused if the work has changed since"),
+		}),
+	}
+}
+
+// Calls describes pi_sbx_calls: review mode's journal, one checkpoint per call that
+// changed the sandbox's workspace (pi-sbx-backend review --calls, as data).
+func Calls() *Tool {
+	return &Tool{
+		Name: CallsName,
+		Description: "Review mode's journal: every call that changed the sandbox's workspace, oldest first. The text is " +
+			"pi-sbx-backend review --calls's (one line per checkpoint); structuredContent is {sandbox, at, calls:[{n, time, " +
+			"client, call_id, tool, args, commit, tree, parent, files, added, removed}]}, at being the last checkpoint's " +
+			"number (calls leaves out checkpoint 0, the start). Not offered in tools/list.",
+		Schema: Object(nil, map[string]*jsonschema.Schema{}),
+	}
+}
+
+// UndoArgs are pi_sbx_undo's arguments: the checkpoint to restore (To, 0 the start) or
+// how many of the last ones to undo (Last; 1 without either).
+type UndoArgs struct {
+	To     *int `json:"to,omitempty"`
+	Last   int  `json:"last,omitempty"`
+	DryRun bool `json:"dry_run,omitempty"`
+}
+
+// Undo describes pi_sbx_undo: reset the sandbox's workspace to a checkpoint of the
+// journal (pi-sbx-backend undo).
+func Undo() *Tool {
+	return &Tool{
+		Name: UndoName,
+		Description: "Review mode: reset the sandbox's workspace (never the host's) to a checkpoint of the journal: to " +
+			"(a checkpoint's number, 0 the start) or the one before the last `last` checkpoints (default 1). The undo is a " +
+			"checkpoint of its own, so it can be undone. With dry_run nothing changes: the answer says what would be " +
+			"restored. structuredContent is {sandbox, target:{n, tool, call_id, ...}, warnings, checkpoint, done}; warnings " +
+			"name the processes holding files in the workspace. Not offered in tools/list.",
+		Schema: Object(nil, map[string]*jsonschema.Schema{
+			"to":      Integer("The checkpoint to restore (0: the workspace before the first call)"),
+			"last":    Integer("Undo the last N checkpoints"),
+			"dry_run": Boolean("Say what would be restored and which processes hold files, changing nothing"),
 		}),
 	}
 }
