@@ -42,7 +42,8 @@ type journalMethods struct {
 // callsResult is pi_sbx_calls's structuredContent.
 type callsResult struct {
 	Sandbox string         `json:"sandbox"`
-	At      int            `json:"at"` // the last checkpoint: what the workspace was when last seen
+	At      int            `json:"at"`              // the last checkpoint: what the workspace was when last seen
+	Start   *journal.Entry `json:"start,omitempty"` // checkpoint 0, the workspace before the first call
 	Calls   []journal.Call `json:"calls"`
 }
 
@@ -83,7 +84,7 @@ func (j *journalMethods) calls(ctx context.Context, _ mcpserver.Call) (*mcp.Call
 		res.Calls = []journal.Call{}
 	}
 	if n := len(entries); n > 0 {
-		res.At = entries[n-1].N
+		res.At, res.Start = entries[n-1].N, &entries[0]
 	}
 	var text bytes.Buffer
 	if len(calls) == 0 {

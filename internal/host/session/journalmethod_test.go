@@ -129,7 +129,7 @@ func TestCallsRoute(t *testing.T) {
 	text, isErr = callJSON(t, route.Caller, tools.CallsName, `{}`, &got)
 	assert.False(t, isErr)
 	assert.Equal(t, journal.Line(one, 2, 2, 1)+"\n", text, "a.txt a -> b, Makefile added")
-	assert.Equal(t, callsResult{Sandbox: "h19l-s", At: 1, Calls: []journal.Call{{Entry: one, Files: 2, Added: 2, Removed: 1}}}, got)
+	assert.Equal(t, callsResult{Sandbox: "h19l-s", At: 1, Start: &start, Calls: []journal.Call{{Entry: one, Files: 2, Added: 2, Removed: 1}}}, got)
 }
 
 // TestUndoRoute: pi_sbx_undo picks its checkpoint as undo does (to, last, default the

@@ -153,9 +153,9 @@ func Calls() *Tool {
 	return &Tool{
 		Name: CallsName,
 		Description: "Review mode's journal: every call that changed the sandbox's workspace, oldest first. The text is " +
-			"pi-sbx-backend review --calls's (one line per checkpoint); structuredContent is {sandbox, at, calls:[{n, time, " +
+			"pi-sbx-backend review --calls's (one line per checkpoint); structuredContent is {sandbox, at, start, calls:[{n, time, " +
 			"client, call_id, tool, args, commit, tree, parent, files, added, removed}]}, at being the last checkpoint's " +
-			"number (calls leaves out checkpoint 0, the start). Not offered in tools/list.",
+			"number (calls leaves out checkpoint 0, the start: that is start). Not offered in tools/list.",
 		Schema: Object(nil, map[string]*jsonschema.Schema{}),
 	}
 }
