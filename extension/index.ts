@@ -12,9 +12,11 @@ import { randomUUID } from "node:crypto";
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FullOutputs } from "./src/fulloutput.ts";
+import { CALLS_TOOL, type FollowDeps, undoCommand } from "./src/journal.ts";
 import { textOf } from "./src/result.ts";
 import {
 	landPlan,
+	notReview,
 	parseSandboxArgs,
 	planLine,
 	REVIEW_TOOL,
@@ -60,7 +62,7 @@ export default function piSbx(pi: ExtensionAPI): void {
 
 	pi.registerCommand("sandbox", {
 		description:
-			"Show the sandbox (name, status, modes, teardown, shell, network); /sandbox review [--stat] [PATH...] shows its work; /sandbox land (--all | PATH...) lands it; /sandbox allow|deny HOST... [--project|--global] changes its network policy",
+			"Show the sandbox (name, status, modes, teardown, shell, network); /sandbox review [--stat] [PATH...] shows its work, --calls per call; /sandbox land (--all | PATH...) lands it; /sandbox undo [--last N | --to N] resets its workspace to a checkpoint; /sandbox allow|deny HOST... [--project|--global] changes its network policy",
 		getArgumentCompletions: sandboxCompletions,
 		handler: async (args, ctx) => {
 			const cmd = parseSandboxArgs(args);
@@ -83,17 +85,23 @@ export default function piSbx(pi: ExtensionAPI): void {
 				}
 				case "review":
 				case "land":
+				case "calls":
+				case "undo":
 					await sandbox.warmed();
 					if (sandbox.workspaceMode && sandbox.workspaceMode !== "review") {
-						show(
-							ctx,
-							`${cmd.kind}: the workspace is mounted ${sandbox.workspaceMode}, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): the sandbox writes your files directly`,
-							"error",
-						);
+						show(ctx, notReview(cmd.kind, sandbox.workspaceMode), "error");
 						return;
 					}
 					if (cmd.kind === "review") await reviewCommand(sandbox, ctx, cmd);
-					else await landCommand(sandbox, ctx, cmd);
+					else if (cmd.kind === "land") await landCommand(sandbox, ctx, cmd);
+					else if (cmd.kind === "calls") await callsCommand(sandbox, ctx);
+					else if (!ctx.hasUI)
+						// Without a UI there is nobody to ask.
+						show(ctx, "undo: needs pi's interactive UI to confirm; run pi-sbx-backend undo instead", "error");
+					else {
+						await undoCommand(followDeps(sandbox, ctx), cmd);
+						await refreshReview(sandbox, ctx);
+					}
 					return;
 			}
 			let lines: string[];
@@ -138,6 +146,32 @@ async function reviewCommand(
 	const r = reviewOf(res);
 	if (ctx.hasUI) ctx.ui.setStatus("sbx-review", r.summary);
 	await showText(ctx, `review of ${r.sandbox}`, textOf(res));
+}
+
+/** pi's UI and the sandbox, for the journal's commands and the tree's offer. */
+function followDeps(sandbox: Sandbox, ctx: ExtensionContext): FollowDeps {
+	return {
+		call: (name, args) => sandbox.call(name, args),
+		confirm: (title, message) => ctx.ui.confirm(title, message),
+		notify: (text, kind) => ctx.ui.notify(text, kind),
+	};
+}
+
+/** `/sandbox review --calls`: the journal, one line per checkpoint, as the CLI prints it. */
+async function callsCommand(sandbox: Sandbox, ctx: ExtensionContext): Promise<void> {
+	let res: CallToolResult;
+	try {
+		res = await sandbox.call(CALLS_TOOL, {});
+	} catch (err) {
+		show(ctx, `review --calls: ${(err as Error).message}`, "error");
+		return;
+	}
+	if (res.isError) {
+		show(ctx, `review --calls: ${textOf(res)}`, "error");
+		return;
+	}
+	const sb = (res.structuredContent as { sandbox?: string } | undefined)?.sandbox ?? "the sandbox";
+	await showText(ctx, `calls of ${sb}`, textOf(res));
 }
 
 /** `/sandbox land`: shows what would be written and lands it once the user agrees. */

@@ -41,14 +41,38 @@ export type SandboxCommand =
 	| { kind: "describe" }
 	| { kind: "review"; paths: string[]; stat: boolean }
 	| { kind: "land"; paths: string[]; all: boolean }
+	| { kind: "calls" }
+	| { kind: "undo"; to?: number; last?: number }
 	| { kind: "network"; action: "allow" | "deny"; hosts: string[]; scope: "session" | "project" | "global" }
 	| { kind: "usage"; message: string };
 
-/** What `/sandbox ` completes to. */
+/** The flags each verb of `/sandbox` takes, for completion. */
+const VERB_FLAGS: Record<string, { flag: string; description: string }[]> = {
+	review: [
+		{ flag: "--stat", description: "the list of files only" },
+		{ flag: "--calls", description: "the journal: one line per call that changed the workspace" },
+	],
+	land: [{ flag: "--all", description: "every change but the flagged ones" }],
+	undo: [
+		{ flag: "--last", description: "undo the last N checkpoints (default 1)" },
+		{ flag: "--to", description: "back to checkpoint N of /sandbox review --calls (0: the start)" },
+	],
+};
+
+/** What `/sandbox ` completes to: a verb, then its flags. */
 export function sandboxCompletions(prefix: string): { value: string; label: string; description: string }[] | null {
 	const verbs = [
-		{ value: "review", label: "review", description: "what the review-mode sandbox changed (--stat: the list only)" },
+		{
+			value: "review",
+			label: "review",
+			description: "what the review-mode sandbox changed (--stat: the list only; --calls: per call)",
+		},
 		{ value: "land", label: "land", description: "write chosen changes into the workspace (--all, or PATH...)" },
+		{
+			value: "undo",
+			label: "undo",
+			description: "reset the sandbox's workspace to an earlier checkpoint (--last N, --to N)",
+		},
 		{
 			value: "allow",
 			label: "allow",
@@ -60,12 +84,43 @@ export function sandboxCompletions(prefix: string): { value: string; label: stri
 			description: "keep the sandbox from HOST (--project, --global; default this session)",
 		},
 	];
+	const flagged = /^(\w+) +(?:\S+ +)*(-{0,2}[\w-]*)$/.exec(prefix);
+	if (flagged) {
+		const [, verb, word] = flagged as unknown as [string, string, string];
+		const head = prefix.slice(0, prefix.length - word.length);
+		const hits = (VERB_FLAGS[verb] ?? []).filter(
+			(f) => word && f.flag.startsWith(word) && !prefix.includes(`${f.flag} `),
+		);
+		return hits.length
+			? hits.map((f) => ({ value: `${head}${f.flag}`, label: f.flag, description: f.description }))
+			: null;
+	}
 	const hits = verbs.filter((v) => v.value.startsWith(prefix.trim()));
 	return prefix.includes(" ") || !hits.length ? null : hits;
 }
 
 export const SANDBOX_USAGE =
-	"usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox land (--all | PATH...) | /sandbox allow|deny HOST... [--project|--global]";
+	"usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox review --calls | /sandbox land (--all | PATH...) | /sandbox undo [--last N | --to N] | /sandbox allow|deny HOST... [--project|--global]";
+
+/** Parses `/sandbox undo`'s words: --last N or --to N (also --last=N), or nothing (--last 1). */
+function parseUndo(rest: string[]): SandboxCommand {
+	const out: { to?: number; last?: number } = {};
+	for (let i = 0; i < rest.length; i++) {
+		const word = rest[i]!;
+		const m = /^--(last|to)(?:=(.*))?$/.exec(word);
+		if (!m) return { kind: "usage", message: `undo: unknown argument ${word}; ${SANDBOX_USAGE}` };
+		const key = m[1] as "last" | "to";
+		const value = m[2] ?? rest[++i];
+		if (value === undefined || !/^\d+$/.test(value))
+			return { kind: "usage", message: `undo: --${key} wants a number; ${SANDBOX_USAGE}` };
+		if (out[key] !== undefined) return { kind: "usage", message: `undo: --${key} given twice; ${SANDBOX_USAGE}` };
+		out[key] = Number(value);
+	}
+	if (out.to !== undefined && out.last !== undefined)
+		return { kind: "usage", message: `undo: --to and --last exclude each other; ${SANDBOX_USAGE}` };
+	if (out.last === 0) return { kind: "usage", message: `undo: --last 0 undoes nothing; ${SANDBOX_USAGE}` };
+	return { kind: "undo", ...out };
+}
 
 /** Parses the arguments of `/sandbox` (paths are split on white space). */
 export function parseSandboxArgs(args: string): SandboxCommand {
@@ -76,6 +131,11 @@ export function parseSandboxArgs(args: string): SandboxCommand {
 	const paths = rest.filter((w) => !w.startsWith("--"));
 	switch (verb) {
 		case "review": {
+			if (flags.includes("--calls")) {
+				if (rest.length > 1)
+					return { kind: "usage", message: `review --calls takes nothing else; ${SANDBOX_USAGE}` };
+				return { kind: "calls" };
+			}
 			const bad = flags.filter((f) => f !== "--stat");
 			if (bad.length) return { kind: "usage", message: `unknown flag ${bad[0]}; ${SANDBOX_USAGE}` };
 			return { kind: "review", paths, stat: flags.includes("--stat") };
@@ -88,6 +148,8 @@ export function parseSandboxArgs(args: string): SandboxCommand {
 				return { kind: "usage", message: `name the paths to land, or --all; ${SANDBOX_USAGE}` };
 			return { kind: "land", paths, all };
 		}
+		case "undo":
+			return parseUndo(rest);
 		case "allow":
 		case "deny": {
 			const bad = flags.filter((f) => f !== "--project" && f !== "--global" && f !== "--session");
@@ -98,6 +160,16 @@ export function parseSandboxArgs(args: string): SandboxCommand {
 		}
 	}
 	return { kind: "usage", message: SANDBOX_USAGE };
+}
+
+/** The one line a review-mode command gets in another mode. */
+export function notReview(kind: string, mode: string): string {
+	const verb = kind === "calls" ? "review --calls" : kind;
+	const why =
+		kind === "calls" || kind === "undo"
+			? "there is no journal of the calls"
+			: "the sandbox writes your files directly";
+	return `${verb}: the workspace is mounted ${mode}, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): ${why}`;
 }
 
 /** The result's structuredContent, or a throw with its text when it is an error without one. */

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import {
 	landPlan,
+	notReview,
 	Pager,
 	parseSandboxArgs,
 	planLine,
@@ -28,9 +29,32 @@ test("parseSandboxArgs", () => {
 			want: { kind: "network", action: "allow", hosts: ["a.test", "b.test:8080"], scope: "project" },
 		},
 		{ args: "deny --global x.test", want: { kind: "network", action: "deny", hosts: ["x.test"], scope: "global" } },
+		{ args: "review --calls", want: { kind: "calls" } },
+		{ args: "undo", want: { kind: "undo" } },
+		{ args: "undo --last 2", want: { kind: "undo", last: 2 } },
+		{ args: "undo --last=3", want: { kind: "undo", last: 3 } },
+		{ args: "undo --to 0", want: { kind: "undo", to: 0 } },
+		{ args: "undo --to=12", want: { kind: "undo", to: 12 } },
 	];
 	for (const c of cases) assert.deepEqual(parseSandboxArgs(c.args), c.want, c.args);
-	for (const args of ["land", "land --force x", "review --all", "bogus", "allow", "deny --all x.test"]) {
+	for (const args of [
+		"land",
+		"land --force x",
+		"review --all",
+		"review --calls src",
+		"review --calls --stat",
+		"bogus",
+		"allow",
+		"deny --all x.test",
+		"undo 3",
+		"undo --last",
+		"undo --last x",
+		"undo --last -1",
+		"undo --last 0",
+		"undo --to 1 --last 1",
+		"undo --to 1 --to 2",
+		"undo --all",
+	]) {
 		assert.equal(parseSandboxArgs(args).kind, "usage", args);
 	}
 });
@@ -107,12 +131,48 @@ test("Pager scrolls, cuts lines to the width, shows control characters, and clos
 test("sandboxCompletions", () => {
 	assert.deepEqual(
 		sandboxCompletions("")?.map((c) => c.value),
-		["review", "land", "allow", "deny"],
+		["review", "land", "undo", "allow", "deny"],
 	);
+	assert.deepEqual(
+		sandboxCompletions("u")?.map((c) => c.value),
+		["undo"],
+	);
+	// A verb's flags: the value is the whole argument text, as pi replaces it.
+	assert.deepEqual(
+		sandboxCompletions("undo --")?.map((c) => c.value),
+		["undo --last", "undo --to"],
+	);
+	assert.deepEqual(
+		sandboxCompletions("undo --l")?.map((c) => c.value),
+		["undo --last"],
+	);
+	assert.deepEqual(
+		sandboxCompletions("review --c")?.map((c) => c.value),
+		["review --calls"],
+	);
+	assert.deepEqual(
+		sandboxCompletions("review --stat --")?.map((c) => c.value),
+		["review --stat --calls"],
+	);
+	assert.equal(sandboxCompletions("undo "), null, "no flag begun: nothing offered");
+	assert.equal(sandboxCompletions("undo --last 2"), null);
 	assert.deepEqual(
 		sandboxCompletions("la")?.map((c) => c.value),
 		["land"],
 	);
 	assert.equal(sandboxCompletions("land src"), null);
 	assert.equal(sandboxCompletions("x"), null);
+});
+
+test("notReview: one line for each review-mode command in another mode", () => {
+	assert.equal(
+		notReview("undo", "rw"),
+		"undo: the workspace is mounted rw, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): there is no journal of the calls",
+	);
+	assert.equal(
+		notReview("calls", "ro"),
+		"review --calls: the workspace is mounted ro, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): there is no journal of the calls",
+	);
+	assert.match(notReview("land", "rw"), /^land: .*the sandbox writes your files directly$/);
+	for (const k of ["undo", "calls", "land", "review"]) assert.ok(!notReview(k, "rw").includes("\n"), k);
 });
