@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FullOutputs } from "./src/fulloutput.ts";
-import { CALLS_TOOL, type FollowDeps, undoCommand } from "./src/journal.ts";
+import { CALLS_TOOL, type FollowDeps, followTree, toolCallIds, undoCommand } from "./src/journal.ts";
 import { textOf } from "./src/result.ts";
 import {
 	landPlan,
@@ -58,6 +58,26 @@ export default function piSbx(pi: ExtensionAPI): void {
 	// Review mode: after each prompt the status line says how much is waiting to land.
 	pi.on("agent_end", async (_event, ctx) => {
 		if (sandbox.workspaceMode === "review") await refreshReview(sandbox, ctx);
+	});
+
+	// Review mode: after /tree (and at /fork, when the sandbox is kept for the next
+	// session) the sandbox's workspace can follow: one confirmation, never silently.
+	pi.on("session_tree", async (event, ctx) => {
+		if (sandbox.workspaceMode !== "review" || !ctx.hasUI || !event.newLeafId) return;
+		const sm = ctx.sessionManager;
+		await followTree(
+			followDeps(sandbox, ctx),
+			toolCallIds(sm.getBranch(event.newLeafId)),
+			toolCallIds(sm.getEntries()),
+		);
+		await refreshReview(sandbox, ctx);
+	});
+	pi.on("session_before_fork", async (event, ctx) => {
+		if (sandbox.workspaceMode !== "review" || !sandbox.kept || !ctx.hasUI) return;
+		const sm = ctx.sessionManager;
+		const branch = sm.getBranch(event.entryId);
+		if (event.position === "before") branch.pop();
+		await followTree(followDeps(sandbox, ctx), toolCallIds(branch), toolCallIds(sm.getEntries()));
 	});
 
 	pi.registerCommand("sandbox", {

@@ -188,6 +188,11 @@ export class Sandbox {
 		return this.lastStatus?.workspace_mode;
 	}
 
+	/** Whether the sandbox outlives the session (DOCKER_SANDBOX_REUSE), as serve reported last. */
+	get kept(): boolean {
+		return this.lastStatus?.reuse === true;
+	}
+
 	/** Asks serve for the sandbox's name and settings (creating it if needed). */
 	async status(signal?: AbortSignal): Promise<SandboxStatus> {
 		const res = await this.call(STATUS_TOOL, {}, { signal });
