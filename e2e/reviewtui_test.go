@@ -98,3 +98,65 @@ func TestPiReviewOutsideReviewMode(t *testing.T) {
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)
 }
+
+// TestPiReviewUndoTUI: in pi's TUI, /sandbox review --calls lists the turn's two changing
+// calls with pi's tool-call ids; /sandbox undo asks once, naming the checkpoint it would
+// restore, and on yes resets the sandbox's workspace to after the first call (the second
+// call's file gone in the sandbox, the host untouched) and says so.
+func TestPiReviewUndoTUI(t *testing.T) {
+	w := newWorld(t)
+	gitIn(t, w.ws, "init", "-q")
+	gitIn(t, w.ws, "add", "-A")
+	gitIn(t, w.ws, "commit", "-q", "-m", "fixture")
+	state := t.TempDir()
+	calls := `[["write",{"path":"j.txt","content":"one\n"}],["bash",{"command":"echo two > k.txt"}]]`
+	p := startPiTUIWith(t, w, w.ws, "(review", "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state,
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,XDG_STATE_HOME", "PI_FAUX_CALLS="+calls)
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1)
+	p.expect("review: 0 files changed", 30*time.Second)
+	p.send("go")
+	p.expect("turn 1 done", time.Minute)
+	p.expect("review: 2 files changed", time.Minute)
+
+	p.send("/sandbox review --calls")
+	p.expect("calls of "+boxes[0]+" — lines 1-2", 30*time.Second)
+	// The view cuts each line to the terminal's 100 columns.
+	assert.Regexp(t, `(?m)^1 +\S+ +call1-0-0 +write +content="4 bytes" path="j.txt"  1 file`, p.screen)
+	assert.Regexp(t, `(?m)^2 +\S+ +call1-0-1 +bash +command="echo two > k.txt"  1 file`, p.screen)
+	t.Logf("/sandbox review --calls:\n%s", p.screen)
+	p.tmux("send-keys", "-t", "t", "q")
+	assert.Eventually(t, func() bool { return !strings.Contains(p.tmux("capture-pane", "-p", "-t", "t"), "calls of "+boxes[0]) },
+		10*time.Second, 50*time.Millisecond, "q closes the view")
+
+	p.send("/sandbox undo")
+	expectFlowed(t, p, `Reset the sandbox's workspace back to after call 1 (write content="4 bytes" path="j.txt")?`, 30*time.Second)
+	t.Logf("/sandbox undo asks:\n%s", p.screen)
+	p.tmux("send-keys", "-t", "t", "Enter") // Yes
+	expectFlowed(t, p, "reset the workspace of "+boxes[0]+" to checkpoint 1 (after write call1-0-0); this undo is checkpoint 3", 30*time.Second)
+	p.expect("review: 1 file changed", 30*time.Second)
+	assert.NoFileExists(t, filepath.Join(w.ws, "j.txt"), "the host is not touched")
+	out, err := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+boxes[0]), "review", "--calls", "--workspace", w.ws).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `(?m)^3 +pi\S* +- +undo +to="1"  1 file\(s\) \+0 -1$`, string(out))
+
+	p.tmux("send-keys", "-t", "t", "C-d")
+	p.expect("PI-EXIT=0", 30*time.Second)
+}
+
+// expectFlowed waits for want on the screen with its lines joined and its white space
+// runs made one space: a notice longer than the terminal is wrapped.
+func expectFlowed(t *testing.T, p *piTUI, want string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		p.screen = p.tmux("capture-pane", "-p", "-J", "-t", "t")
+		if strings.Contains(strings.Join(strings.Fields(p.screen), " "), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("screen never showed %q within %s:\n%s", want, within, p.screen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
