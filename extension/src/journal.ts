@@ -170,7 +170,7 @@ export async function followTree(
 	const where = whereTo(target);
 	const body = [
 		...warnings,
-		`The files the journal holds are reset to what they were ${where.replace(/^back /, "")}; the host workspace is not touched, and /sandbox undo --last 1 takes it back.`,
+		`The files the journal holds are reset to what they were ${target.n === 0 ? "at the start" : `after ${callName(target)}`}; the host workspace is not touched, and /sandbox undo --last 1 takes it back.`,
 	].join("\n");
 	if (!(await d.confirm(`Move the sandbox's workspace ${where}?`, body))) {
 		d.notify(`sandbox: the workspace was left as it is (/sandbox undo --to ${target.n} moves it ${where})`, "info");

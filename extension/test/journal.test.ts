@@ -147,7 +147,11 @@ test("followTree: one confirmation naming the call; yes undoes to it and says so
 	assert.equal(await followTree(f.deps, ["a"], ["a", "b", "c"]), 1);
 	assert.equal(f.asked.length, 1);
 	assert.equal(f.asked[0]!.title, `Move the sandbox's workspace back to after call 1 (write path="f1.txt")?`);
-	assert.ok(f.asked[0]!.message.startsWith(`${warning}\n`), "the holders are named in the question");
+	assert.equal(
+		f.asked[0]!.message,
+		`${warning}\nThe files the journal holds are reset to what they were after call 1 (write path="f1.txt"); the host workspace is not touched, and /sandbox undo --last 1 takes it back.`,
+		"the holders are named in the question",
+	);
 	assert.deepEqual(
 		f.calls.map((c) => [c.name, c.args]),
 		[
@@ -163,6 +167,7 @@ test("followTree: no undoes nothing, and says how to do it later", async () => {
 	const f = fake(journal([["a"], ["b"]]), false);
 	assert.equal(await followTree(f.deps, [], ["a", "b"]), undefined);
 	assert.equal(f.asked[0]!.title, "Move the sandbox's workspace back to the start (before the first call)?");
+	assert.match(f.asked[0]!.message, /^The files the journal holds are reset to what they were at the start; /);
 	assert.ok(!f.calls.some((c) => c.name === UNDO_TOOL && !c.args.dry_run), "never undone without a yes");
 	assert.deepEqual(f.said, [
 		{
