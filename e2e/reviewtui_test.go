@@ -160,3 +160,52 @@ func expectFlowed(t *testing.T, p *piTUI, want string, within time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestPiReviewTreeTUI: after /tree moves pi's session back to the end of the first turn,
+// the package asks once to move the sandbox's workspace back to after that turn's last
+// changing call (mapped by pi's tool-call id), and on yes does it and says so.
+func TestPiReviewTreeTUI(t *testing.T) {
+	w := newWorld(t)
+	gitIn(t, w.ws, "init", "-q")
+	gitIn(t, w.ws, "add", "-A")
+	gitIn(t, w.ws, "commit", "-q", "-m", "fixture")
+	state := t.TempDir()
+	// Each turn: the same write (a change only the first time), and a line more in k.txt.
+	calls := `[["write",{"path":"j.txt","content":"one\n"}],["bash",{"command":"date +%N >> k.txt"}]]`
+	p := startPiTUIWith(t, w, w.ws, "(review", "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state,
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,XDG_STATE_HOME", "PI_FAUX_CALLS="+calls)
+	boxes := w.sandboxes()
+	require.Len(t, boxes, 1)
+	p.expect("review: 0 files changed", 30*time.Second)
+	p.send("go")
+	p.expect("turn 1 done", time.Minute)
+	p.expect("review: 2 files changed", time.Minute) // the turn has ended: the next prompt is a turn of its own
+	p.send("again")
+	p.expect("turn 2 done", time.Minute)
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+boxes[0]), append(args, "--workspace", w.ws)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	require.Eventually(t, func() bool { return strings.Count(cli("review", "--calls"), "\n") == 3 }, 30*time.Second, 200*time.Millisecond,
+		"three checkpoints: j.txt, k.txt, k.txt again")
+
+	p.send("/tree")
+	p.expect("Type to search", 10*time.Second)
+	p.tmux("send-keys", "-t", "t", "-l", "turn 1 done")
+	time.Sleep(300 * time.Millisecond)
+	p.tmux("send-keys", "-t", "t", "Enter")
+	p.expect("Summarize branch?", 10*time.Second)
+	p.tmux("send-keys", "-t", "t", "Enter") // No summary
+	expectFlowed(t, p, `Move the sandbox's workspace back to after call 2 (bash command="date +%N >> k.txt")?`, 30*time.Second)
+	t.Logf("after /tree:\n%s", p.screen)
+	flowed := strings.Join(strings.Fields(p.screen), " ")
+	assert.Contains(t, flowed, `reset to what they were after call 2 (bash command="date +%N >> k.txt"); the host workspace is not touched`)
+	p.tmux("send-keys", "-t", "t", "Enter") // Yes
+	expectFlowed(t, p, "reset the workspace of "+boxes[0]+" to checkpoint 2 (after bash call1-0-1)", 30*time.Second)
+	assert.Regexp(t, `(?m)^4 +pi\S* +- +undo +to="2"  1 file\(s\) \+0 -1$`, cli("review", "--calls"))
+
+	p.tmux("send-keys", "-t", "t", "C-d")
+	p.expect("PI-EXIT=0", 30*time.Second)
+}
