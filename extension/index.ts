@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FullOutputs } from "./src/fulloutput.ts";
-import { CALLS_TOOL, type FollowDeps, followTree, toolCallIds, undoCommand } from "./src/journal.ts";
+import { CALLS_TOOL, type FollowDeps, followTree, forkBranch, toolCallIds, undoCommand } from "./src/journal.ts";
 import { textOf } from "./src/result.ts";
 import {
 	landPlan,
@@ -75,8 +75,7 @@ export default function piSbx(pi: ExtensionAPI): void {
 	pi.on("session_before_fork", async (event, ctx) => {
 		if (sandbox.workspaceMode !== "review" || !sandbox.kept || !ctx.hasUI) return;
 		const sm = ctx.sessionManager;
-		const branch = sm.getBranch(event.entryId);
-		if (event.position === "before") branch.pop();
+		const branch = forkBranch(sm.getBranch(event.entryId), event.position);
 		await followTree(followDeps(sandbox, ctx), toolCallIds(branch), toolCallIds(sm.getEntries()));
 	});
 

@@ -94,6 +94,14 @@ export function toolCallIds(entries: readonly EntryLike[]): string[] {
 	return ids;
 }
 
+/**
+ * The entries a fork keeps of the branch up to its entry (pi's session_before_fork):
+ * with position "before" the entry itself is left out (a fork that re-edits a prompt).
+ */
+export function forkBranch<T>(branch: readonly T[], position: "before" | "at"): T[] {
+	return position === "before" ? branch.slice(0, -1) : [...branch];
+}
+
 /** A checkpoint to move the workspace to. */
 export interface Checkpoint {
 	n: number;

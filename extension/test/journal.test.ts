@@ -10,6 +10,7 @@ import {
 	callName,
 	type FollowDeps,
 	followTree,
+	forkBranch,
 	type JournalCall,
 	toolCallIds,
 	treeTarget,
@@ -215,4 +216,17 @@ test("undoCommand: asks with the holders, undoes the checkpoint it showed, says 
 	await undoCommand(f.deps, { to: 99 });
 	assert.deepEqual(f.asked, [], "a bad checkpoint is not asked about");
 	assert.deepEqual(f.said, [{ text: "undo: --to 99: the journal has checkpoints 0 to 3", kind: "error" }]);
+});
+
+test("forkBranch: a fork before an entry leaves it out, at it keeps it", () => {
+	const branch = [
+		{ type: "message", message: { role: "toolResult", toolCallId: "a" } },
+		{ type: "message", message: { role: "user", content: "next" } },
+	];
+	assert.deepEqual(forkBranch(branch, "at"), branch);
+	assert.deepEqual(forkBranch(branch, "before"), branch.slice(0, 1));
+	const last = [{ type: "message", message: { role: "toolResult", toolCallId: "b" } }];
+	assert.deepEqual(toolCallIds(forkBranch([...branch, ...last], "before")), ["a"]);
+	assert.deepEqual(toolCallIds(forkBranch([...branch, ...last], "at")), ["a", "b"]);
+	assert.deepEqual(forkBranch([], "before"), []);
 });
