@@ -87,7 +87,7 @@ func TestPiReviewTUI(t *testing.T) {
 	p.expect("PI-EXIT=0", 30*time.Second)
 }
 
-// TestPiReviewOutsideReviewMode: /sandbox review in a session whose workspace is mounted
+// TestPiReviewOutsideReviewMode: /sandbox review (and review --calls, undo) in a session whose workspace is mounted
 // read/write says so (and why it matters) instead of failing inside serve.
 func TestPiReviewOutsideReviewMode(t *testing.T) {
 	w := newWorld(t)
@@ -95,6 +95,10 @@ func TestPiReviewOutsideReviewMode(t *testing.T) {
 	p := startPiTUIWith(t, w, w.ws, "(rw")
 	p.send("/sandbox review")
 	p.expect("review: the workspace is mounted rw, not in review mode", 30*time.Second)
+	p.send("/sandbox undo")
+	expectFlowed(t, p, "undo: the workspace is mounted rw, not in review mode (DOCKER_SANDBOX_WORKSPACE_MODE=review): there is no journal of the calls", 30*time.Second)
+	p.send("/sandbox review --calls")
+	expectFlowed(t, p, "review --calls: the workspace is mounted rw, not in review mode", 30*time.Second)
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)
 }
