@@ -3,13 +3,16 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +25,7 @@ import (
 // edit's). It reports the median and 90th percentile besides the mean, and the CPU time
 // of git per checkpoint (what a loaded machine's wall clock hides).
 //
-//	go test -tags bench -run '^$' -bench JournalCheckpoint -benchtime 200x ./internal/vm/shell
+//	go test -tags bench -run '^$' -bench JournalCheckpoint -benchtime 200x ./internal/vm/checkpoint
 func BenchmarkJournalCheckpoint(b *testing.B) {
 	files := map[string]string{}
 	for d := range 100 {
@@ -109,4 +112,137 @@ func measure(b *testing.B, setup func(i int), op func(i int) error) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
+}
+
+// BenchmarkJournalGoSrc is the same cost on a copy of Go's own src (some 11,500 files
+// in a real tree's shape, a clone's repository listing them all), with 1 and with 100
+// files changed per call, beside a `git status` of the same tree.
+//
+//	go test -tags bench -run '^$' -bench JournalGoSrc -benchtime 10x ./internal/vm/checkpoint
+func BenchmarkJournalGoSrc(b *testing.B) {
+	b.Run("reference/git-status", func(b *testing.B) {
+		j, _ := goSrcFixture(b)
+		status := func() {
+			cmd := exec.Command("git", "-C", j.Root, "-c", "core.untrackedCache=true", "status", "--porcelain")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("git status: %v: %s", err, out)
+			}
+		}
+		status()
+		measure(b, func(int) {}, func(int) error { status(); return nil })
+	})
+	for _, changed := range []int{1, 100} {
+		b.Run(fmt.Sprintf("clone/%d-changed", changed), func(b *testing.B) {
+			j, goFiles := goSrcFixture(b)
+			last := takeChanged(b, j, Checkpoint{}, 0)
+			measure(b, func(i int) {
+				for _, f := range goFiles[:changed] {
+					appendLine(b, f, i)
+				}
+			}, func(i int) error { last = takeChanged(b, j, last, i+1); return nil })
+		})
+	}
+}
+
+// BenchmarkJournalSize is what the journal takes on disk after 1,000 calls that each
+// change one file of Go's src (its repository's growth per checkpoint, loose objects as
+// git leaves them). Each iteration is the whole 1,000 calls:
+//
+//	go test -tags bench -run '^$' -bench JournalSize -benchtime 1x ./internal/vm/checkpoint
+func BenchmarkJournalSize(b *testing.B) {
+	for range b.N {
+		j, goFiles := goSrcFixture(b)
+		last := takeChanged(b, j, Checkpoint{}, 0)
+		const calls = 1000
+		for i := range calls {
+			f := goFiles[i%len(goFiles)]
+			appendLine(b, f, i)
+			last = takeChanged(b, j, last, i+1, f) // named, as a write's or an edit's: the same objects, sooner
+		}
+		// The objects only the journal holds (not the clone's own history), as git
+		// stores them loose, and as a pack of them would take.
+		list := exec.Command("git", "-C", j.Root, "rev-list", "--objects", "refs/pi-sbx/journal/"+strconv.Itoa(calls), "--not", "HEAD")
+		objects, err := list.Output()
+		if err != nil {
+			b.Fatalf("git rev-list: %v", err)
+		}
+		check := exec.Command("git", "-C", j.Root, "cat-file", "--batch-check=%(objecttype) %(objectsize:disk)")
+		check.Stdin = bytes.NewReader(objects)
+		sizes, err := check.Output()
+		if err != nil {
+			b.Fatalf("git cat-file: %v", err)
+		}
+		var loose, n int64
+		for _, line := range strings.Split(strings.TrimSpace(string(sizes)), "\n") {
+			typ, size, ok := strings.Cut(line, " ")
+			v, err := strconv.ParseInt(size, 10, 64)
+			if !ok || err != nil || typ == "missing" {
+				b.Fatalf("git cat-file: %q", line)
+			}
+			loose += v
+			n++
+		}
+		pack := exec.Command("git", "-C", j.Root, "pack-objects", "--stdout", "-q")
+		pack.Stdin = bytes.NewReader(objects)
+		packed, err := pack.Output()
+		if err != nil {
+			b.Fatalf("git pack-objects: %v", err)
+		}
+		b.ReportMetric(float64(n)/calls, "objects/checkpoint")
+		b.ReportMetric(float64(loose)/calls/1024, "KiB-loose/checkpoint")
+		b.ReportMetric(float64(len(packed))/calls/1024, "KiB-packed/checkpoint")
+	}
+}
+
+// goSrcFixture is a clone of a copy of Go's src, and 100 of its .go files to change.
+func goSrcFixture(b *testing.B) (Journal, []string) {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skipf("no Go source tree at %s", src)
+	}
+	root, priv := b.TempDir(), b.TempDir()
+	if out, err := exec.Command("cp", "-a", src+"/.", root).CombinedOutput(); err != nil {
+		b.Fatalf("copying %s: %v: %s", src, err, out)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "start"}} {
+		// No gc in the background (commit starts one): the tree's objects stay as they are.
+		if out, err := exec.Command("git", append([]string{"-C", root, "-c", "gc.auto=0"}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %s: %v: %s", args[0], err, out)
+		}
+	}
+	var goFiles []string
+	_ = filepath.WalkDir(filepath.Join(root, "net"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".go" && len(goFiles) < 100 {
+			goFiles = append(goFiles, p)
+		}
+		return nil
+	})
+	if len(goFiles) < 100 {
+		b.Fatalf("found %d .go files under net/", len(goFiles))
+	}
+	return Journal{Root: root, GitDir: filepath.Join(root, ".git"), Index: filepath.Join(priv, "index")}, goFiles
+}
+
+// takeChanged takes checkpoint n after last (the first when last is zero) and fails
+// unless something changed.
+func takeChanged(b *testing.B, j Journal, last Checkpoint, n int, only ...string) Checkpoint {
+	cp, err := j.Take(context.Background(), last.Commit, last.Tree, "refs/pi-sbx/journal/"+strconv.Itoa(n), "call", only...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !cp.Changed {
+		b.Fatalf("checkpoint %d: nothing changed", n)
+	}
+	return cp
+}
+
+func appendLine(b *testing.B, path string, i int) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "// change %d\n", i); err != nil {
+		b.Fatal(err)
+	}
 }
