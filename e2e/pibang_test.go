@@ -92,6 +92,25 @@ func (p *piTUI) expect(want string, within time.Duration) {
 	}
 }
 
+// expectDone waits until no `!` command shows pi's "Running..." loader, for at most
+// within: a command's output shows before its call returns (in review mode, after its
+// checkpoint), and pi refuses a second `!` command while one runs, as a person would
+// find who typed the next one before the first finished.
+func (p *piTUI) expectDone(within time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		p.screen = p.tmux("capture-pane", "-p", "-t", "t")
+		if !strings.Contains(p.screen, "Running...") {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("a ! command still ran after %s:\n%s", within, p.screen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestPiBangNeverWaitsForInput: a `!` command in pi's TUI runs on a terminal nobody types
 // into, so nothing waits for keys: `git log` of 60 commits prints all of it (no pager) and
 // `read` gets end-of-file, as under pi's own `!`, while stdout is still a terminal; and a
@@ -110,12 +129,14 @@ func TestPiBangNeverWaitsForInput(t *testing.T) {
 
 	p.send(`!git log --format=%s; echo LOG-DONE-$((40+2))`)
 	p.expect("LOG-DONE-42", 15*time.Second)
+	p.expectDone(15 * time.Second)
 	require.Contains(t, p.screen, "commit-01", "the whole log, down to the first commit")
 	t.Logf("after !git log:\n%s", p.screen)
 
 	p.send(`!test -t 1 && echo out-tty; read x; echo "got=$x rc=$?"`)
 	p.expect("got= rc=1", 15*time.Second)
 	require.Contains(t, p.screen, "out-tty", "stdout is still a terminal")
+	p.expectDone(15 * time.Second)
 
 	// A resize of pi's window reaches the running command as SIGWINCH, with the new size.
 	p.send(`!trap 'echo "size=$(stty size </dev/tty)"; exit 0' WINCH; echo waiting-for-winch; while :; do sleep 0.05; done`)

@@ -136,6 +136,9 @@ func TestPiReviewUndoTUI(t *testing.T) {
 	p.send("/sandbox undo")
 	expectFlowed(t, p, `Reset the sandbox's workspace back to after call 1 (write content="4 bytes" path="j.txt")?`, 30*time.Second)
 	t.Logf("/sandbox undo asks:\n%s", p.screen)
+	// Nothing of the user's runs in the sandbox: the session's own keep-alive and agent
+	// are not named as holding the workspace.
+	assert.NotContains(t, p.screen, "warning: process")
 	p.tmux("send-keys", "-t", "t", "Enter") // Yes
 	expectFlowed(t, p, "reset the workspace of "+boxes[0]+" to checkpoint 1 (after write call1-0-0); this undo is checkpoint 3", 30*time.Second)
 	p.expect("review: 1 file changed", 30*time.Second)
@@ -143,6 +146,14 @@ func TestPiReviewUndoTUI(t *testing.T) {
 	out, err := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+boxes[0]), "review", "--calls", "--workspace", w.ws).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Regexp(t, `(?m)^3 +pi\S* +- +undo +to="1"  1 file\(s\) \+0 -1$`, string(out))
+
+	// A `!` command is a checkpoint of its own (no tool-call id: the request's), taken before
+	// pi shows it finished.
+	p.send("!echo three > m.txt")
+	p.expectDone(15 * time.Second)
+	out, err = command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+boxes[0]), "review", "--calls", "--workspace", w.ws).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `(?m)^4 +pi\S* +\d+ +pi_sbx_pty_exec +command="echo three > m.txt"  1 file\(s\) \+1 -0$`, string(out))
 
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)

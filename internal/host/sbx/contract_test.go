@@ -311,7 +311,8 @@ func TestFindBin(t *testing.T) {
 }
 
 // TestKeepAliveSession: a session with KeepAlive holds one exec session of its own in the
-// sandbox (stdin a pipe; no -e: nothing forwarded), and one without does not.
+// sandbox (stdin a pipe; no -e: nothing forwarded; in /, not the workspace), and one
+// without does not.
 func TestKeepAliveSession(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
@@ -326,7 +327,7 @@ func TestKeepAliveSession(t *testing.T) {
 		require.NoError(t, err)
 		want := []string{"ls --json"}
 		if keep {
-			want = append(want, "exec -i box -- sh -c exec cat >/dev/null")
+			want = append(want, "exec -i -w / box -- sh -c exec cat >/dev/null") // in /: never a holder of the workspace
 		}
 		assert.Equal(t, want, f.argvs(), "keep-alive %v", keep)
 		if keep {

@@ -12,7 +12,9 @@ import (
 // sandbox is the user's — so while a Session with KeepAlive is open, it holds one
 // session of its own in the sandbox: `sbx exec -i SANDBOX -- sh -c 'cat >/dev/null'`
 // with stdin a pipe only this process writes to. When this process ends, even by
-// kill -9, the pipe closes, cat exits, and sbx's own auto-stop applies again.
+// kill -9, the pipe closes, cat exits, and sbx's own auto-stop applies again. It runs
+// in / (sbx's default is the workspace): a process whose working directory is in the
+// workspace is named as holding it before an undo.
 
 // keepAliveCommand waits for the end of its stdin and prints nothing.
 var keepAliveCommand = []string{"sh", "-c", "exec cat >/dev/null"}
@@ -50,7 +52,7 @@ func (s *Session) holdOpenLocked() {
 	if err != nil {
 		return
 	}
-	started, err := s.Client.StartExec(s.lifeLocked(), s.Name, keepAliveCommand, ExecOpts{Interactive: true, Stdin: r})
+	started, err := s.Client.StartExec(s.lifeLocked(), s.Name, keepAliveCommand, ExecOpts{Interactive: true, Stdin: r, Workdir: "/"})
 	r.Close()
 	k := &keepAlive{stdin: w, done: make(chan struct{}), started: time.Now()}
 	if err != nil {

@@ -217,12 +217,9 @@ func (r *Recorder) only(tool string, args json.RawMessage) []string {
 }
 
 // Changing are the tools after which a checkpoint is taken: they can change files in
-// the workspace (a docker tool through a container that binds it). pi's `!` commands
-// (pi_sbx_pty_exec) are not among them: checkpointing one held pi's `!` past its output
-// (seen in review mode's TestPiBangNeverWaitsForInput; cause not yet found), so what a
-// `!` command changes goes into the next checkpoint, as a change no call made does.
+// the workspace (a docker tool through a container that binds it).
 var changing = map[string]bool{
-	"write": true, "edit": true, "bash": true,
+	"write": true, "edit": true, "bash": true, tools.PtyExecName: true,
 	tools.ExecCommandName: true, tools.WriteStdinName: true,
 	"docker_run": true, "docker_exec": true, "docker_compose": true, "docker_init": true, "docker_start": true,
 }
