@@ -4,12 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal/recorder"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
@@ -83,6 +86,10 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 			}()
 		}
 	}
+	// In every mode the command is a call in the sandbox's audit log, as serve's clients'
+	// calls are (a log that cannot be written is said, and never fails the shell).
+	alog := shellAuditLog(sess.Settings.StateHome, name, std.err)
+	start := time.Now()
 	tty := isTerminal(std.in) && isTerminal(std.out)
 	res, err := sess.Client.Exec(ctx, name, argv, sbx.ExecOpts{
 		Interactive: true, TTY: tty, Foreground: tty,
@@ -90,12 +97,31 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 		Stdin: std.in, Stdout: std.out, Stderr: std.err,
 		Timeout: -1, // a human's sess ends when they end it
 	})
+	if alog != nil {
+		if lerr := alog.Shell(command, start, res.ExitCode, err); lerr != nil {
+			fmt.Fprintf(std.err, "pi-sbx-backend shell: %v\n", lerr)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("shell in sandbox %s: %w", name, err)
 	}
 	if res.ExitCode != 0 {
 		return exitError{res.ExitCode}
 	}
+	return nil
+}
+
+// shellAuditLog is sandbox name's audit log, or nil (said on stderr) when it cannot be
+// opened.
+func shellAuditLog(stateHome, name string, stderr io.Writer) *audit.Log {
+	store, err := audit.NewStore(stateHome)
+	if err == nil {
+		var l *audit.Log
+		if l, err = store.Open(name); err == nil {
+			return l
+		}
+	}
+	fmt.Fprintf(stderr, "pi-sbx-backend shell: no audit log: %v\n", err)
 	return nil
 }
 

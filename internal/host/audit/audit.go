@@ -1,8 +1,8 @@
 // Package audit keeps the audit log of a sandbox: one JSON line per tool call from every
-// client (pi, an editor's serve, the docker tools), in the user's state directory —
-// never in the workspace, which the sandbox can write. It holds what a call was (the
-// client, its id, the tool, its arguments' short form), how it ended and how long it
-// took; never a file's content nor an environment variable's value.
+// client (pi, an editor's serve, the docker tools, a user's shell), in the user's state
+// directory — never in the workspace, which the sandbox can write. It holds what a call
+// was (the client, its id, the tool, its arguments' short form), how it ended and how
+// long it took; never a file's content nor an environment variable's value.
 package audit
 
 import (
@@ -163,6 +163,29 @@ func (g *logged) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMessag
 		g.onErr(lerr)
 	}
 	return res, err
+}
+
+// ShellClient is the client, and the tool, of a command run by pi-sbx-backend shell: it
+// reaches the sandbox through sbx exec, not through serve, so no route logs it.
+const ShellClient = "shell"
+
+// Shell logs a command run in the sandbox by pi-sbx-backend shell (a login shell's is
+// "(login shell)"), begun at start: ok when it exited 0, error with its exit status
+// otherwise, failed when it could not run (runErr). The shell gives no call id.
+func (l *Log) Shell(command string, start time.Time, exitCode int, runErr error) error {
+	e := Entry{
+		Time: start.UTC(), Client: ShellClient, Tool: ShellClient,
+		Args:     map[string]string{"command": cut(command)},
+		Duration: float64(l.now().Sub(start).Microseconds()) / 1000,
+		Outcome:  "ok",
+	}
+	switch {
+	case runErr != nil:
+		e.Outcome, e.Error = "failed", cut(runErr.Error())
+	case exitCode != 0:
+		e.Outcome, e.Error = "error", fmt.Sprintf("exit status %d", exitCode)
+	}
+	return l.Append(e)
 }
 
 // outcome reads how a call ended from its result's JSON.

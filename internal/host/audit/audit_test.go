@@ -111,6 +111,36 @@ func TestCallerLogsEveryOutcome(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 }
 
+// TestShellLogsItsCommand: a command of pi-sbx-backend shell, which never passes through
+// serve's routes, is an entry of client and tool shell with its command line, its
+// outcome from the exit status (or that it could not run) and its duration.
+func TestShellLogsItsCommand(t *testing.T) {
+	l, err := Open(t.TempDir(), "pi-sbx-1-abc")
+	require.NoError(t, err)
+	start := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	l.Now = func() time.Time { return start.Add(2500 * time.Microsecond) }
+	for _, tc := range []struct {
+		name, command    string
+		code             int
+		runErr           error
+		outcome, errText string
+	}{
+		{"ok", "sh -c echo s > shell.txt", 0, nil, "ok", ""},
+		{"exit status", "false", 3, nil, "error", "exit status 3"},
+		{"did not run", "(login shell)", 0, errors.New("sandbox gone"), "failed", "sandbox gone"},
+		{"long", strings.Repeat("x", 300), 0, nil, "ok", ""},
+	} {
+		require.NoError(t, l.Shell(tc.command, start, tc.code, tc.runErr), tc.name)
+		got := readAll(t, l.Path)
+		e := got[len(got)-1]
+		assert.Equal(t, Entry{
+			Time: start, Client: "shell", Tool: "shell",
+			Args:    map[string]string{"command": cut(tc.command)},
+			Outcome: tc.outcome, Error: tc.errText, Duration: 2.5,
+		}, e, tc.name)
+	}
+}
+
 // TestConcurrentCallsLogWholeLines: hundreds of calls at once, from two Logs on the same
 // file (two serve processes of one sandbox), each an entry of its own, whole.
 func TestConcurrentCallsLogWholeLines(t *testing.T) {
