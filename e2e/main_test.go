@@ -205,12 +205,19 @@ func (w *world) create(name string) {
 // serve starts `pi-sbx-backend serve` in the workspace and connects the Go SDK's client.
 func (w *world) serve(opts *mcp.ClientOptions, args []string, extraEnv ...string) (*mcp.ClientSession, *exec.Cmd, *testbin.SyncBuffer) {
 	w.t.Helper()
+	return w.serveAs("e2e", opts, args, extraEnv...)
+}
+
+// serveAs is serve with a client that names itself client (what the journal and the
+// audit log record of its calls).
+func (w *world) serveAs(client string, opts *mcp.ClientOptions, args []string, extraEnv ...string) (*mcp.ClientSession, *exec.Cmd, *testbin.SyncBuffer) {
+	w.t.Helper()
 	cmd := exec.Command(backendBin, append([]string{"serve"}, args...)...)
 	cmd.Dir = w.ws
 	cmd.Env = w.env(extraEnv...)
 	stderr := &testbin.SyncBuffer{}
 	cmd.Stderr = stderr
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client}, opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(w.t, err)
 	w.t.Cleanup(func() { cs.Close() })
 	return cs, cmd, stderr
