@@ -284,7 +284,7 @@ func TestTransportSkipsOverlongLines(t *testing.T) {
 	var replies testbin.SyncBuffer
 	long := strings.Repeat("x", 5000)
 	in := "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n" + long + "\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n"
-	c, err := (&Transport{In: strings.NewReader(in), Out: &replies, Guard: true, MaxLine: 100}).Connect(context.Background())
+	c, err := (&serverTransport{framing: &Transport{In: strings.NewReader(in), Out: &replies, MaxLine: 100}}).Connect(context.Background())
 	require.NoError(t, err)
 	var methods []string
 	for {

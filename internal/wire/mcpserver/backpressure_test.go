@@ -51,7 +51,8 @@ func TestAClientThatStopsReadingStallsNewWork(t *testing.T) {
 	srv := newServer(t, caller, Options{})
 	in, feed := io.Pipe()
 	out := &gatedWriter{pass: 1, open: make(chan struct{}), target: io.Discard} // the initialize answer passes
-	tr := &Transport{In: in, Out: out, Guard: true, MaxUnsent: maxUnsent, server: srv}
+	tr := srv.transport(&Transport{In: in, Out: out})
+	tr.maxUnsent = maxUnsent
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(context.Background(), tr) }()
 	go func() {

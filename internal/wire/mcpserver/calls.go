@@ -31,9 +31,9 @@ type tracker struct {
 
 type call struct {
 	size      int64    // bytes taken from the budget
-	keys      []string // its stand-ins in the transport's jsonwire.Store
+	keys      []string // its stand-ins in the connection's jsonwire.Store
 	cancelled bool
-	abort     context.CancelFunc // of a call answered by the transport
+	abort     context.CancelFunc // of a relayed call
 }
 
 func newTracker(budget int64) *tracker {
@@ -93,7 +93,7 @@ func (t *tracker) cancel(id jsonrpc.ID) {
 	t.release()
 }
 
-// setAbort gives a call answered by the transport its cancel function; it reports false
+// setAbort gives a relayed call its cancel function; it reports false
 // if the call was cancelled already.
 func (t *tracker) setAbort(id jsonrpc.ID, abort context.CancelFunc) bool {
 	t.mu.Lock()

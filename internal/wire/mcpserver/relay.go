@@ -12,26 +12,26 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
 )
 
-// This file is the route of tools/call, kept apart: a call of one of the server's routes
-// is answered by the transport itself, once the session is initialized, with the JSON
-// its Caller gives, without the SDK's per-request decoding and encoding, which was most
-// of a small call's cost at each end. Its large strings are set aside (stand-ins) in one
+// This file is the relay route of tools/call: a call of one of the server's routes is
+// answered by the server's end of the connection (conn.go), once the session is
+// initialized, with the JSON its Caller gives, without the SDK's per-request decoding
+// and encoding, which was most of a small call's cost at each end. Its large strings are set aside (stand-ins) in one
 // pass over the line. Every answer must be the one the SDK would give, byte for byte
 // (TestFastPathAnswersAsTheSDK): the shapes it adds for the protocol spoken are in
 // shape. Everything else — other methods, calls before initialize, unknown tools — goes
 // through the SDK.
 
-// startFast runs a call answered here. It runs at once, on this goroutine, and the
+// startRelay runs a relayed call. It runs at once, on this goroutine, and the
 // reading goes on on a worker: so the call does not wait for a sleeping thread to wake
 // and take it (tens of microseconds in a VM, twice a call: here and in the agent), only
 // the next message's read does. It returns false, as this goroutine reads no more.
-func (c *conn) startFast(m *jsonrpc.Request, size int, r routed, keys []string) bool {
+func (c *conn) startRelay(m *jsonrpc.Request, size int, r routed, keys []string) bool {
 	ok, dup := c.track(m, size, keys)
 	if !ok || dup {
 		return ok
 	}
-	c.workers.run(func() { c.readLoop(c.reader) })
-	c.fastCall(m.ID, r)
+	c.workers.run(func() { c.readLoop() })
+	c.relayCall(m.ID, r)
 	return false
 }
 
@@ -40,10 +40,10 @@ func (c *conn) startFast(m *jsonrpc.Request, size int, r routed, keys []string) 
 // does not validate is validated first, and msg is then its message as it came. All are
 // nil when the line is small or not valid.
 func (c *conn) setAside(line []byte) (small jsonrpc.Message, keys []string, msg jsonrpc.Message) {
-	if len(line) < jsonwire.MinSize || c.t.server == nil {
+	if len(line) < jsonwire.MinSize || c.srv == nil {
 		return nil, nil, nil
 	}
-	if !c.t.Validated {
+	if !c.f.validated {
 		env, err := parseEnvelope(line)
 		if err != nil {
 			return nil, nil, nil // decode finds the error again, and answers it
@@ -65,27 +65,27 @@ func (c *conn) setAside(line []byte) (small jsonrpc.Message, keys []string, msg 
 	return nil, nil, msg
 }
 
-// fastCallKind says how the SDK would shape a call's result: after an initialize
+// resultShape says how the SDK would shape a call's result: after an initialize
 // handshake of the stateless era it marks the result complete; a stateless call's
 // result also names the server in _meta.
-type fastCallKind struct{ complete, serverInfo bool }
+type resultShape struct{ complete, serverInfo bool }
 
-// routed is a tools/call the transport answers itself: its route, raw arguments and raw
+// routed is a relayed tools/call: its route, raw arguments and raw
 // progress token (nil: none), how to shape its result, and who made it.
 type routed struct {
 	rt        *route
 	args, tok []byte
-	kind      fastCallKind
+	kind      resultShape
 	client    string // the client's name (initialize)
 	id        string // the client's id for the call (CallIDMeta), if it gave one
 }
 
-// fastRoute returns the call if the transport answers it itself: one of the server's
+// relayRoute returns the call if it takes the relay route: one of the server's
 // routes, once initialize was answered or in a call of the stateless protocol; its rt
 // is nil otherwise.
-func (c *conn) fastRoute(m *jsonrpc.Request) routed {
+func (c *conn) relayRoute(m *jsonrpc.Request) routed {
 	none := func() routed { return routed{} }
-	if c.t.server == nil || m.Method != "tools/call" {
+	if c.srv == nil || m.Method != "tools/call" {
 		return none()
 	}
 	c.initMu.Lock()
@@ -103,9 +103,9 @@ func (c *conn) fastRoute(m *jsonrpc.Request) routed {
 			args = val
 		}
 	})
-	kind := fastCallKind{complete: multiRound}
+	kind := resultShape{complete: multiRound}
 	if statelessCall(meta) {
-		kind = fastCallKind{complete: true, serverInfo: true}
+		kind = resultShape{complete: true, serverInfo: true}
 	} else if !ready {
 		return none()
 	}
@@ -113,7 +113,7 @@ func (c *conn) fastRoute(m *jsonrpc.Request) routed {
 	if !ok {
 		return none()
 	}
-	rt := c.t.server.routes[name]
+	rt := c.srv.routes[name]
 	if rt == nil {
 		return none() // the SDK's "unknown tool" error
 	}
@@ -147,9 +147,9 @@ func statelessCall(meta []byte) bool {
 	return ok && v == statelessProtocol && len(caps) > 0 && caps[0] == '{'
 }
 
-// fastCall runs one tools/call and writes its answer (or drops it if cancelled), as the
+// relayCall runs one tools/call and writes its answer (or drops it if cancelled), as the
 // SDK would: a *jsonrpc.Error as an error response, a result with content [] at least.
-func (c *conn) fastCall(id jsonrpc.ID, r routed) {
+func (c *conn) relayCall(id jsonrpc.ID, r routed) {
 	ctx, cancel := context.WithCancel(c.base)
 	defer cancel()
 	if !c.calls.setAbort(id, cancel) {
@@ -179,12 +179,12 @@ func (c *conn) fastCall(id jsonrpc.ID, r routed) {
 // map encoding gives, into the _meta Local writes, whose only key sorts after it); after
 // an initialize handshake of the stateless era the result is marked complete (the SDK's
 // unexported resultType, last as it writes it).
-func (c *conn) shape(res []byte, kind fastCallKind) ([]byte, error) {
+func (c *conn) shape(res []byte, kind resultShape) ([]byte, error) {
 	if len(res) < 2 || res[0] != '{' || res[len(res)-1] != '}' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidResult)
 	}
 	if kind.serverInfo {
-		impl, err := json.Marshal(c.t.server.impl)
+		impl, err := json.Marshal(c.srv.impl)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +206,7 @@ func (c *conn) shape(res []byte, kind fastCallKind) ([]byte, error) {
 	return res, nil
 }
 
-// notifyProgress writes a notifications/progress for a call answered here; the token is
+// notifyProgress writes a notifications/progress for a relayed call; the token is
 // echoed as the client wrote it.
 func (c *conn) notifyProgress(tok []byte, msg string, total float64) {
 	line := append(make([]byte, 0, len(msg)+128), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
@@ -221,7 +221,7 @@ func (c *conn) notifyProgress(tok []byte, msg string, total float64) {
 	c.writeRaw(line)
 }
 
-// callRaw runs a call the transport answers itself and returns its result's JSON, as
+// callRaw runs a relayed call and returns its result's JSON, as
 // its Caller gave it.
 func (r *route) callRaw(ctx context.Context, c Call) (json.RawMessage, error) {
 	c, err := r.prepare(c)

@@ -1,7 +1,8 @@
 // Package mcpserver is the MCP face of the tools: an MCP server (official Go SDK) that
-// takes routes — each a tool description and the Caller that runs it — and the stdio
-// transport that keeps serving through malformed input and answers the routes' calls
-// with the JSON their callers give.
+// takes routes — each a tool description and the Caller that runs it — served over
+// newline-delimited JSON: a Transport frames the messages, and Serve's end of the
+// connection keeps serving through malformed input and relays the routes' calls to
+// their callers, answering with the JSON they give.
 //
 // The same server runs at both ends: on the host (`serve`: pi's seven routed to the
 // agent channel into the sandbox, the docker_* tools to deploy/) and inside the VM
@@ -41,7 +42,7 @@ type Call struct {
 	ID string
 	// Progress receives the call's streamed output; nil when the client asked for none.
 	Progress Progress
-	// StandIns holds the large strings of Args that the transport set aside (jsonwire
+	// StandIns holds the large strings of Args that the relay route set aside (jsonwire
 	// stand-ins); only a caller that TakesStandIns is given such arguments, everyone
 	// else gets them whole and a nil store.
 	StandIns *jsonwire.Store
@@ -117,8 +118,8 @@ type Options struct {
 	ValidatedInput bool
 }
 
-// Server is the MCP server of NewServer, with its routes, whose tools/call Serve's
-// transport answers itself where the caller gives JSON (relay.go). Everything else goes
+// Server is the MCP server of NewServer, with its routes. Serve answers their tools/call
+// on the relay route (relay.go), with the JSON the callers give; everything else goes
 // through the SDK.
 type Server struct {
 	*mcp.Server
@@ -204,8 +205,8 @@ func hideTools(names map[string]bool) mcp.Middleware {
 	}
 }
 
-// handle is the route's SDK tool handler. The SDK's calls never hold stand-ins: the
-// transport sets strings aside only in the calls it answers itself.
+// handle is the route's SDK tool handler. The SDK's calls never hold stand-ins: only
+// the relay route sets strings aside.
 func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var progress Progress
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -276,8 +277,8 @@ func (r *route) failure(ctx context.Context, err error) (*mcp.CallToolResult, er
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case ctx.Err() != nil:
 		// The call was cancelled (the client's notifications/cancelled, or the session
-		// ending): not a sandbox failure, and nothing to report. The transport drops
-		// the answer to a cancelled request.
+		// ending): not a sandbox failure, and nothing to report. The connection
+		// drops the answer to a cancelled request.
 		return nil, ctx.Err()
 	}
 	r.logger.Warn("tool call failed", "tool", r.tool.Name, "error", err)

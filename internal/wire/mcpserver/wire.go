@@ -11,7 +11,7 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
 )
 
-// This file is the JSON-RPC framing of the stdio transport: one validating pass over a
+// This file is the JSON-RPC encoding of a line (framing.go): one validating pass over a
 // line finds the envelope's members as sub-slices of it (a 30 MB write's arguments are
 // neither copied nor decoded here), and messages are encoded without re-validating the
 // JSON the SDK itself produced.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -19,83 +18,65 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/jsonwire"
 )
 
-// MaxRequestLine bounds one inbound JSON-RPC message (a line); longer lines are answered
-// with an error and skipped without being held in memory. A 30 MB file of source code is
-// some 35 MB as a JSON string.
-const MaxRequestLine = 64 << 20
-
 // DefaultMaxInflight bounds the bytes of request lines held at once by calls that have
-// been read but not answered. Beyond it the transport stops reading (the client's
-// writes block) until earlier calls finish: five concurrent 30 MB writes are taken two
-// or three at a time instead of all being held, each with its decoding copies.
+// been read but not answered. Beyond it the server stops reading (the client's writes
+// block) until earlier calls finish: five concurrent 30 MB writes are taken two or three
+// at a time instead of all being held, each with its decoding copies.
 const DefaultMaxInflight = 96 << 20
 
-// Transport is an mcp.Transport over newline-delimited JSON-RPC (MCP's stdio framing),
-// working on typed messages:
-//   - one validating pass per line finds the envelope; parameters are handed to the SDK
-//     as a slice of the line, and messages are written without re-encoding the JSON the
-//     SDK produced (the SDK's own stdio transport decodes each line twice);
-//   - with Guard, a line that is not one JSON-RPC message (garbage, oversized, a batch,
-//     an id the SDK cannot echo exactly) is answered with a JSON-RPC error and serving
-//     goes on; without it such a line ends the connection (a client's side);
-//   - requests are tracked by id, so the end of input waits for every answer, and a
-//     request the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
-//   - with a server, tools/call of its routes are answered without the SDK once the
-//     session is initialized, with the JSON their callers give (relay.go): their large
-//     strings are set aside in the connection's jsonwire.Store, and results are
-//     written as their callers' JSON.
-type Transport struct {
-	In  io.Reader
-	Out io.Writer
-	// Closer, if set, is closed with the connection (the pipes of a child process).
-	Closer io.Closer
-	// Guard answers malformed lines instead of failing the connection.
-	Guard bool
-	// MaxLine bounds one inbound line (MaxRequestLine when zero).
-	MaxLine int
-	// MaxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
-	// when zero).
-	MaxInflight int64
-	// MaxUnsent bounds the answers ready but not yet written before the reader takes
-	// no new call (DefaultMaxUnsent when zero).
-	MaxUnsent int
-	// Validated: every line was validated by its writer (see Options.ValidatedInput).
-	Validated bool
-	Logger    *slog.Logger
+// This file is a server's end of a connection, as Serve runs it: it reads and writes
+// with a Transport's framing (framing.go), and between the framing and the SDK it
+//   - answers a line that is not one JSON-RPC message (garbage, oversized, a batch, an
+//     id the SDK cannot echo exactly) with a JSON-RPC error, and serves on;
+//   - tracks requests by id, so the end of input waits for every answer, and a request
+//     the peer cancelled (notifications/cancelled) is not answered, as MCP asks;
+//   - holds the calls read but not answered to a byte budget, and reads no further
+//     calls while the peer does not read its answers (calls.go);
+//   - routes each tools/call: a call of one of the server's routes, once the session is
+//     initialized, takes the relay route (relay.go), answered here with the JSON its
+//     Caller gives, its large strings set aside in the connection's jsonwire.Store;
+//     every other message goes to the SDK.
 
-	// server, if set, answers tools/call of its routes in the transport, once the
-	// session is initialized, without the SDK (see Server).
-	server *Server
+// serverTransport is the mcp.Transport of a Server's end: Serve's.
+type serverTransport struct {
+	framing *Transport
+	// srv's routes take the relay route; nil: every call goes through the SDK (tests
+	// compare the two routes' answers).
+	srv *Server
+	// maxInflight bounds the bytes of large requests held at once (DefaultMaxInflight
+	// when zero).
+	maxInflight int64
+	// maxUnsent bounds the answers ready but not yet written before the reader takes no
+	// new call (DefaultMaxUnsent when zero).
+	maxUnsent int
+	logger    *slog.Logger // nil: discard
 }
 
 // Connect implements mcp.Transport.
-func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
-	maxLine := t.MaxLine
-	if maxLine <= 0 {
-		maxLine = MaxRequestLine
-	}
-	budget := t.MaxInflight
+func (t *serverTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	f := t.framing.framer()
+	budget := t.maxInflight
 	if budget <= 0 {
 		budget = DefaultMaxInflight
 	}
-	if budget < int64(maxLine) {
-		budget = int64(maxLine) // one line of the largest size always fits
+	if budget < int64(f.maxLine) {
+		budget = int64(f.maxLine) // one line of the largest size always fits
 	}
-	logger := t.Logger
+	logger := t.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	base, stop := context.WithCancel(ctx)
 	c := &conn{
-		t:        t,
+		f:        f,
+		srv:      t.srv,
 		base:     base,
 		stop:     stop,
-		maxLine:  maxLine,
 		logger:   logger,
 		incoming: make(chan item),
 		closed:   make(chan struct{}),
 		calls:    newTracker(budget),
-		unsent:   newUnsent(cmp.Or(t.MaxUnsent, DefaultMaxUnsent)),
+		unsent:   newUnsent(cmp.Or(t.maxUnsent, DefaultMaxUnsent)),
 		outgoing: make(map[jsonrpc.ID]bool),
 		store:    t.newStore(),
 	}
@@ -103,29 +84,23 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c.calls.onWait = func(need, max int64) {
 		logger.Info("a large request waits: the requests in flight hold the limit", "request_bytes", need, "limit_bytes", max)
 	}
-	c.reader = jsonwire.NewLineReader(t.In)
-	go c.readLoop(c.reader)
+	go c.readLoop()
 	return c, nil
 }
 
 // newStore is the connection's store of set-aside strings, keeping whole the members
 // the server's tools parse.
-func (t *Transport) newStore() *jsonwire.Store {
-	if t.server == nil {
+func (t *serverTransport) newStore() *jsonwire.Store {
+	if t.srv == nil {
 		return jsonwire.NewStore()
 	}
-	return jsonwire.NewStore(t.server.parsed...)
+	return jsonwire.NewStore(t.srv.parsed...)
 }
 
-type item struct {
-	msg jsonrpc.Message
-	err error
-}
-
+// conn is a server's end of one connection.
 type conn struct {
-	t        *Transport
-	reader   *jsonwire.LineReader // used by readLoop alone
-	maxLine  int
+	f        *framer
+	srv      *Server // nil: no relay route
 	logger   *slog.Logger
 	incoming chan item
 	closed   chan struct{}
@@ -133,20 +108,17 @@ type conn struct {
 	closeErr error
 	calls    *tracker
 	unsent   *unsent // answers being written
-	// store holds the large strings of the calls answered here, by stand-in.
+	// store holds the large strings of the calls relayed, by stand-in.
 	store *jsonwire.Store
-	// workers read on while a goroutine that read a call answered here runs it.
+	// workers read on while a goroutine that read a relayed call runs it.
 	workers workers
-
-	wmu  sync.Mutex
-	wbuf []byte // reused for small messages
 
 	// outgoing are the ids of our own calls not yet answered nor cancelled: an answer
 	// to any other id (the peer answering a call we cancelled) is logged.
 	omu      sync.Mutex
 	outgoing map[jsonrpc.ID]bool
 
-	base        context.Context // of the calls answered here; ends with the connection
+	base        context.Context // of the relayed calls; ends with the connection
 	stop        context.CancelFunc
 	initMu      sync.Mutex
 	initID      jsonrpc.ID // the initialize request's id
@@ -205,31 +177,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("writing to a closed connection: %w", io.ErrClosedPipe)
 	default:
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	buf := c.wbuf[:0]
-	if n := messageSize(msg); n > cap(buf) {
-		buf = make([]byte, 0, n)
-	}
-	buf, err := encodeMessage(buf, msg)
-	if err != nil {
-		return err
-	}
-	if cap(buf) <= 64<<10 {
-		c.wbuf = buf
-	}
-	_, err = c.t.Out.Write(buf)
-	return err
-}
-
-func messageSize(msg jsonrpc.Message) int {
-	switch m := msg.(type) {
-	case *jsonrpc.Request:
-		return len(m.Params) + len(m.Method) + 128
-	case *jsonrpc.Response:
-		return len(m.Result) + 256
-	}
-	return 256
+	return c.f.write(msg)
 }
 
 // Close implements mcp.Connection.
@@ -237,19 +185,15 @@ func (c *conn) Close() error {
 	c.once.Do(func() {
 		c.stop()
 		close(c.closed)
-		if c.t.Closer != nil {
-			c.closeErr = c.t.Closer.Close()
-		}
+		c.closeErr = c.f.close()
 	})
 	return c.closeErr
 }
 
 // writeRaw writes a reply the SDK never sees (to a line it was not given).
 func (c *conn) writeRaw(line []byte) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	// A failed write shows up as the SDK's own write error soon after.
-	_, _ = c.t.Out.Write(line)
+	_ = c.f.writeLine(line)
 }
 
 func (c *conn) deliver(it item) bool {
@@ -261,15 +205,13 @@ func (c *conn) deliver(it item) bool {
 	}
 }
 
-func (c *conn) readLoop(r *jsonwire.LineReader) {
+// readLoop reads lines and handles them, until the input ends or a relayed call takes
+// this goroutine (another one reads on).
+func (c *conn) readLoop() {
 	for {
-		line, tooLong, err := r.ReadLine(c.maxLine)
+		line, tooLong, err := c.f.readLine()
 		if tooLong {
-			if !c.t.Guard {
-				c.deliver(item{err: fmt.Errorf("a message longer than %d bytes", c.maxLine)})
-				return
-			}
-			c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: message longer than %d bytes", c.maxLine)))
+			c.writeRaw(rawErrorReply(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: "+c.f.tooLongReason()))
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
 			if !c.handle(msg, len(line)) {
 				return
@@ -281,7 +223,7 @@ func (c *conn) readLoop(r *jsonwire.LineReader) {
 			// no one can read the answers any more: the client is gone (killed, or its
 			// end closed), and the calls still running end with the connection.
 			var gone <-chan struct{}
-			if f, ok := c.t.Out.(*os.File); ok {
+			if f, ok := c.f.out.(*os.File); ok {
 				gone = readerGone(f, c.closed)
 			}
 			c.calls.waitIdle(c.closed, gone)
@@ -297,14 +239,14 @@ func (c *conn) readLoop(r *jsonwire.LineReader) {
 }
 
 // handle decodes one line and passes it on; false: this goroutine reads no more (the
-// connection ends, or another goroutine reads on).
+// connection ends, or a relayed call took it and another goroutine reads on).
 func (c *conn) handle(line []byte, size int) bool {
 	small, keys, msg := c.setAside(line)
 	if m, ok := small.(*jsonrpc.Request); ok && m.IsCall() {
-		if r := c.fastRoute(m); r.rt != nil && c.store.Count(r.args) == len(keys) {
-			// A call answered here, each long string set aside in its arguments, all
-			// in one pass over the line.
-			return c.startFast(m, size, r, keys)
+		if r := c.relayRoute(m); r.rt != nil && c.store.Count(r.args) == len(keys) {
+			// A relayed call, each long string set aside in its arguments, all in one
+			// pass over the line.
+			return c.startRelay(m, size, r, keys)
 		}
 	}
 	c.store.Drop(keys)
@@ -312,11 +254,7 @@ func (c *conn) handle(line []byte, size int) bool {
 		var id []byte
 		var code int64
 		var reason string
-		if msg, id, code, reason = c.decode(line); code != 0 {
-			if !c.t.Guard {
-				c.deliver(item{err: fmt.Errorf("undecodable message: %s", reason)})
-				return false
-			}
+		if msg, id, code, reason = c.f.decode(line); code != 0 {
 			c.writeRaw(rawErrorReply(id, code, reason))
 			return true
 		}
@@ -331,26 +269,22 @@ func (c *conn) handle(line []byte, size int) bool {
 				c.initID, c.client = m.ID, name
 				c.initMu.Unlock()
 			}
-			// Only the calls answered here have their large strings set aside: the
-			// SDK's handlers get their arguments whole.
-			r := c.fastRoute(m)
-			var keys []string
-			if r.rt != nil && len(r.args) >= jsonwire.MinSize {
-				r.args, keys = c.store.Offload(r.args)
-			}
-			if r.rt != nil {
-				return c.startFast(m, size, r, keys)
+			// The route of a call: relayed (its large strings set aside: the SDK's
+			// handlers get their arguments whole), or the SDK's.
+			if r := c.relayRoute(m); r.rt != nil {
+				var keys []string
+				if len(r.args) >= jsonwire.MinSize {
+					r.args, keys = c.store.Offload(r.args)
+				}
+				return c.startRelay(m, size, r, keys)
 			}
 			if ok, dup := c.track(m, size, nil); !ok || dup {
 				return ok
 			}
 		case m.Method == "notifications/cancelled":
 			c.calls.cancel(cancelledID(m.Params))
-		case m.Method == LineSizeMethod:
-			if n, err := strconv.Atoi(string(jsonwire.Member(m.Params, "bytes"))); err == nil && n > 0 {
-				c.reader.Announce(n)
-			}
-			return true // for this transport alone: the SDK never sees it
+		case c.f.announcement(m):
+			return true // for the framing alone: the SDK never sees it
 		}
 	case *jsonrpc.Response:
 		c.omu.Lock()
@@ -383,18 +317,6 @@ func (c *conn) track(m *jsonrpc.Request, size int, keys []string) (ok, dup bool)
 		c.store.Drop(keys)
 	}
 	return ok, false
-}
-
-// decode is decodeLine, by walking the line when its writer validated it.
-func (c *conn) decode(line []byte) (msg jsonrpc.Message, id []byte, code int64, reason string) {
-	if c.t.Validated {
-		if env, ok := walkEnvelope(line); ok {
-			if msg, err := toMessage(env); err == nil {
-				return msg, nil, 0, ""
-			}
-		}
-	}
-	return decodeLine(line)
 }
 
 // decodeLine returns the message of a line, or a JSON-RPC error code, the raw id to

@@ -280,7 +280,7 @@ func TestServeQueuesBigCallsBeyondTheBudget(t *testing.T) {
 	srv := newServer(t, &Local{Registry: vmagent.Default(), Cwd: dir}, Options{})
 	var out, logs testbin.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	require.NoError(t, srv.Run(context.Background(), &Transport{In: strings.NewReader(in.String()), Out: &out, Guard: true, MaxLine: 2 << 20, MaxInflight: 2 << 20, Logger: logger}))
+	require.NoError(t, srv.Run(context.Background(), &serverTransport{framing: &Transport{In: strings.NewReader(in.String()), Out: &out, MaxLine: 2 << 20}, maxInflight: 2 << 20, logger: logger}))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	assert.Len(t, lines, 7)
 	assert.Contains(t, logs.String(), "a large request waits", "the wait is logged")
@@ -408,9 +408,9 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
 				srv := newServer(t, &Local{Registry: vmagent.Default(), Cwd: dir}, Options{Name: "golden", Version: "v0"})
 				var out testbin.SyncBuffer
-				tr := &Transport{In: strings.NewReader(input), Out: &out, Guard: true}
+				tr := &serverTransport{framing: &Transport{In: strings.NewReader(input), Out: &out}}
 				if fast {
-					tr.server = srv
+					tr.srv = srv
 				}
 				require.NoError(t, srv.Run(context.Background(), tr))
 				return inIDOrder(t, strings.ReplaceAll(out.String(), dir, "$WORK"))
@@ -512,9 +512,9 @@ func TestLongStringsOutsideArgumentsAreNotSetAside(t *testing.T) {
 		srv := newServer(t, &Local{Registry: vmagent.Default(), Cwd: dir}, Options{})
 		var out testbin.SyncBuffer
 		in, w := io.Pipe()
-		tr := &Transport{In: in, Out: &out, Guard: true}
+		tr := &serverTransport{framing: &Transport{In: in, Out: &out}}
 		if fast {
-			tr.server = srv
+			tr.srv = srv
 		}
 		done := make(chan error, 1)
 		go func() { done <- srv.Run(context.Background(), tr) }()
@@ -565,7 +565,7 @@ func TestServeTakesLineSizes(t *testing.T) {
 	// The transport itself: the announcement sizes the reader's next long line, and the
 	// SDK never sees it (it ignores what it does not know, so only this shows it).
 	in, _ := io.Pipe() // never written: the read loop waits, touching nothing
-	mc, err := (&Transport{In: in, Out: io.Discard}).Connect(context.Background())
+	mc, err := (&serverTransport{framing: &Transport{In: in, Out: io.Discard}}).Connect(context.Background())
 	require.NoError(t, err)
 	defer mc.Close()
 	c := mc.(*conn)
@@ -579,7 +579,7 @@ func TestServeTakesLineSizes(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("handling the announcement did not end")
 	}
-	assert.Equal(t, len(call), c.reader.Announced())
+	assert.Equal(t, len(call), c.f.reader.Announced())
 }
 
 // TestDuplicateIDIsAnsweredWithIt: a call whose id is that of a call still running is
