@@ -21,7 +21,7 @@ import (
 // 10,000-file work tree (100 directories of 100), then a checkpoint (git add -A with
 // the private index, write-tree, commit-tree, update-ref), in a clone's own repository
 // and in a private one, and with the changed file named (as serve names a write's or an
-// edit's). It reports the median and 90th percentile besides the mean, and the CPU time
+// edit's), then through a Batch (the agent's way for named files). It reports the median and 90th percentile besides the mean, and the CPU time
 // of git per checkpoint (what a loaded machine's wall clock hides).
 //
 //	go test -tags bench -run '^$' -bench JournalCheckpoint -benchtime 200x ./internal/vm/checkpoint
@@ -50,16 +50,23 @@ func BenchmarkJournalCheckpoint(b *testing.B) {
 		measure(b, func(int) {}, func(int) error { status(); return nil })
 	})
 	for _, tc := range []struct {
-		name        string
-		clone, only bool
+		name               string
+		clone, only, batch bool
 	}{
-		{"clone/10k-files-1-changed", true, false},
-		{"private/10k-files-1-changed", false, false},
-		{"clone/10k-files-1-written", true, true}, // a write or an edit: the host names the file
+		{"clone/10k-files-1-changed", true, false, false},
+		{"private/10k-files-1-changed", false, false, false},
+		{"clone/10k-files-1-written", true, true, false}, // a write or an edit: the host names the file
+		// As the agent takes them: git's batch processes kept open between checkpoints.
+		{"clone/10k-files-1-written-batch", true, true, true},
+		{"private/10k-files-1-written-batch", false, true, true},
 	} {
 		clone := tc.clone
 		b.Run(tc.name, func(b *testing.B) {
 			j := journalFixture(b, clone, files)
+			if tc.batch {
+				j.Batch = &Batch{}
+				defer j.Batch.Close()
+			}
 			ctx := context.Background()
 			last, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
 			if err != nil {

@@ -27,6 +27,9 @@ type Journal struct {
 	Root   string // the work tree
 	GitDir string // the repository the commits go to
 	Index  string // the private index file, outside the work tree
+	// Batch, when set, keeps git's batch processes between checkpoints: a checkpoint of
+	// named files then never runs git afresh nor looks at the others.
+	Batch *Batch
 }
 
 // Checkpoint is one checkpoint taken.
@@ -48,9 +51,7 @@ var gitJournalConfig = []string{
 func (j Journal) git(ctx context.Context, stdin []byte, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitJournalConfig...), args...)...)
 	cmd.Dir = j.Root
-	cmd.Env = append(os.Environ(), "GIT_DIR="+j.GitDir, "GIT_WORK_TREE="+j.Root, "GIT_INDEX_FILE="+j.Index,
-		"GIT_AUTHOR_NAME=pi-sbx", "GIT_AUTHOR_EMAIL=pi-sbx@sandbox", "GIT_COMMITTER_NAME=pi-sbx",
-		"GIT_COMMITTER_EMAIL=pi-sbx@sandbox", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = j.env()
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -61,6 +62,18 @@ func (j Journal) git(ctx context.Context, stdin []byte, args ...string) (string,
 	}
 	return strings.TrimSpace(out.String()), nil
 }
+
+// env is the environment of the journal's git commands.
+func (j Journal) env() []string {
+	return append(os.Environ(), "GIT_DIR="+j.GitDir, "GIT_WORK_TREE="+j.Root, "GIT_INDEX_FILE="+j.Index,
+		"GIT_AUTHOR_NAME=pi-sbx", "GIT_AUTHOR_EMAIL=pi-sbx@sandbox", "GIT_COMMITTER_NAME=pi-sbx",
+		"GIT_COMMITTER_EMAIL=pi-sbx@sandbox", "GIT_TERMINAL_PROMPT=0")
+}
+
+// indexTree is the file that names the tree the private index holds, as the last full
+// checkpoint left it: a checkpoint through the Batch moves on without the index, and
+// a full one limited to named paths is right only over an index that holds its parent.
+func (j Journal) indexTree() string { return j.Index + ".tree" }
 
 // Timeout bounds one checkpoint or restore.
 const Timeout = 2 * time.Minute
@@ -97,8 +110,17 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 	if err := j.prepare(ctx); err != nil {
 		return Checkpoint{}, err
 	}
+	if j.Batch != nil && len(only) > 0 && parentTree != "" {
+		cp, err := j.Batch.take(ctx, j, parent, parentTree, ref, msg, only)
+		if err == nil {
+			return cp, nil
+		}
+		if !errors.Is(err, errFull) {
+			j.Batch.Close() // a process that failed: started afresh next time
+		}
+	}
 	spec := []string{":/"}
-	if len(only) > 0 && parentTree != "" {
+	if held, _ := os.ReadFile(j.indexTree()); len(only) > 0 && parentTree != "" && string(held) == parentTree {
 		spec = spec[:0]
 		for _, p := range only {
 			if !filepath.IsAbs(p) || !under(j.Root, filepath.Clean(p)) {
@@ -111,15 +133,18 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 	}
 	add := []string{"add", "-A", "--ignore-errors", "--"}
 	_, err := j.git(ctx, nil, append(add, spec...)...)
-	if err != nil && spec[0] != ":/" { // a path that matches nothing: look at all of it
+	if err != nil && !indexingError(err) && spec[0] != ":/" { // a path that matches nothing: look at all of it
 		_, err = j.git(ctx, nil, append(add, ":/")...)
 	}
-	if err != nil {
+	if err != nil && !indexingError(err) {
 		return Checkpoint{}, err
 	}
 	tree, err := j.git(ctx, nil, "write-tree")
 	if err != nil {
 		return Checkpoint{}, err
+	}
+	if err := os.WriteFile(j.indexTree(), []byte(tree), 0o600); err != nil {
+		return Checkpoint{}, fmt.Errorf("journal: %w", err)
 	}
 	if parentTree != "" && tree == parentTree {
 		return Checkpoint{Commit: parent, Tree: tree}, nil
@@ -142,12 +167,23 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 	return Checkpoint{Commit: commit, Tree: tree, Changed: true}, nil
 }
 
+// indexingError reports whether err is `git add --ignore-errors` saying some files could
+// not be added (a nested repository with no commit, a file unreadable to the agent):
+// the others were, and the checkpoint holds them. Its own failures exit 128.
+func indexingError(err error) bool {
+	var x *exec.ExitError
+	return errors.As(err, &x) && x.ExitCode() == 1
+}
+
 // Restore makes the work tree target's files: those of the private index (the last
 // checkpoint's, so take one first) that target lacks are removed, the others written
 // as target has them. Files neither has (ignored ones) are left alone.
 func (j Journal) Restore(ctx context.Context, target string) error {
 	if err := j.prepare(ctx); err != nil {
 		return err
+	}
+	if err := os.Remove(j.indexTree()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("journal: %w", err)
 	}
 	if _, err := j.git(ctx, nil, "read-tree", "--reset", "-u", target+"^{tree}"); err != nil {
 		return err
@@ -164,9 +200,12 @@ type Holder struct {
 
 // Holders lists the processes whose working directory or open files are under root,
 // read from /proc: this process and its ancestors (the agent, the exec that runs it)
-// aside.
-func Holders(root string) []Holder {
+// and the processes not names (the agent's own git) aside.
+func Holders(root string, not ...int) []Holder {
 	skip := map[int]bool{}
+	for _, pid := range not {
+		skip[pid] = true
+	}
 	for pid := os.Getpid(); pid > 1 && !skip[pid]; pid = parentPID(pid) {
 		skip[pid] = true
 	}

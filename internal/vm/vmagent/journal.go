@@ -20,7 +20,10 @@ func Journal() Impl {
 	return Impl{Tool: tools.Journal(), Run: j.run, Unlisted: true}
 }
 
-type journaler struct{ mu sync.Mutex }
+type journaler struct {
+	mu    sync.Mutex
+	batch checkpoint.Batch // git's batch processes, kept between checkpoints
+}
 
 func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
 	jr.mu.Lock()
@@ -29,7 +32,7 @@ func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env
 	if err != nil {
 		return result.Result{}, err
 	}
-	j := checkpoint.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index}
+	j := checkpoint.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index, Batch: &jr.batch}
 	// A checkpoint is short, and git killed halfway leaves its index locked: a call the
 	// host gives up on finishes here all the same, within a bound.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpoint.Timeout)
@@ -48,7 +51,7 @@ func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env
 		return detailed("restored "+a.Target, map[string]string{"target": a.Target})
 	case "holders":
 		var held []checkpoint.Holder
-		for _, h := range checkpoint.Holders(a.Root) {
+		for _, h := range checkpoint.Holders(a.Root, jr.batch.PIDs()...) {
 			if !strings.HasPrefix(h.Command, "pi-sbx-agent") { // the agents of other sessions
 				held = append(held, h)
 			}
