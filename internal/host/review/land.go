@@ -34,6 +34,13 @@ type Selection struct {
 	// least 7 digits, as a review prints it): land refuses if the sandbox's work has moved
 	// on since, so that what lands is what was seen.
 	Head string
+	// Hunks, when set, lands only these hunks (numbered from 1, as review shows them) of
+	// the one file Paths names: Base's content with those hunks applied. Only a text file
+	// modified in place has hunks (NotHunkable).
+	Hunks []int
+	// HunkBase, when set, is the file's Base blob the hunks were numbered against (a
+	// review's old_id): the land is refused if a land since has moved it.
+	HunkBase string
 }
 
 // ErrHeadMoved is a land refused because the work changed since the review it names.
@@ -61,6 +68,9 @@ type Landed struct {
 	Left  int    // changes still unlanded
 	Held  []File // flagged changes --all left alone (name them to land them)
 	Base  string // the commit recording them (Changes.BaseRef now holds it, when set)
+	// HunksLeft is, for a land of hunks, how many of the file's hunks are still unlanded
+	// (the file then counts in Left).
+	HunksLeft int
 }
 
 // Land writes the selected changes into the host tree at c.Root, each file's content
@@ -69,7 +79,9 @@ type Landed struct {
 // touch against Base: a host file that changed since the sandbox started (or a path whose
 // directory is a symlink on the host) refuses the whole land, and nothing is written.
 // Each write is reported on out as it happens. Base then moves forward for the landed
-// paths (c.BaseRef, when set), so the next review shows only what is left.
+// paths (c.BaseRef, when set), so the next review shows only what is left. With
+// sel.Hunks only those hunks of one file land: what is written and recorded is Base's
+// content with them applied, so the next review shows the file's other hunks.
 func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.Writer) (Landed, error) {
 	if h := sel.Head; h != "" {
 		var err error
@@ -88,6 +100,14 @@ func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.
 	if err != nil {
 		return Landed{}, err
 	}
+	hunksLeft := 0
+	if len(sel.Hunks) > 0 {
+		var f File
+		if f, hunksLeft, err = landHunks(ctx, g, c, chosen, sel); err != nil {
+			return Landed{}, err
+		}
+		chosen = []File{f}
+	}
 	root, err := os.OpenRoot(c.Root)
 	if err != nil {
 		return Landed{}, fmt.Errorf("opening the workspace %s: %w", c.Root, err)
@@ -102,6 +122,10 @@ func Land(ctx context.Context, g *hostgit.Git, c Changes, sel Selection, out io.
 	}
 	done, err := write(ctx, g, root, chosen, out)
 	landed := Landed{Files: done, Left: len(files) - len(done), Held: held}
+	if hunksLeft > 0 && len(done) > 0 {
+		landed.Left++ // the file has hunks left
+		landed.HunksLeft = hunksLeft
+	}
 	if len(done) > 0 {
 		// What was written is recorded even when a later write failed.
 		base, rerr := record(ctx, g, c, done)

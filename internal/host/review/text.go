@@ -137,7 +137,7 @@ func statLine(f File) string {
 }
 
 // Write writes the whole review: the list, then each file's unified diff in the same
-// order (flagged first).
+// order (flagged first), the hunks of a file that can land by hunks numbered.
 func Write(ctx context.Context, w io.Writer, g *hostgit.Git, c Changes, files []File) error {
 	WriteStat(w, c, files)
 	patches, err := Patches(ctx, g, c, files)
@@ -149,7 +149,11 @@ func Write(ctx context.Context, w io.Writer, g *hostgit.Git, c Changes, files []
 		if f.Flagged() {
 			fmt.Fprintf(w, "# RUNS ON THE HOST: %s\n", strings.Join(f.Risks, "; "))
 		}
-		if _, err := w.Write(patches[i]); err != nil {
+		patch := patches[i]
+		if NotHunkable(f) == "" {
+			patch = NumberHunks(patch) // land PATH --hunk N takes these numbers
+		}
+		if _, err := w.Write(patch); err != nil {
 			return err
 		}
 	}
