@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
@@ -227,9 +228,10 @@ func landCommand(open openWork) command {
 	var w workFlags
 	var all bool
 	var head, calls string
+	var hunks hunkFlag
 	return command{
 		name:     "land",
-		synopsis: "[--workspace DIR] [--head ID] [--calls A..B] (--all | PATH...)",
+		synopsis: "[--workspace DIR] [--head ID] [--calls A..B] (--all | PATH... | PATH --hunk N[,N...])",
 		summary:  "write chosen changes of a review-mode sandbox into the host workspace",
 		help: `Writes the named files (or directories: every change beneath them), or with --all every
 change except the files that would run on the host, into the host workspace. Those
@@ -242,15 +244,36 @@ refuses, writing nothing, if the sandbox's work has changed since that review. W
 landed is recorded, so the next review shows only what is left. --calls A..B (or N)
 lands the net change of those calls of the journal (review --calls) instead of all the
 work: every file they changed but the flagged ones (name those), or the named PATHs
-among them; a file a call before A changed, not landed, is refused by name.`,
+among them; a file a call before A changed, not landed, is refused by name.
+
+PATH --hunk N[,N...] (also after PATH; ranges N-M; --hunk may be repeated) lands only
+those hunks of that one file, numbered as review shows them ("@@ ... @@ [hunk N]"): the
+host's file becomes the file as it was with only those hunks applied, refused as above
+if the host's file changed since the start. The next review shows the file's other
+hunks, numbered afresh. Only a text file modified in place has hunks: a new, deleted,
+renamed, binary or symlinked file, or one whose executable bit changed, lands whole.`,
 		env: reviewEnv,
 		flags: func(fs *flag.FlagSet) {
 			w.define(fs)
 			fs.BoolVar(&all, "all", false, "every change except the flagged ones (which must be named)")
 			fs.StringVar(&head, "head", "", "land only if the work is still `ID`, the one a review showed")
 			fs.StringVar(&calls, "calls", "", "land the net change of the journal's calls `A..B` (or one call N)")
+			fs.Var(&hunks, "hunk", "land only hunks `N[,N...]` of the one file PATH names (as review numbers them)")
 		},
 		run: func(ctx context.Context, std stdio, args []string) error {
+			// land PATH --hunk N: the flag package stops at PATH, so --hunk is looked for
+			// after it too.
+			args, err := hunks.pull(args)
+			if err != nil {
+				return err
+			}
+			chosen, err := hunks.numbers()
+			if err != nil {
+				return err
+			}
+			if chosen != nil && (all || len(args) != 1) {
+				return usagef("--hunk lands hunks of one file: name exactly that PATH, without --all")
+			}
 			if calls != "" && len(args) == 0 {
 				all = true
 			}
@@ -273,9 +296,12 @@ among them; a file a call before A changed, not landed, is refused by name.`,
 			if err != nil {
 				return err
 			}
-			landed, err := review.Land(ctx, c.Git(os.Environ()), c, review.Selection{All: all, Paths: paths, Head: head}, std.out)
+			landed, err := review.Land(ctx, c.Git(os.Environ()), c, review.Selection{All: all, Paths: paths, Head: head, Hunks: chosen}, std.out)
 			if err != nil {
 				return err
+			}
+			if chosen != nil {
+				fmt.Fprintf(std.out, "landed %s of %s; %d of its hunks left\n", hunkWords(chosen), review.Quote(paths[0]), landed.HunksLeft)
 			}
 			fmt.Fprintf(std.out, "landed %d change(s) from %s; %d left\n", len(landed.Files), c.Sandbox, landed.Left)
 			if len(landed.Held) > 0 {
@@ -375,4 +401,63 @@ func openKeptWork(st settings.Settings) (workSource, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// hunkFlag is land's --hunk: lists of hunk numbers, from every --hunk given.
+type hunkFlag struct{ lists []string }
+
+func (h *hunkFlag) String() string { return strings.Join(h.lists, ",") }
+
+// Set takes one --hunk's list (checked whole later, with the others).
+func (h *hunkFlag) Set(v string) error {
+	h.lists = append(h.lists, v)
+	return nil
+}
+
+// pull takes the --hunk flags that follow the paths out of args (the flag package stops
+// at the first path); after "--" every word is a path.
+func (h *hunkFlag) pull(args []string) ([]string, error) {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(rest, args[i+1:]...), nil
+		case a == "--hunk" || a == "-hunk":
+			if i+1 >= len(args) {
+				return nil, usagef("--hunk wants a list of hunk numbers, as review numbers them")
+			}
+			i++
+			h.lists = append(h.lists, args[i])
+		case strings.HasPrefix(a, "--hunk=") || strings.HasPrefix(a, "-hunk="):
+			h.lists = append(h.lists, a[strings.IndexByte(a, '=')+1:])
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, nil
+}
+
+// numbers is every --hunk's numbers, checked (nil without --hunk).
+func (h *hunkFlag) numbers() ([]int, error) {
+	if len(h.lists) == 0 {
+		return nil, nil
+	}
+	n, err := review.ParseHunkList(strings.Join(h.lists, ","))
+	if err != nil {
+		return nil, usagef("--hunk: %v", err)
+	}
+	return n, nil
+}
+
+// hunkWords is "hunk 2" or "hunks 1, 3".
+func hunkWords(n []int) string {
+	words := make([]string, len(n))
+	for i, x := range n {
+		words[i] = strconv.Itoa(x)
+	}
+	if len(n) == 1 {
+		return "hunk " + words[0]
+	}
+	return "hunks " + strings.Join(words, ", ")
 }

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/hostgit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/pi/result"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
@@ -57,6 +59,26 @@ type reviewResult struct {
 	Landed  []string         `json:"landed,omitempty"`
 	Held    []string         `json:"held,omitempty"`
 	Refused []review.Refusal `json:"refused,omitempty"`
+	// HunksLeft is, after a land of hunks, how many of the file's hunks are left.
+	HunksLeft int `json:"hunks_left,omitempty"`
+	// Hunks is, for list_hunks, the named file's hunks.
+	Hunks *hunkList `json:"hunks,omitempty"`
+}
+
+// hunkList is one file's hunks, numbered as review numbers them.
+type hunkList struct {
+	Path  string     `json:"path"`
+	Base  string     `json:"base"` // the file's blob the hunks apply to: land's hunk_base
+	Hunks []hunkData `json:"hunks"`
+}
+
+// hunkData is one hunk of a hunkList.
+type hunkData struct {
+	N       int    `json:"n"`
+	Header  string `json:"header"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	Text    string `json:"text"` // its header and lines, as the diff has them
 }
 
 // call answers pi_sbx_review.
@@ -78,7 +100,8 @@ func (c *reviewCaller) call(ctx context.Context, call mcpserver.Call) (*mcp.Call
 	var text bytes.Buffer
 	res := reviewResult{Sandbox: work.Sandbox, Head: work.Work}
 	if args.Land {
-		landed, err := review.Land(ctx, g, work, review.Selection{All: args.All, Paths: args.Paths, Head: args.Head}, &text)
+		sel := review.Selection{All: args.All, Paths: args.Paths, Head: args.Head, Hunks: args.Hunks, HunkBase: args.HunkBase}
+		landed, err := review.Land(ctx, g, work, sel, &text)
 		var refused *review.RefusedError
 		switch {
 		case errors.As(err, &refused):
@@ -95,6 +118,10 @@ func (c *reviewCaller) call(ctx context.Context, call mcpserver.Call) (*mcp.Call
 		for _, f := range landed.Held {
 			res.Held = append(res.Held, f.Path)
 		}
+		res.HunksLeft = landed.HunksLeft
+		if len(args.Hunks) > 0 {
+			fmt.Fprintf(&text, "landed %d hunk(s) of %s; %d of its hunks left\n", len(args.Hunks), review.Quote(args.Paths[0]), landed.HunksLeft)
+		}
 		fmt.Fprintf(&text, "landed %d change(s) from %s; %d left\n", len(landed.Files), work.Sandbox, landed.Left)
 		if landed.Base != "" {
 			work.Base = landed.Base // what is left is against what landed
@@ -109,6 +136,11 @@ func (c *reviewCaller) call(ctx context.Context, call mcpserver.Call) (*mcp.Call
 	for i, f := range files {
 		res.Files[i] = reviewFile{Path: f.Path, OldPath: f.OldPath, Status: f.Status, OldMode: f.OldMode, NewMode: f.NewMode,
 			Binary: f.Binary, Added: f.Added, Removed: f.Removed, Risks: append([]string{}, f.Risks...)}
+	}
+	if args.ListHunks && !args.Land {
+		if res.Hunks, err = listHunks(ctx, g, work, files, args.Paths); err != nil {
+			return nil, err
+		}
 	}
 	if !args.Land {
 		shown := review.Filter(files, args.Paths)
@@ -129,4 +161,27 @@ func cut(text string, max int, root string) string {
 	}
 	keep := strings.LastIndexByte(text[:max], '\n') + 1
 	return fmt.Sprintf("%s[the review goes on for %d more bytes: pi-sbx-backend review --workspace %s shows it all]\n", text[:keep], len(text)-keep, root)
+}
+
+// listHunks is the hunks of the one file paths names.
+func listHunks(ctx context.Context, g *hostgit.Git, work review.Changes, files []review.File, paths []string) (*hunkList, error) {
+	if len(paths) != 1 {
+		return nil, fmt.Errorf("%s: list_hunks wants exactly one path", tools.ReviewName)
+	}
+	p := path.Clean(paths[0])
+	for _, f := range files {
+		if f.Path != p {
+			continue
+		}
+		hunks, err := review.Hunks(ctx, g, work, f)
+		if err != nil {
+			return nil, err
+		}
+		out := &hunkList{Path: f.Path, Base: f.OldID, Hunks: make([]hunkData, len(hunks))}
+		for i, h := range hunks {
+			out.Hunks[i] = hunkData{N: h.N, Header: h.Header, Added: h.Added, Removed: h.Removed, Text: h.Text}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("no change to land at %s (see pi-sbx-backend review)", review.Quote(p))
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,4 +119,87 @@ func callTyped(t *testing.T, c mcpserver.Caller, call mcpserver.Call) *mcp.CallT
 	var res mcp.CallToolResult
 	require.NoError(t, json.Unmarshal(raw, &res))
 	return &res
+}
+
+// TestReviewRouteHunks: list_hunks gives one file's hunks as data; land with hunks lands
+// those alone, and hunk_base refuses a land numbered against a base that has moved.
+func TestReviewRouteHunks(t *testing.T) {
+	c := work(t)
+	var oldText, newText strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&oldText, "%d\n", i)
+		switch i {
+		case 2, 28:
+			fmt.Fprintf(&newText, "changed %d\n", i)
+		default:
+			fmt.Fprintf(&newText, "%d\n", i)
+		}
+	}
+	// The base and the work gain n.txt: 30 lines, and two of them changed far apart.
+	require.NoError(t, os.WriteFile(filepath.Join(c.Root, "n.txt"), []byte(oldText.String()), 0o644))
+	git(t, c.Root, "add", "n.txt")
+	git(t, c.Root, "commit", "-qm", "n")
+	c.Base = git(t, c.Root, "rev-parse", "HEAD")
+	git(t, c.Root, "update-ref", c.BaseRef, c.Base)
+	vm := t.TempDir()
+	git(t, ".", "clone", "-q", c.Root, vm)
+	require.NoError(t, os.WriteFile(filepath.Join(vm, "n.txt"), []byte(newText.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vm, "new.txt"), []byte("new\n"), 0o644))
+	git(t, vm, "add", "-A")
+	git(t, vm, "commit", "-qm", "work")
+	git(t, c.Root, "fetch", "-q", vm, "HEAD:refs/pi-sbx/h19l-s/head2")
+	c.Head = git(t, c.Root, "rev-parse", "refs/pi-sbx/h19l-s/head2")
+
+	collect := func(context.Context) (review.Changes, error) {
+		c.Base = git(t, c.Root, "rev-parse", c.BaseRef)
+		return c, nil
+	}
+	route := ReviewRoute(collect, os.Environ())
+	call := func(args string) (string, reviewResult, error) {
+		raw, err := route.Caller.CallTool(context.Background(), mcpserver.Call{Name: "pi_sbx_review", Args: json.RawMessage(args)})
+		if err != nil {
+			return "", reviewResult{}, err
+		}
+		var res mcp.CallToolResult
+		require.NoError(t, json.Unmarshal(raw, &res))
+		r, err := mcpserver.FromMCP(&res)
+		require.NoError(t, err)
+		var out reviewResult
+		require.NoError(t, json.Unmarshal(r.Details.(json.RawMessage), &out))
+		return r.Content[0].Text, out, nil
+	}
+	text, r, err := call(`{"paths":["n.txt"],"list_hunks":true}`)
+	require.NoError(t, err)
+	require.NotNil(t, r.Hunks)
+	require.Len(t, r.Hunks.Hunks, 2)
+	assert.Equal(t, "n.txt", r.Hunks.Path)
+	assert.Contains(t, r.Hunks.Hunks[1].Text, "+changed 28\n")
+	assert.Equal(t, 2, r.Hunks.Hunks[1].N)
+	assert.Contains(t, text, "@@ [hunk 2]")
+	base := r.Hunks.Base
+
+	_, _, err = call(`{"paths":["a.txt","n.txt"],"list_hunks":true}`)
+	assert.ErrorContains(t, err, "exactly one path")
+	_, _, err = call(`{"paths":["new.txt"],"list_hunks":true}`)
+	assert.ErrorContains(t, err, "new.txt is a new file")
+
+	text, r, err = call(`{"land":true,"paths":["n.txt"],"hunks":[2],"hunk_base":"` + base + `"}`)
+	require.NoError(t, err)
+	assert.Contains(t, text, "landed 1 hunk(s) of n.txt; 1 of its hunks left\n")
+	assert.Equal(t, 1, r.HunksLeft)
+	assert.Equal(t, []string{"n.txt"}, r.Landed)
+	b, err := os.ReadFile(filepath.Join(c.Root, "n.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, strings.Replace(oldText.String(), "\n28\n", "\nchanged 28\n", 1), string(b))
+
+	// Numbered against the old base: refused, nothing written.
+	_, _, err = call(`{"land":true,"paths":["n.txt"],"hunks":[1],"hunk_base":"` + base + `"}`)
+	assert.ErrorIs(t, err, review.ErrHunksMoved)
+	b2, err := os.ReadFile(filepath.Join(c.Root, "n.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, string(b), string(b2))
+	_, r, err = call(`{"paths":["n.txt"],"list_hunks":true}`)
+	require.NoError(t, err)
+	require.Len(t, r.Hunks.Hunks, 1)
+	assert.Contains(t, r.Hunks.Hunks[0].Text, "+changed 2\n")
 }

@@ -122,6 +122,12 @@ type ReviewArgs struct {
 	Paths []string `json:"paths,omitempty"`
 	Stat  bool     `json:"stat,omitempty"`
 	Head  string   `json:"head,omitempty"`
+	// Hunks, with land and one path: only those hunks of that file (as list_hunks
+	// numbers them); HunkBase: the base its hunks were numbered against.
+	Hunks    []int  `json:"hunks,omitempty"`
+	HunkBase string `json:"hunk_base,omitempty"`
+	// ListHunks, without land and with one path: that file's hunks as data.
+	ListHunks bool `json:"list_hunks,omitempty"`
 }
 
 // Review describes pi_sbx_review: the review of a review-mode sandbox's work, or with
@@ -136,13 +142,20 @@ func Review() *Tool {
 			"binary, added, removed, risks}], head}. With land: writes paths (or with all, every change but the flagged ones, " +
 			"which must be named) into the host workspace, refusing all of it when one changed on the host since the start; " +
 			"structuredContent then also has {landed, held, refused:[{path, why}]}; head refuses it if the work is no longer " +
-			"the one reviewed. Not offered in tools/list.",
+			"the one reviewed. With list_hunks and one path: structuredContent also has hunks:{path, base, hunks:[{n, header, " +
+			"added, removed, text}]}, that file's hunks as the review numbers them; land with hunks (and that path alone) " +
+			"lands only those, hunk_base (the base listed) refusing it if a land has moved the file since. " +
+			"Not offered in tools/list.",
 		Schema: Object(nil, map[string]*jsonschema.Schema{
 			"land":  Boolean("Write the chosen changes into the host workspace instead of showing them"),
 			"all":   Boolean("With land: every change except the flagged ones"),
 			"paths": {Type: "array", Description: "Files or directories, relative to the workspace root", Items: String("a path")},
 			"stat":  Boolean("The list of files only, without the diffs"),
 			"head":  String("With land: the head a review returned; the land is refused if the work has changed since"),
+			"hunks": {Type: "array", Description: "With land and one path: land only these hunks of it (numbered from 1)",
+				Items: Integer("a hunk's number")},
+			"hunk_base":  String("With hunks: the base list_hunks gave; the land is refused if the file's base has moved since"),
+			"list_hunks": Boolean("Without land, with one path: that file's hunks as data"),
 		}),
 	}
 }
