@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import type { BashOperations, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FullOutputs } from "./src/fulloutput.ts";
+import { checkHunks, hunksQuestion, hunkWords, pickHunks } from "./src/hunks.ts";
 import { CALLS_TOOL, type FollowDeps, followTree, forkBranch, toolCallIds, undoCommand } from "./src/journal.ts";
 import { textOf } from "./src/result.ts";
 import {
@@ -81,7 +82,7 @@ export default function piSbx(pi: ExtensionAPI): void {
 
 	pi.registerCommand("sandbox", {
 		description:
-			"Show the sandbox (name, status, modes, teardown, shell, network); /sandbox review [--stat] [PATH...] shows its work, --calls per call; /sandbox land (--all | PATH...) lands it; /sandbox undo [--last N | --to N] resets its workspace to a checkpoint; /sandbox allow|deny HOST... [--project|--global] changes its network policy",
+			"Show the sandbox (name, status, modes, teardown, shell, network); /sandbox review [--stat] [PATH...] shows its work, --calls per call; /sandbox land (--all | PATH...) lands it, PATH --hunk [N,...] some hunks of one file; /sandbox undo [--last N | --to N] resets its workspace to a checkpoint; /sandbox allow|deny HOST... [--project|--global] changes its network policy",
 		getArgumentCompletions: sandboxCompletions,
 		handler: async (args, ctx) => {
 			const cmd = parseSandboxArgs(args);
@@ -197,8 +198,12 @@ async function callsCommand(sandbox: Sandbox, ctx: ExtensionContext): Promise<vo
 async function landCommand(
 	sandbox: Sandbox,
 	ctx: ExtensionContext,
-	cmd: { paths: string[]; all: boolean },
+	cmd: { paths: string[]; all: boolean; hunks?: number[] | "pick" },
 ): Promise<void> {
+	if (cmd.hunks) {
+		await landHunksCommand(sandbox, ctx, cmd.paths[0]!, cmd.hunks);
+		return;
+	}
 	try {
 		const shown = reviewOf(await sandbox.call(REVIEW_TOOL, { stat: true }));
 		const plan = landPlan(shown, cmd);
@@ -229,6 +234,69 @@ async function landCommand(
 		const r = reviewOf(res);
 		ctx.ui.setStatus("sbx-review", r.summary);
 		show(ctx, textOf(res), res.isError ? "error" : "info");
+	} catch (err) {
+		show(ctx, `land: ${(err as Error).message}`, "error");
+	}
+}
+
+/**
+ * `/sandbox land PATH --hunk [N,...]`: the file's hunks from serve, picked one by one
+ * (or the numbers given), confirmed once, then landed: refused if the work or the
+ * file's base moved since they were shown.
+ */
+async function landHunksCommand(
+	sandbox: Sandbox,
+	ctx: ExtensionContext,
+	path: string,
+	given: number[] | "pick",
+): Promise<void> {
+	// Without a UI there is nobody to ask: land only from pi's TUI, or with pi-sbx-backend land.
+	if (!ctx.hasUI) {
+		show(ctx, "land: needs pi's interactive UI to confirm; run pi-sbx-backend land PATH --hunk N instead", "error");
+		return;
+	}
+	try {
+		const res = await sandbox.call(REVIEW_TOOL, { stat: true, paths: [path], list_hunks: true });
+		if (res.isError) throw new Error(textOf(res));
+		const shown = reviewOf(res);
+		const list = shown.hunks;
+		if (!list) throw new Error(`no hunks of ${path} (see /sandbox review ${path})`);
+		let chosen: number[] | undefined;
+		if (given === "pick") {
+			chosen = await pickHunks(list, (title, options) => ctx.ui.select(title, options));
+			if (chosen === undefined) {
+				show(ctx, "land: nothing written");
+				return;
+			}
+		} else {
+			const bad = checkHunks(list, given);
+			if (bad) throw new Error(bad);
+			chosen = given;
+		}
+		if (!chosen.length) {
+			show(ctx, "land: no hunk chosen; nothing written");
+			return;
+		}
+		const where = sandbox.workspace?.root ?? "the workspace";
+		if (
+			!(await ctx.ui.confirm(
+				`Land ${hunkWords(chosen)} of ${list.path} into ${where}?`,
+				hunksQuestion(list, chosen),
+			))
+		) {
+			show(ctx, "land: nothing written");
+			return;
+		}
+		// What lands is what was shown: the work (head) and the file's base (hunk_base).
+		const landed = await sandbox.call(REVIEW_TOOL, {
+			land: true,
+			paths: [list.path],
+			hunks: chosen,
+			head: shown.head,
+			hunk_base: list.base,
+		});
+		if (!landed.isError) ctx.ui.setStatus("sbx-review", reviewOf(landed).summary);
+		show(ctx, textOf(landed), landed.isError ? "error" : "info");
 	} catch (err) {
 		show(ctx, `land: ${(err as Error).message}`, "error");
 	}

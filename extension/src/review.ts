@@ -5,6 +5,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type Component, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type HunkList, parseHunkList } from "./hunks.ts";
 import { textOf } from "./result.ts";
 
 /** serve's review method (unlisted). */
@@ -34,13 +35,17 @@ export interface ReviewResult {
 	landed?: string[];
 	held?: string[];
 	refused?: { path: string; why: string }[];
+	/** With list_hunks: the one named file's hunks. */
+	hunks?: HunkList;
+	/** After a land of hunks: how many of the file's are left. */
+	hunks_left?: number;
 }
 
 /** What `/sandbox ARGS` asks for. */
 export type SandboxCommand =
 	| { kind: "describe" }
 	| { kind: "review"; paths: string[]; stat: boolean }
-	| { kind: "land"; paths: string[]; all: boolean }
+	| { kind: "land"; paths: string[]; all: boolean; hunks?: number[] | "pick" }
 	| { kind: "calls" }
 	| { kind: "undo"; to?: number; last?: number }
 	| { kind: "network"; action: "allow" | "deny"; hosts: string[]; scope: "session" | "project" | "global" }
@@ -52,7 +57,10 @@ const VERB_FLAGS: Record<string, { flag: string; description: string }[]> = {
 		{ flag: "--stat", description: "the list of files only" },
 		{ flag: "--calls", description: "the journal: one line per call that changed the workspace" },
 	],
-	land: [{ flag: "--all", description: "every change but the flagged ones" }],
+	land: [
+		{ flag: "--all", description: "every change but the flagged ones" },
+		{ flag: "--hunk", description: "some hunks of one file: picked one by one, or N,N" },
+	],
 	undo: [
 		{ flag: "--last", description: "undo the last N checkpoints (default 1)" },
 		{ flag: "--to", description: "back to checkpoint N of /sandbox review --calls (0: the start)" },
@@ -100,7 +108,7 @@ export function sandboxCompletions(prefix: string): { value: string; label: stri
 }
 
 export const SANDBOX_USAGE =
-	"usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox review --calls | /sandbox land (--all | PATH...) | /sandbox undo [--last N | --to N] | /sandbox allow|deny HOST... [--project|--global]";
+	"usage: /sandbox | /sandbox review [--stat] [PATH...] | /sandbox review --calls | /sandbox land (--all | PATH... | PATH --hunk [N,...]) | /sandbox undo [--last N | --to N] | /sandbox allow|deny HOST... [--project|--global]";
 
 /** Parses `/sandbox undo`'s words: --last N or --to N (also --last=N), or nothing (--last 1). */
 function parseUndo(rest: string[]): SandboxCommand {
@@ -122,6 +130,40 @@ function parseUndo(rest: string[]): SandboxCommand {
 	return { kind: "undo", ...out };
 }
 
+/**
+ * Takes land's --hunk out of its words: `--hunk LIST`, `--hunk=LIST`, or `--hunk` alone
+ * (the picker); a word after --hunk made of digits, commas and dashes is its list (name a
+ * file called so ./NAME). Undefined without --hunk, an error string for a bad list.
+ */
+function parseHunkFlag(words: string[]): { hunks: number[] | "pick"; rest: string[] } | string | undefined {
+	let hunks: number[] | "pick" | undefined;
+	const rest: string[] = [];
+	for (let i = 0; i < words.length; i++) {
+		const w = words[i]!;
+		let list: string | undefined;
+		if (w === "--hunk") {
+			const next = words[i + 1];
+			if (next !== undefined && /^[\d,-]+$/.test(next)) {
+				list = next;
+				i++;
+			}
+		} else if (w.startsWith("--hunk=")) list = w.slice("--hunk=".length);
+		else {
+			rest.push(w);
+			continue;
+		}
+		if (hunks !== undefined) return "given twice";
+		if (list === undefined) {
+			hunks = "pick";
+			continue;
+		}
+		const parsed = parseHunkList(list);
+		if (typeof parsed === "string") return parsed;
+		hunks = parsed;
+	}
+	return hunks === undefined ? undefined : { hunks, rest };
+}
+
 /** Parses the arguments of `/sandbox` (paths are split on white space). */
 export function parseSandboxArgs(args: string): SandboxCommand {
 	const words = args.trim().split(/\s+/).filter(Boolean);
@@ -141,6 +183,14 @@ export function parseSandboxArgs(args: string): SandboxCommand {
 			return { kind: "review", paths, stat: flags.includes("--stat") };
 		}
 		case "land": {
+			const hunk = parseHunkFlag(rest);
+			if (typeof hunk === "string") return { kind: "usage", message: `land: --hunk: ${hunk}; ${SANDBOX_USAGE}` };
+			if (hunk) {
+				const words = hunk.rest;
+				if (words.length !== 1 || words[0]!.startsWith("--"))
+					return { kind: "usage", message: `land --hunk: name exactly one file, without --all; ${SANDBOX_USAGE}` };
+				return { kind: "land", paths: words, all: false, hunks: hunk.hunks };
+			}
 			const bad = flags.filter((f) => f !== "--all");
 			if (bad.length) return { kind: "usage", message: `unknown flag ${bad[0]}; ${SANDBOX_USAGE}` };
 			const all = flags.includes("--all");
