@@ -283,3 +283,32 @@ func TestLandAllHunksIsTheFile(t *testing.T) {
 	assert.Equal(t, 0, landed.Left)
 	assert.Equal(t, 0, landed.HunksLeft)
 }
+
+// TestLandHunksOfCalls: with a journal's span (Base the checkpoint before the calls,
+// the land recorded on the real base, as land --calls does it) the hunks are the span's
+// and the record moves the real base for that file alone.
+func TestLandHunksOfCalls(t *testing.T) {
+	ctx := context.Background()
+	base := map[string]spec{"f.txt": {content: hunkOld}, "other.txt": {content: "o\n"}}
+	c, g := fixture(t, base, map[string]spec{"f.txt": {content: hunkNew}, "other.txt": {content: "o2\n"}})
+	// The checkpoint before the calls: other.txt changed by an earlier call, f.txt not.
+	scratch := t.TempDir()
+	tree(t, scratch, map[string]spec{"f.txt": {content: hunkOld}, "other.txt": {content: "o2\n"}})
+	span := c
+	span.Base, span.RecordBase = snapshot(t, c.GitDir, scratch), c.Base
+	landed, err := Land(ctx, g, span, Selection{Paths: []string{"f.txt"}, Hunks: []int{3}}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, numbered(40, map[int]string{40: "line 40, no newline"}), read(t, c.Root, "f.txt"))
+	assert.Equal(t, "o\n", read(t, c.Root, "other.txt"))
+	start := c.Base
+	c.Base = gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "rev-parse", c.BaseRef)
+	assert.Equal(t, landed.Base, c.Base)
+	assert.Equal(t, start, gitCmd(t, []string{"GIT_DIR=" + c.GitDir}, "", "rev-parse", c.Base+"^"), "recorded on the real base")
+	files, err := Files(ctx, g, c)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"f.txt", "other.txt"}, pathsOf(files))
+	hunks, err := Hunks(ctx, g, c, byPath(files)["f.txt"])
+	require.NoError(t, err)
+	require.Len(t, hunks, 2, "hunks 1 and 2 are left")
+	assert.NotContains(t, hunks[1].Text, "no newline")
+}
