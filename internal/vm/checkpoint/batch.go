@@ -410,10 +410,7 @@ func (b *Batch) readTree(ctx context.Context, j Journal, id string) ([]treeEntry
 	if err != nil {
 		return nil, err
 	}
-	if b.cache == nil || len(b.cache) > 4096 {
-		b.cache = map[string][]treeEntry{}
-	}
-	b.cache[id] = ents
+	b.remember(id, ents)
 	return ents, nil
 }
 
@@ -434,7 +431,9 @@ func parseTree(body []byte, idLen int) ([]treeEntry, error) {
 
 // writeTree writes a tree of ents (git sorts them) and returns its id.
 func (b *Batch) writeTree(ctx context.Context, j Journal, ents []treeEntry) (string, error) {
-	c, err := b.proc(ctx, j, &b.trees, "mktree", "-z", "--batch")
+	// --missing: no look-up of every entry's object (each one a file or pack search); the
+	// entries are the last checkpoint's and blobs just written.
+	c, err := b.proc(ctx, j, &b.trees, "mktree", "-z", "--missing", "--batch")
 	if err != nil {
 		return "", err
 	}
@@ -450,7 +449,28 @@ func (b *Batch) writeTree(ctx context.Context, j Journal, ents []treeEntry) (str
 		fmt.Fprintf(&in, "%s %s %s\t%s\x00", e.mode, kind, e.id, e.name)
 	}
 	in.WriteByte(0)
-	return c.line(ctx, in.Bytes())
+	id, err := c.line(ctx, in.Bytes())
+	if err == nil { // the next checkpoint starts from it: no need to read it back
+		sort.Slice(ents, func(a, z int) bool { return treeKey(ents[a]) < treeKey(ents[z]) })
+		b.remember(id, ents)
+	}
+	return id, err
+}
+
+// treeKey is what git sorts a tree's entries by: a directory's name as if it ended in "/".
+func treeKey(e treeEntry) string {
+	if e.mode == "40000" {
+		return e.name + "/"
+	}
+	return e.name
+}
+
+// remember caches a tree's entries, bounded.
+func (b *Batch) remember(id string, ents []treeEntry) {
+	if b.cache == nil || len(b.cache) > 4096 {
+		b.cache = map[string][]treeEntry{}
+	}
+	b.cache[id] = ents
 }
 
 // hashBlob writes rel's content as git add would (the work tree's filters applied) and

@@ -30,6 +30,9 @@ type Journal struct {
 	// Batch, when set, keeps git's batch processes between checkpoints: a checkpoint of
 	// named files then never runs git afresh nor looks at the others.
 	Batch *Batch
+	// Watch, when set, names the paths changed since the last checkpoint: a checkpoint
+	// looks at those alone (through Batch), whatever the call.
+	Watch *Watch
 }
 
 // Checkpoint is one checkpoint taken.
@@ -40,12 +43,14 @@ type Checkpoint struct {
 }
 
 // gitJournalConfig keeps a checkpoint cheap and inert: the untracked cache in the private
-// index, no fsmonitor or automatic gc, no signing.
+// index, no fsmonitor, automatic gc or fsync, no signing.
 var gitJournalConfig = []string{
 	"-c", "core.untrackedCache=true", "-c", "core.splitIndex=true", "-c", "core.preloadIndex=false",
 	"-c", "core.fsmonitor=false", "-c", "gc.auto=0",
 	"-c", "maintenance.auto=false", "-c", "commit.gpgSign=false", "-c", "core.checkStat=minimal",
 	"-c", "core.trustctime=false", "-c", "advice.addEmbeddedRepo=false",
+	// No fsync: a checkpoint lives in the VM, whose crash loses the work tree with it.
+	"-c", "core.fsync=none",
 }
 
 func (j Journal) git(ctx context.Context, stdin []byte, args ...string) (string, error) {
@@ -110,6 +115,14 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 	if err := j.prepare(ctx); err != nil {
 		return Checkpoint{}, err
 	}
+	if j.Watch != nil && j.Batch != nil && parentTree != "" {
+		changed, all := j.Watch.Changed()
+		if all {
+			only = nil
+		} else if only = append(only, changed...); len(only) == 0 {
+			return Checkpoint{Commit: parent, Tree: parentTree}, nil // nothing changed
+		}
+	}
 	if j.Batch != nil && len(only) > 0 && parentTree != "" {
 		cp, err := j.Batch.take(ctx, j, parent, parentTree, ref, msg, only)
 		if err == nil {
@@ -118,6 +131,7 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 		if !errors.Is(err, errFull) {
 			j.Batch.Close() // a process that failed: started afresh next time
 		}
+		only = nil // a link, a directory, a nested repository: git's walk of all of it
 	}
 	spec := []string{":/"}
 	if held, _ := os.ReadFile(j.indexTree()); len(only) > 0 && parentTree != "" && string(held) == parentTree {
@@ -184,6 +198,12 @@ func (j Journal) Restore(ctx context.Context, target string) error {
 	}
 	if err := os.Remove(j.indexTree()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("journal: %w", err)
+	}
+	// The index as the work tree is (the last checkpoint, taken just before): after
+	// checkpoints through the Batch it is behind, and read-tree removes only the files
+	// it lists.
+	if _, err := j.git(ctx, nil, "add", "-A", "--ignore-errors", "--", ":/"); err != nil && !indexingError(err) {
+		return err
 	}
 	if _, err := j.git(ctx, nil, "read-tree", "--reset", "-u", target+"^{tree}"); err != nil {
 		return err

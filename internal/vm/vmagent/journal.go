@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -23,6 +24,29 @@ func Journal() Impl {
 type journaler struct {
 	mu    sync.Mutex
 	batch checkpoint.Batch // git's batch processes, kept between checkpoints
+	watch *checkpoint.Watch
+	root  string // what watch watches
+}
+
+// watcher is the watch of a clone's work tree (root), started on first use: nil for
+// the checkpoint that starts it (which must look at all of the tree) and where there
+// is none. Outside a clone (an overlay over the host's files) the host's own changes
+// send no event, so every checkpoint looks at all of it.
+func (jr *journaler) watcher(root, gitDir string) *checkpoint.Watch {
+	if gitDir != filepath.Join(root, ".git") {
+		return nil
+	}
+	if jr.watch != nil && jr.root == root {
+		return jr.watch
+	}
+	if jr.watch != nil {
+		jr.watch.Close()
+	}
+	jr.watch, jr.root = nil, root
+	if w, err := checkpoint.NewWatch(root); err == nil {
+		jr.watch = w
+	}
+	return nil
 }
 
 func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
@@ -33,6 +57,9 @@ func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env
 		return result.Result{}, err
 	}
 	j := checkpoint.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index, Batch: &jr.batch}
+	if a.Op == "checkpoint" {
+		j.Watch = jr.watcher(a.Root, a.GitDir)
+	}
 	// A checkpoint is short, and git killed halfway leaves its index locked: a call the
 	// host gives up on finishes here all the same, within a bound.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpoint.Timeout)

@@ -1,0 +1,64 @@
+package checkpoint
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWatchTakesWhatGitAddTakes: with a Watch, a checkpoint after a command looks only at
+// what inotify saw change, and has the tree a full checkpoint of a twin work tree has,
+// after each of these commands; a command that changed nothing records nothing without
+// running git; where the watch loses track (a directory moved, too many files) the
+// checkpoint looks at all of the tree.
+func TestWatchTakesWhatGitAddTakes(t *testing.T) {
+	steps := []struct{ name, sh string }{
+		{"modified", "echo a2 > a.txt"},
+		{"nothing", "cat a.txt >/dev/null"},
+		{"new directories, made at once", "mkdir -p p/q/r && echo r > p/q/r/f.txt && echo s > p/s.txt"},
+		{"ignored", "echo z > z.log && mkdir -p build && echo o > build/o.txt"},
+		{"removed, directories and all", "rm -rf d"},
+		{"executable", "chmod +x a.txt"},
+		{"renamed file", "mv p/s.txt p/t.txt"},
+		{"renamed directory", "mv p/q p/q2"},
+		{"changed inside the renamed directory", "echo r2 > p/q2/r/f.txt"},
+		{"a link", "ln -s a.txt l"},
+		{"a rule changed", "echo '*.tmp' >> .gitignore && echo t > t.tmp"},
+		{"many files", "mkdir many && for i in $(seq 1 1100); do echo $i > many/$i; done"},
+		{"one of many", "echo x > many/7"},
+		{"written by a child a moment later", "(sleep 0.2; echo late > late.txt) & wait"},
+	}
+	files := map[string]string{"a.txt": "a\n", "d/b.txt": "b\n", "d/e/c.txt": "c\n", ".gitignore": "*.log\nbuild/\n"}
+	ctx := context.Background()
+	watched, twin := journalFixture(t, true, files), journalFixture(t, true, files)
+	watched.Batch = &Batch{}
+	defer watched.Batch.Close()
+	w, err := NewWatch(watched.Root)
+	require.NoError(t, err)
+	defer w.Close()
+	last, err := watched.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
+	require.NoError(t, err)
+	twinLast, err := twin.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
+	require.NoError(t, err)
+	watched.Watch = w
+	for i, s := range steps {
+		for _, root := range []string{watched.Root, twin.Root} {
+			cmd := exec.Command("sh", "-c", s.sh)
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s: %s", s.name, out)
+		}
+		ref := "refs/pi-sbx/journal/" + strconv.Itoa(i+1)
+		cp, err := watched.Take(ctx, last.Commit, last.Tree, ref, s.name)
+		require.NoError(t, err, s.name)
+		want, err := twin.Take(ctx, twinLast.Commit, twinLast.Tree, ref, s.name)
+		require.NoError(t, err, s.name)
+		require.Equal(t, want.Tree, cp.Tree, "%s: the tree git add -A gives", s.name)
+		assert.Equal(t, want.Changed, cp.Changed, s.name)
+		last, twinLast = cp, want
+	}
+}
