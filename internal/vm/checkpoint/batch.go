@@ -179,14 +179,18 @@ func (b *Batch) take(ctx context.Context, j Journal, parent, parentTree, ref, ms
 		}
 	}
 	sort.Strings(blobs)
+	var hashed []string
 	for _, rel := range blobs {
-		if e := changes[rel]; e != nil {
-			id, err := b.hashBlob(ctx, j, rel)
-			if err != nil {
-				return Checkpoint{}, err
-			}
-			e.id = id
+		if changes[rel] != nil {
+			hashed = append(hashed, rel)
 		}
+	}
+	ids, err := b.hashBlobs(ctx, j, hashed)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	for i, rel := range hashed {
+		changes[rel].id = ids[i]
 	}
 	tree, err := b.apply(ctx, j, parentTree, changes)
 	if err != nil {
@@ -473,14 +477,40 @@ func (b *Batch) remember(id string, ents []treeEntry) {
 	b.cache[id] = ents
 }
 
-// hashBlob writes rel's content as git add would (the work tree's filters applied) and
-// returns its id.
-func (b *Batch) hashBlob(ctx context.Context, j Journal, rel string) (string, error) {
+// pipelined is how many requests go to a batch process before its answers are read:
+// their answers fit in a pipe's buffer, so git never waits on a full pipe while this
+// process is still writing.
+const pipelined = 128
+
+// hashBlobs writes rels' contents as git add would (the work tree's filters applied)
+// and returns their ids.
+func (b *Batch) hashBlobs(ctx context.Context, j Journal, rels []string) ([]string, error) {
+	if len(rels) == 0 {
+		return nil, nil
+	}
 	c, err := b.proc(ctx, j, &b.blobs, "hash-object", "-w", "--stdin-paths")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return c.line(ctx, []byte(rel+"\n"))
+	ids := make([]string, 0, len(rels))
+	for len(rels) > 0 {
+		n := min(len(rels), pipelined)
+		err := c.roundTrip(ctx, []byte(strings.Join(rels[:n], "\n")+"\n"), func(r *bufio.Reader) error {
+			for range n {
+				id, err := readID(r)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		rels = rels[n:]
+	}
+	return ids, nil
 }
 
 // writeCommit writes the checkpoint's commit: tree on parent (none when ""), with msg.
@@ -538,26 +568,30 @@ func (b *Batch) ignored(ctx context.Context, j Journal, rels []string) ([]string
 		return nil, err
 	}
 	var out []string
-	for _, rel := range rels {
-		var f [4]string
-		err := c.roundTrip(ctx, []byte(rel+"\x00"), func(r *bufio.Reader) error {
-			for i := range f {
-				s, err := r.ReadString(0)
-				if err != nil {
-					return err
+	for len(rels) > 0 {
+		chunk := rels[:min(len(rels), pipelined)]
+		rels = rels[len(chunk):]
+		err := c.roundTrip(ctx, []byte(strings.Join(chunk, "\x00")+"\x00"), func(r *bufio.Reader) error {
+			for _, rel := range chunk {
+				var f [4]string // source, line, pattern, path
+				for i := range f {
+					s, err := r.ReadString(0)
+					if err != nil {
+						return err
+					}
+					f[i] = strings.TrimSuffix(s, "\x00")
 				}
-				f[i] = strings.TrimSuffix(s, "\x00")
+				if f[3] != rel {
+					return fmt.Errorf("answered for %q, asked %q", f[3], rel)
+				}
+				if f[2] != "" && !strings.HasPrefix(f[2], "!") { // "!": a negated pattern re-includes it
+					out = append(out, rel)
+				}
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, err
-		}
-		if f[3] != rel {
-			return nil, fmt.Errorf("check-ignore: answered for %q, asked %q", f[3], rel)
-		}
-		if f[2] != "" && !strings.HasPrefix(f[2], "!") { // "!": a negated pattern re-includes it
-			out = append(out, rel)
 		}
 	}
 	return out, nil
@@ -630,14 +664,20 @@ func (c *coproc) roundTrip(ctx context.Context, req []byte, read func(*bufio.Rea
 // line sends req and reads a one-line answer: an object id.
 func (c *coproc) line(ctx context.Context, req []byte) (string, error) {
 	var id string
-	err := c.roundTrip(ctx, req, func(r *bufio.Reader) error {
-		s, err := r.ReadString('\n')
-		id = strings.TrimSpace(s)
-		if err == nil && !isHexID(id) {
-			err = fmt.Errorf("answered %q", id)
-		}
+	err := c.roundTrip(ctx, req, func(r *bufio.Reader) (err error) {
+		id, err = readID(r)
 		return err
 	})
+	return id, err
+}
+
+// readID reads a line that is an object id.
+func readID(r *bufio.Reader) (string, error) {
+	s, err := r.ReadString('\n')
+	id := strings.TrimSpace(s)
+	if err == nil && !isHexID(id) {
+		err = fmt.Errorf("answered %q", id)
+	}
 	return id, err
 }
 

@@ -77,12 +77,12 @@ func TestBatchTakesWhatGitAddTakes(t *testing.T) {
 			write("n.txt/x", "x\n")(t, root)
 		}, []string{"n.txt/x"}, true},
 		{"many at once", func(t *testing.T, root string) {
-			for i := range 20 {
+			for i := range 300 { // more than one pipelined chunk
 				write("m/"+strconv.Itoa(i)+".txt", "m\n")(t, root)
 			}
 			remove("x.sh")(t, root)
 		}, append([]string{"x.sh"}, func() (p []string) {
-			for i := range 20 {
+			for i := range 300 {
 				p = append(p, "m/"+strconv.Itoa(i)+".txt")
 			}
 			return p

@@ -148,10 +148,28 @@ func BenchmarkJournalGoSrc(b *testing.B) {
 		status()
 		measure(b, func(int) {}, func(int) error { status(); return nil })
 	})
-	for _, changed := range []int{1, 100} {
-		b.Run(fmt.Sprintf("clone/%d-changed", changed), func(b *testing.B) {
+	for _, tc := range []struct {
+		changed int
+		watch   bool
+	}{{1, false}, {100, false}, {1, true}, {100, true}} {
+		changed, name := tc.changed, fmt.Sprintf("clone/%d-changed", tc.changed)
+		if tc.watch {
+			name += "-watch" // as the agent takes them: the paths inotify saw, through a Batch
+		}
+		b.Run(name, func(b *testing.B) {
 			j, goFiles := goSrcFixture(b)
+			var w *Watch
+			if tc.watch {
+				j.Batch = &Batch{}
+				defer j.Batch.Close()
+				var err error
+				if w, err = NewWatch(j.Root); err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+			}
 			last := takeChanged(b, j, Checkpoint{}, 0)
+			j.Watch = w // after checkpoint 0, which looks at all of the tree
 			measure(b, func(i int) {
 				for _, f := range goFiles[:changed] {
 					appendLine(b, f, i)
