@@ -646,6 +646,9 @@ func startCoproc(j Journal, args ...string) (*coproc, error) {
 
 // roundTrip writes req and reads its answer with read, within ctx's deadline.
 func (c *coproc) roundTrip(ctx context.Context, req []byte, read func(*bufio.Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	dl, ok := ctx.Deadline()
 	if !ok {
 		dl = time.Now().Add(Timeout)

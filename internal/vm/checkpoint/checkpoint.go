@@ -122,7 +122,17 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 		} else if only = append(only, changed...); len(only) == 0 {
 			return Checkpoint{Commit: parent, Tree: parentTree}, nil // nothing changed
 		}
+		cp, err := j.take(ctx, parent, parentTree, ref, msg, only)
+		if err != nil {
+			j.Watch.Lose() // the paths it named are taken from it: the next looks at all
+		}
+		return cp, err
 	}
+	return j.take(ctx, parent, parentTree, ref, msg, only)
+}
+
+// take is Take once the paths to look at are known.
+func (j Journal) take(ctx context.Context, parent, parentTree, ref, msg string, only []string) (Checkpoint, error) {
 	if j.Batch != nil && len(only) > 0 && parentTree != "" {
 		cp, err := j.Batch.take(ctx, j, parent, parentTree, ref, msg, only)
 		if err == nil {

@@ -68,6 +68,9 @@ func (w *Watch) Changed() (paths []string, all bool) {
 	return paths, all
 }
 
+// Lose makes the next Changed say all: what the last one named was not taken.
+func (w *Watch) Lose() { w.all = true }
+
 // drain reads every queued event.
 func (w *Watch) drain() {
 	var buf [64 << 10]byte

@@ -61,4 +61,18 @@ func TestWatchTakesWhatGitAddTakes(t *testing.T) {
 		assert.Equal(t, want.Changed, cp.Changed, s.name)
 		last, twinLast = cp, want
 	}
+
+	// A checkpoint that fails after the watch named its paths: the next one looks at all
+	// of the tree, so the change is not lost.
+	require.NoError(t, exec.Command("sh", "-c", "echo lost > "+watched.Root+"/lost.txt && echo lost > "+twin.Root+"/lost.txt").Run())
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = watched.Take(cancelled, last.Commit, last.Tree, "refs/pi-sbx/journal/98", "cancelled")
+	require.Error(t, err)
+	cp, err := watched.Take(ctx, last.Commit, last.Tree, "refs/pi-sbx/journal/99", "after")
+	require.NoError(t, err)
+	want, err := twin.Take(ctx, twinLast.Commit, twinLast.Tree, "refs/pi-sbx/journal/99", "after")
+	require.NoError(t, err)
+	assert.True(t, cp.Changed, "lost.txt is in the next checkpoint")
+	assert.Equal(t, want.Tree, cp.Tree)
 }

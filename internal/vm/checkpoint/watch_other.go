@@ -13,5 +13,8 @@ func NewWatch(string) (*Watch, error) { return nil, errors.New("checkpoint: no i
 // Close does nothing.
 func (w *Watch) Close() {}
 
+// Lose does nothing: Changed is always all.
+func (w *Watch) Lose() {}
+
 // Changed is always all.
 func (w *Watch) Changed() ([]string, bool) { return nil, true }
