@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/doccheck"
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
 
@@ -97,7 +97,7 @@ func TestEditorConfigsInDocs(t *testing.T) {
 		assert.True(t, known, "editor-config %s is run by no test", name)
 	}
 	w := newWorld(t)
-	project := sbx.ProjectName(w.ws)
+	project := lifecycle.ProjectName(w.ws)
 	long := longFile(t, w.ws)
 	for _, tc := range mcpServers {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,5 +167,5 @@ func shellIn(t *testing.T, w *world, l launch, dir string) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, w.ws+"\nin-the-project\n", string(out))
-	assert.Equal(t, []string{sbx.ProjectName(w.ws)}, w.sandboxes(), "the project's own sandbox, kept")
+	assert.Equal(t, []string{lifecycle.ProjectName(w.ws)}, w.sandboxes(), "the project's own sandbox, kept")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
@@ -102,7 +103,7 @@ func TestServeStatusPrewarms(t *testing.T) {
 // re-attaches to it.
 func TestServeReuseKeepsTheProjectSandbox(t *testing.T) {
 	w := newWorld(t)
-	name := sbx.ProjectName(w.ws)
+	name := lifecycle.ProjectName(w.ws)
 	for i := 0; i < 2; i++ {
 		cs, cmd, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_REUSE=1")
 		res := call(t, cs, tools.StatusName, `{}`)

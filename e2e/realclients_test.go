@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
 )
 
@@ -221,12 +221,12 @@ func checkTask(t *testing.T, w *world, model *scriptedModel, out *egress, client
 	assert.Contains(t, got[3].Text, "Process exited with code 0")
 	assert.Contains(t, got[4].Text, "Process exited with code", "kill_session stopped the server")
 	// What the sandbox holds now: the server is gone.
-	down, _ := w.sim("exec", sbx.ProjectName(w.ws), "--", "sh", "-c", "busybox wget -q -O- http://127.0.0.1:8765/ 2>/dev/null || echo down")
+	down, _ := w.sim("exec", lifecycle.ProjectName(w.ws), "--", "sh", "-c", "busybox wget -q -O- http://127.0.0.1:8765/ 2>/dev/null || echo down")
 	assert.Equal(t, "down\n", down, "nothing listens any more in the sandbox")
 	page, err := os.ReadFile(filepath.Join(w.ws, "site", "index.html"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello from "+client+"\n", string(page), "the file the sandbox wrote, seen on the host")
 	assert.Contains(t, output, model.final, "the client printed the model's final answer")
 	// The docs' configurations use the project's own sandbox, kept between sessions.
-	assert.Equal(t, []string{sbx.ProjectName(w.ws)}, w.sandboxes(), "the project's sandbox")
+	assert.Equal(t, []string{lifecycle.ProjectName(w.ws)}, w.sandboxes(), "the project's sandbox")
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/tools"
 )
 
@@ -223,7 +223,7 @@ func TestOldSbxIsRefused(t *testing.T) {
 func TestWarmReuseAfterAutoStop(t *testing.T) {
 	w := newWorld(t)
 	env := simEnv("DOCKER_SANDBOX_REUSE=1", "SBXSIM_AUTOSTOP=1s")
-	box := sbx.ProjectName(w.ws)
+	box := lifecycle.ProjectName(w.ws)
 	agent := `{"command":"stat -c '%n %Y' /tmp/pi-sbx-agent-*"}`
 	cs, cmd, _ := w.serve(nil, nil, env...)
 	first := call(t, cs, "bash", agent)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 )
 
 type gcOptions struct {
@@ -56,7 +56,7 @@ reason.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(std.out, sbx.FormatGC(entries))
+			fmt.Fprint(std.out, lifecycle.FormatGC(entries))
 			return nil
 		},
 	}

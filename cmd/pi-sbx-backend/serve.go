@@ -15,9 +15,9 @@ import (
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/doctor"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal/recorder"
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/session"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
@@ -130,7 +130,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 	// In review mode, the journal: a checkpoint of the workspace after every call that can
 	// change it (pi-sbx-backend review --calls, undo; serve's pi_sbx_calls, pi_sbx_undo).
 	var rec *recorder.Recorder
-	if st.Mode == sbx.ModeReview {
+	if st.Mode == lifecycle.ModeReview {
 		if rec, err = journalRecorder(st, sess.Workspace, sess.Name, caller); err != nil {
 			logger.Warn("no journal", "error", err)
 			rec = nil

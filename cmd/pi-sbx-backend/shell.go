@@ -13,6 +13,7 @@ import (
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/agentlink"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/journal/recorder"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
@@ -66,7 +67,7 @@ func runShell(ctx context.Context, std stdio, d dirOptions, argv []string) error
 	}
 	// In review mode, what the shell changed is a checkpoint of the journal, the
 	// shell's own (a failure to take it is said, and never changes the exit status).
-	if sess.Settings.Mode == sbx.ModeReview {
+	if sess.Settings.Mode == lifecycle.ModeReview {
 		ch := &agentlink.Channel{Target: agentlink.Target{
 			Sbx: sess.Client, Sandbox: sess.Ensure, Lost: sess.Lost,
 			Installer: &agentlink.Installer{Sbx: sess.Client, Version: version},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
@@ -21,7 +22,7 @@ file and keeps. The lock belongs to that open file, so it stays taken after this
 until the watchdog has decided and torn down.`,
 		flags: func(*flag.FlagSet) {}, // none, but -h/--help are answered
 		run: func(_ context.Context, _ stdio, args []string) error {
-			return sbx.RunWatchdogLock(args)
+			return lifecycle.RunWatchdogLock(args)
 		},
 	}
 }

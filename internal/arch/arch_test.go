@@ -29,6 +29,11 @@ const (
 // sbxDoor is the one package that starts sbx.
 const sbxDoor = hostDir + "/sbx"
 
+// lifecycleDir is a sandbox session's lifecycle (the Session, leases, owner records,
+// arming the watchdog, keep-alive, GC), built on the door: it runs sbx only through the
+// door's Client, never a Runner or a process of its own.
+const lifecycleDir = hostDir + "/lifecycle"
+
 // gitDoor is the one package besides sbx/ that starts a process on the host: git, on the
 // object store the sandbox's work was fetched into, with hooks, fsmonitor, drivers and
 // the user's GIT_* variables kept out (security.md, section 13).
@@ -148,6 +153,27 @@ func TestOnlySbxStartsProcessesOnTheHostPath(t *testing.T) {
 	assert.NotContains(t, string(mod), "github.com/docker/", "no Docker client library in the module")
 }
 
+// TestLifecycleRunsSbxThroughTheDoor: the lifecycle package (and whatever it links but
+// the door) neither starts processes (TestOnlySbxStartsProcessesOnTheHostPath) nor drives
+// the door's Runner itself: every sbx it runs, the watchdog's too, goes through the
+// door's Client, so "only sbx/ starts sbx" holds for it.
+func TestLifecycleRunsSbxThroughTheDoor(t *testing.T) {
+	deps := listDeps(t, "./"+lifecycleDir)
+	d, ok := deps[module+"/"+lifecycleDir]
+	require.True(t, ok, "go list found %s", lifecycleDir)
+	require.NotEmpty(t, d.files)
+	assert.Contains(t, d.imports, module+"/"+sbxDoor, "the lifecycle is built on the door")
+	for _, f := range d.files {
+		path := filepath.Join(d.dir, f)
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.NotContains(t, fileImports(t, path), "os/exec", "%s starts processes", path)
+		for _, call := range []string{"Runner.Start", ".Runner", "ExecRunner", "StartProcess", "ForkExec", "syscall.Exec", "unix.Exec", ".Bin"} {
+			assert.NotContains(t, string(src), call, "%s runs sbx (or a process) itself instead of through the door's Client", path)
+		}
+	}
+}
+
 // TestLayerRules: within a side, what each package must not link, transitively.
 func TestLayerRules(t *testing.T) {
 	const (
@@ -174,8 +200,12 @@ func TestLayerRules(t *testing.T) {
 		vmDir + "/terminal":    {mcpserver, jsonwire, tools, vmagent, fsops},
 		wireDir + "/pi/result": {tools, mcpserver},
 		// review knows two commits in a host object store, not sandboxes or protocols.
-		review:  {sbxDoor, session, agentlink, mcpserver, jsonwire, deploy, tools},
-		gitDoor: {sbxDoor, session, agentlink, mcpserver, jsonwire, deploy, tools, review},
+		// The door is only the door: it knows sbx, not sessions, leases or protocols.
+		sbxDoor: {lifecycleDir, session, agentlink, mcpserver, jsonwire, deploy, tools, review},
+		// The lifecycle is sandboxes' lives, not what runs in them.
+		lifecycleDir: {session, agentlink, mcpserver, jsonwire, deploy, tools, review},
+		review:       {sbxDoor, lifecycleDir, session, agentlink, mcpserver, jsonwire, deploy, tools},
+		gitDoor:      {sbxDoor, lifecycleDir, session, agentlink, mcpserver, jsonwire, deploy, tools, review},
 	}
 	for pkg, banned := range rules {
 		deps := listDeps(t, "./"+pkg)

@@ -3,7 +3,7 @@ package agentlink
 import "errors"
 
 // Real sbx stops a sandbox when told to (sbx stop), when its daemon restarts and when
-// the host reboots; the keep-alive session (sbx.Session.KeepAlive) only prevents the
+// the host reboots; the keep-alive session (lifecycle.Session.KeepAlive) only prevents the
 // auto-stop. A stop ends the agent and with it the channel: the next call opens a new
 // channel with `sbx exec`, which starts the sandbox again, and installs the agent again
 // by hash if the VM lost it (Installer.Forget after a failed start, then a new probe).

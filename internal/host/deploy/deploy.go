@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/wire/mcpserver"
@@ -72,9 +73,9 @@ type Config struct {
 	// Policy is the env policy calls go through; nil is the settings' (the audit probes
 	// the one in use).
 	Policy EnvPolicy
-	Owners *sbx.Owners // owner records for GC; nil: GC keeps everything
+	Owners *lifecycle.Owners // owner records for GC; nil: GC keeps everything
 	// Removed, if set, is told that docker_sandbox_rm removed the sandbox on purpose,
-	// so that the session does not make it again (sbx.Session.Removed).
+	// so that the session does not make it again (lifecycle.Session.Removed).
 	Removed func()
 	// SaveWork, if set, saves a review sandbox's work before GC removes it and says when
 	// it must be kept (keep.Keeper.Save); ForceGC removes it all the same.

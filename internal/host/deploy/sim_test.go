@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
 	"github.com/pi-sbx/pi-sbx-backend/internal/testbin"
@@ -72,7 +73,7 @@ func (w *simWorld) deployer(name string, environ []string) *Deployer {
 	require.NoError(w.t, err)
 	d, err := New(Config{
 		Sbx: st.Client(sbx.ExecRunner{}), Sandbox: func(context.Context) (string, error) { return name, nil }, Name: name,
-		Workspace: w.ws, Teardown: sbx.TeardownNone, Pinned: true, Settings: st,
+		Workspace: w.ws, Teardown: lifecycle.TeardownNone, Pinned: true, Settings: st,
 	})
 	require.NoError(w.t, err)
 	return d

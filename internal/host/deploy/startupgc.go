@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 )
 
 // StartupGC sweeps, in the background, stale sandboxes older than hours when a session
@@ -24,7 +24,7 @@ func (d *Deployer) StartupGC(ctx context.Context, logger *slog.Logger, hours flo
 			return
 		}
 		for _, e := range entries {
-			if e.Verdict != sbx.GCKept {
+			if e.Verdict != lifecycle.GCKept {
 				logger.Info("startup GC", "sandbox", e.Name, "verdict", e.Verdict, "reason", e.Reason)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
@@ -158,7 +159,7 @@ func (d *Deployer) sandboxRm(ctx context.Context, _ json.RawMessage) (string, er
 	// Shared (an editor's serve, a shell on the same warm or pinned sandbox): removing
 	// it would pull it from under them.
 	if held, _ := d.Owners.Leases().Others(d.Name, os.Getpid()); len(held) > 0 {
-		return "", fmt.Errorf("sandbox %s is in use by %s too: not removed (end those sessions first, or remove it by hand with sbx rm %s)", d.Name, sbx.Describe(held), d.Name)
+		return "", fmt.Errorf("sandbox %s is in use by %s too: not removed (end those sessions first, or remove it by hand with sbx rm %s)", d.Name, lifecycle.Describe(held), d.Name)
 	}
 	err := d.Sbx.Rm(ctx, d.Name)
 	if err != nil && !errors.Is(err, sbx.ErrMissing) {
@@ -199,15 +200,15 @@ func (d *Deployer) gcTool(ctx context.Context, raw json.RawMessage) (string, err
 	if err != nil {
 		return "", err
 	}
-	return sbx.FormatGC(entries), nil
+	return lifecycle.FormatGC(entries), nil
 }
 
 // GC sweeps stale sandboxes, never this session's.
-func (d *Deployer) GC(ctx context.Context, maxAge time.Duration, dryRun bool) ([]sbx.GCEntry, error) {
+func (d *Deployer) GC(ctx context.Context, maxAge time.Duration, dryRun bool) ([]lifecycle.GCEntry, error) {
 	save := d.SaveWork
 	if !d.ForceGC && d.KeepWork != nil {
 		save = d.KeepWork // forced, the work is fetched afresh before the sandbox goes
 	}
 	cloud := d.UsedCloud != nil && d.UsedCloud()
-	return d.Sbx.GC(ctx, d.Owners, sbx.GCOptions{MaxAge: maxAge, DryRun: dryRun, Keep: []string{d.Name}, Save: save, Force: d.ForceGC, Cloud: cloud})
+	return lifecycle.GC(ctx, d.Sbx, d.Owners, lifecycle.GCOptions{MaxAge: maxAge, DryRun: dryRun, Keep: []string{d.Name}, Save: save, Force: d.ForceGC, Cloud: cloud})
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/statefile"
 )
@@ -46,7 +47,7 @@ type Rules struct {
 // StateDir is where project rules live: beside the owner records, in the user's state
 // directory stateHome (settings.StateHome).
 func StateDir(stateHome string) (string, error) {
-	o, err := sbx.NewOwners(stateHome)
+	o, err := lifecycle.NewOwners(stateHome)
 	if err != nil {
 		return "", fmt.Errorf("project network rules: %w", err)
 	}

@@ -1,10 +1,12 @@
 // Package sbx is the only door to the sandbox: it runs the Docker Sandboxes CLI (`sbx`)
 // with a scrubbed environment and a timeout on every call, checks sandbox names, parses
 // `sbx ls --json` defensively and classifies failures (missing sandbox, runtime that
-// never started, timeout, exit status). It also owns the session's sandbox lifecycle
-// (Session: ensure on first need, teardown on shutdown).
+// never started, timeout, exit status). It also runs the few processes that run sbx on
+// its behalf: the teardown watchdog (a detached shell) and exec sessions.
 //
-// No other package starts sbx, and nothing here talks to a Docker daemon.
+// It is only the door: a session's sandbox lifecycle (Session, leases, owner records,
+// keep-alive, GC) is internal/host/lifecycle's, built on Client. No other package starts
+// sbx, and nothing here talks to a Docker daemon.
 package sbx
 
 import (

@@ -116,7 +116,6 @@ func TestCloudNames(t *testing.T) {
 		assert.Equal(t, tc.ok, ValidateCloudName(tc.name) == nil, tc.name)
 	}
 	assert.Equal(t, "pi-sbx-my-project-1a2b3c4d", CloudName("pi-sbx-my.project-1a2b3c4d"))
-	assert.NoError(t, ValidateCloudName(CloudName(ProjectName("/home/u/site.example.com"))))
 	f := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, "", "" }}
 	c := (&Client{Bin: "sbx", Runner: f}).InCloud()
 	assert.ErrorIs(t, c.Create(context.Background(), "my.box", CreateOpts{}), ErrBadName)
@@ -145,56 +144,4 @@ func TestCloudOpts(t *testing.T) {
 	args, err := CloudOpts{TTL: 90 * time.Minute, OnTimeout: "stop"}.args()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"--ttl", "90m", "--on-timeout", "stop"}, args)
-}
-
-// TestCloudTTLIsExtendedWhileOpen: while the session is open its cloud sandbox's time
-// to live is extended, never past 24 h from its creation (the status says so then), and
-// not at all once the session has ended.
-func TestCloudTTLIsExtendedWhileOpen(t *testing.T) {
-	f := &fakeRunner{version: V055, answer: func(context.Context, Cmd) (int, string, string) { return 0, "", "" }}
-	c := (&Client{Bin: "sbx", Runner: f}).InCloud()
-	ttls := func() int {
-		n := 0
-		for _, a := range f.argvs() {
-			if strings.Contains(a, " ttl box +") {
-				n++
-			}
-		}
-		return n
-	}
-	s, err := NewSession(c, SessionOptions{Name: "box", Workspace: "/w", TTLEvery: 5 * time.Millisecond})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	s.startTTL(ctx, time.Now())
-	require.Eventually(t, func() bool { return ttls() >= 3 }, 5*time.Second, 5*time.Millisecond)
-	assert.Contains(t, s.CloudLife().Status(), "extended while the session is open")
-	cancel()
-	time.Sleep(20 * time.Millisecond) // a tick under way ends
-	n := ttls()
-	time.Sleep(50 * time.Millisecond)
-	assert.Equal(t, n, ttls(), "nothing extends it once the session has ended")
-
-}
-
-func TestCloudTTLNeverPastTheLimit(t *testing.T) {
-	born := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
-	limit := born.Add(CloudMaxLife)
-	for _, tc := range []struct {
-		expires time.Time
-		every   time.Duration
-		want    time.Duration
-		ok      bool
-	}{
-		{born.Add(CloudTTL), 20 * time.Minute, 20 * time.Minute, true},
-		{born.Add(CloudTTL), 10 * time.Second, time.Minute, true}, // whole minutes
-		{limit.Add(-7 * time.Minute), 20 * time.Minute, 7 * time.Minute, true},
-		{limit.Add(-30 * time.Second), 20 * time.Minute, 0, false},
-		{limit, 20 * time.Minute, 0, false},
-	} {
-		d, ok := CloudLife{Expires: tc.expires, Cap: limit}.next(tc.every)
-		assert.Equal(t, tc.ok, ok, "%s", tc.expires)
-		assert.Equal(t, tc.want, d, "%s", tc.expires)
-	}
-	l := CloudLife{Expires: limit, Cap: limit, Capped: true}
-	assert.Contains(t, l.Status(), "24 h limit")
 }

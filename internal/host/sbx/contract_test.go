@@ -55,7 +55,7 @@ func TestEveryArgvIsInTheContract(t *testing.T) {
 		},
 		func(c *Client) error { _, err := c.Setting(context.Background(), "proxy"); return err },
 		func(c *Client) error {
-			w, err := c.StartWatchdog(1<<22, "box", TeardownRemove, time.Hour, nil, "")
+			w, err := c.StartWatchdog(1<<22, "box", false, time.Hour, "", "", "")
 			if err == nil {
 				err = w.Stop()
 			}
@@ -255,13 +255,6 @@ func TestTooOldIsRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "v0.40.1")
 	assert.Contains(t, err.Error(), "v"+MinVersion)
 	assert.NoError(t, CheckMinVersion(MinVersion))
-	// A session refuses it before anything else runs.
-	f := &fakeRunner{version: "0.40.1", answer: func(context.Context, Cmd) (int, string, string) { return 0, "{}", "" }}
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Owner: 77, Workspace: "/ws"})
-	require.NoError(t, err)
-	_, err = s.Ensure(context.Background())
-	require.ErrorIs(t, err, ErrTooOld)
-	assert.Empty(t, f.argvs(), "nothing but sbx version ran")
 }
 
 func TestFindBin(t *testing.T) {
@@ -308,34 +301,4 @@ func TestFindBin(t *testing.T) {
 	}
 	p := PlacesFor("darwin", "/Users/me", "")
 	assert.Equal(t, []string{"/opt/homebrew/bin", "/usr/local/bin", "/Users/me/.local/bin"}, p.Dirs)
-}
-
-// TestKeepAliveSession: a session with KeepAlive holds one exec session of its own in the
-// sandbox (stdin a pipe; no -e: nothing forwarded; in /, not the workspace), and one
-// without does not.
-func TestKeepAliveSession(t *testing.T) {
-	for _, keep := range []bool{false, true} {
-		f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
-			if c.Args[0] == "ls" {
-				return 0, `{"sandboxes":[{"name":"box","status":"running"}]}`, ""
-			}
-			return 0, "", ""
-		}}
-		s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Name: "box", Pinned: true, Owner: 77, Workspace: "/ws", KeepAlive: keep})
-		require.NoError(t, err)
-		_, err = s.Ensure(context.Background())
-		require.NoError(t, err)
-		want := []string{"ls --json"}
-		if keep {
-			want = append(want, "exec -i -w / box -- sh -c exec cat >/dev/null") // in /: never a holder of the workspace
-		}
-		assert.Equal(t, want, f.argvs(), "keep-alive %v", keep)
-		if keep {
-			f.mu.Lock()
-			_, isPipe := f.calls[1].Stdin.(*os.File)
-			f.mu.Unlock()
-			assert.True(t, isPipe, "its stdin is a pipe only this process writes to")
-		}
-		require.NoError(t, s.Close(context.Background()))
-	}
 }

@@ -21,9 +21,9 @@ type HostFile struct {
 
 // CheckHostFiles refuses host files the sandbox could write. A file is sandbox-writable
 // when, symlinks resolved, it lies inside any host directory the sandbox mounts (mounts;
-// read-only ones included, see Session.Mounts). Running such a file would run code the
-// sandbox controls on the host, so this is checked before anything is started. The one
-// error names every offender.
+// read-only ones included, see lifecycle.SessionOptions.Mounts). Running such a file
+// would run code the sandbox controls on the host, so this is checked before anything is
+// started. The one error names every offender.
 func CheckHostFiles(files []HostFile, mounts []string) error {
 	var bad []string
 	for _, f := range files {
@@ -50,21 +50,6 @@ func CheckHostFiles(files []HostFile, mounts []string) error {
 // ErrSandboxWritable marks a setup where the host would execute a file the sandbox can
 // write.
 var ErrSandboxWritable = errors.New("refusing to run on the host a file the sandbox can write")
-
-// Mounts returns the host directories the session's sandbox mounts, all of which its
-// code can write: the workspace, and in read-only mode the scratch primary too. The
-// project mounted `:ro` counts as well: sbx has had a way to remount it read/write from
-// inside (SBX#556), and the sandbox user has sudo, so read-only is not trusted to keep
-// the host's executables safe.
-func (s *SessionOptions) Mounts() []string {
-	mounts := []string{s.Workspace}
-	if s.ReadOnly {
-		if dir, err := s.scratch(); err == nil {
-			mounts = append(mounts, dir)
-		}
-	}
-	return mounts
-}
 
 // ResolveBin pins the sbx program to its real path (PATH looked up once, symlinks
 // resolved), so that every later call and the watchdog run exactly the file that was
@@ -133,4 +118,23 @@ func within(path, dir string) bool {
 	}
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// Mounts returns the host directories sbx lists for the sandbox (without :ro).
+func (b Sandbox) Mounts() []string {
+	var mounts []string
+	for _, w := range b.Workspaces {
+		mounts = append(mounts, trimMode(w))
+	}
+	return mounts
+}
+
+// trimMode drops a workspace's :ro/:readonly (or :rw) suffix, as sbx lists them.
+func trimMode(ws string) string {
+	for _, suffix := range []string{":ro", ":readonly", ":rw"} {
+		if strings.HasSuffix(ws, suffix) {
+			return strings.TrimSuffix(ws, suffix)
+		}
+	}
+	return ws
 }

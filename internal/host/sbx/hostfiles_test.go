@@ -1,7 +1,6 @@
 package sbx
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -74,21 +73,4 @@ func TestResolveBinPinsTheRealFile(t *testing.T) {
 	files = c.ResolveBin()
 	assert.Equal(t, "sbx", c.Bin, "not found: left as is (calls fail naming it)")
 	assert.Len(t, files, 2, "every PATH directory it would be looked up in is checked")
-}
-
-// TestEnsureRefusesAnExistingSandboxThatMountsAHostFile: a pinned sandbox that already
-// exists may mount more than this session's workspace; if it mounts a file the host
-// runs, it is refused before anything else runs.
-func TestEnsureRefusesAnExistingSandboxThatMountsAHostFile(t *testing.T) {
-	tools := t.TempDir()
-	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
-		return 0, `{"sandboxes":[{"name":"mybox","status":"running","workspaces":["/ws","` + tools + `:ro"]}]}`, ""
-	}}
-	s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Name: "mybox", Pinned: true, Owner: 77, Workspace: "/ws",
-		HostFiles: []HostFile{{"the sbx program", filepath.Join(tools, "sbx")}}})
-	require.NoError(t, err)
-	_, err = s.Ensure(context.Background())
-	assert.ErrorIs(t, err, ErrSandboxWritable)
-	assert.Contains(t, err.Error(), "sandbox mybox: ")
-	assert.Equal(t, []string{"ls --json"}, f.argvs())
 }

@@ -1,10 +1,8 @@
 package sbx
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 )
 
@@ -20,21 +18,4 @@ func ValidateName(name string) error {
 		return fmt.Errorf("%w %q: want 2-63 characters of [A-Za-z0-9.-], alphanumeric at both ends", ErrBadName, name)
 	}
 	return nil
-}
-
-// SessionName returns a per-process name pi-sbx-<pid>-<random>, the random part read
-// from r (crypto/rand when nil).
-func SessionName(pid int, r io.Reader) (string, error) {
-	if r == nil {
-		r = rand.Reader
-	}
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 6)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return "", fmt.Errorf("making a sandbox name: %w", err)
-	}
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return fmt.Sprintf("pi-sbx-%d-%s", pid, b), nil
 }

@@ -10,17 +10,17 @@ import (
 )
 
 // watchdogScript waits for the owner process to die and for every other holder of a
-// lease on the sandbox (lease.go) to be gone too, then tears the sandbox down with a few
-// tries. It is a shell loop rather than a Go process so it costs nothing while it waits
-// and survives its owner's `kill -9`. A lease counts while its pid runs (a reused pid
-// only delays the teardown; the Go side also checks start times). It decides and tears
-// down under the lease lock, as the Go side does, so a session joining meanwhile waits
-// and then finds the sandbox gone: it opens the lock file as descriptor 9 and has the
-// locker (this program, `LOCKER watchdog-lock 9`, WatchdogLock) take flock(2) on it,
-// which stays taken while the shell keeps 9 open. That works on every unix host
-// (macOS has no flock(1)). A locker that cannot run (removed since) leaves it to decide
-// without the lock rather than never. sbx does not get descriptor 9: a daemon it leaves
-// behind would hold the lock for ever.
+// lease on the sandbox (internal/host/lifecycle/lease.go) to be gone too, then tears the
+// sandbox down with a few tries. It is a shell loop rather than a Go process so it costs
+// nothing while it waits and survives its owner's `kill -9`. A lease counts while its
+// pid runs (a reused pid only delays the teardown; the Go side also checks start times).
+// It decides and tears down under the lease lock, as the Go side does, so a session
+// joining meanwhile waits and then finds the sandbox gone: it opens the lock file as
+// descriptor 9 and has the locker (this program, `LOCKER watchdog-lock 9`,
+// lifecycle.WatchdogLock) take flock(2) on it, which stays taken while the shell keeps 9
+// open. That works on every unix host (macOS has no flock(1)). A locker that cannot run
+// (removed since) leaves it to decide without the lock rather than never. sbx does not
+// get descriptor 9: a daemon it leaves behind would hold the lock for ever.
 //
 //	$1 owner pid, $2 poll seconds, $3 sbx program, $4 rm|stop, $5 sandbox,
 //	$6 its lease directory and $7 its lease lock ("" none), $8 the locker ("" none),
@@ -53,20 +53,8 @@ done
 exit 1`
 
 // WatchdogLockCommand is the internal subcommand of this program that the watchdog runs
-// to take the lease lock on its descriptor (WatchdogLock).
+// to take the lease lock on its descriptor (lifecycle.WatchdogLock).
 const WatchdogLockCommand = "watchdog-lock"
-
-// RunWatchdogLock is WatchdogLockCommand: args are the descriptor to lock.
-func RunWatchdogLock(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("%s: want one descriptor, got %q", WatchdogLockCommand, args)
-	}
-	fd, err := strconv.Atoi(args[0])
-	if err != nil || fd < 3 {
-		return fmt.Errorf("%s: %q is not a descriptor the shell opened", WatchdogLockCommand, args[0])
-	}
-	return WatchdogLock(fd)
-}
 
 // WatchdogShell is the program the watchdog runs (its script is watchdogScript).
 const WatchdogShell = "/bin/sh"
@@ -81,35 +69,28 @@ type Watchdog struct {
 const stopWait = 5 * time.Second
 
 // StartWatchdog starts a detached watchdog for sandbox name that runs `sbx rm --force`
-// (mode TeardownRemove) or `sbx stop` (TeardownStop) once process owner is gone, with the
-// same scrubbed environment as every sbx call, and no other process holds a lease on it
-// in leases (nil: none are kept). poll is how often it checks (2s when zero). locker is
-// the program that takes the lease lock for it (WatchdogLockCommand: this executable,
-// checked as a host file); "" leaves it to decide without the lock.
-func (c *Client) StartWatchdog(owner int, name, mode string, poll time.Duration, leases *Leases, locker string) (*Watchdog, error) {
+// (or `sbx stop` when stop) once process owner is gone, with the same scrubbed
+// environment as every sbx call, and no other process holds a lease in leaseDir (its
+// lock file leaseLock; both "" when no leases are kept). poll is how often it checks (2s
+// when zero). locker is the program that takes the lease lock for it
+// (WatchdogLockCommand: this executable, checked as a host file); "" leaves it to decide
+// without the lock. The leases and the teardown's mode are the lifecycle's
+// (internal/host/lifecycle); only the process that runs sbx is here.
+func (c *Client) StartWatchdog(owner int, name string, stop bool, poll time.Duration, leaseDir, leaseLock, locker string) (*Watchdog, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	var verb string
-	switch mode {
-	case TeardownRemove:
-		verb = "rm"
-	case TeardownStop:
+	verb := "rm"
+	if stop {
 		verb = "stop"
-	default:
-		return nil, fmt.Errorf("watchdog: teardown mode %q", mode)
 	}
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
 	secs := strconv.FormatFloat(poll.Seconds(), 'f', -1, 64)
 	args := []string{"-c", watchdogScript, "pi-sbx-watchdog", strconv.Itoa(owner), secs, c.Bin, verb, name}
-	if leases != nil {
-		dir, err := leases.sandboxDir(name)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, dir, leases.lockPath(name), locker)
+	if leaseDir != "" {
+		args = append(args, leaseDir, leaseLock, locker)
 	} else {
 		args = append(args, "", "", "")
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
-	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // reviewMode sets up DOCKER_SANDBOX_WORKSPACE_MODE=review in a session's options: a git workspace
@@ -19,7 +19,7 @@ import (
 // A cloud sandbox (cloud) mounts nothing: the start state is shipped in instead, as a
 // bundle (git) or an archive (keep's cloud.go), with the paths ship asks for although
 // they are left out (keep's ship.go).
-func reviewMode(s *sbx.SessionOptions, k *keep.Keeper, cloud bool, ship []string) string {
+func reviewMode(s *lifecycle.SessionOptions, k *keep.Keeper, cloud bool, ship []string) string {
 	rec := k.NewRecord(s.Name, s.Workspace)
 	switch {
 	case cloud:

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/netpolicy"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review/keep"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
@@ -24,7 +25,7 @@ import (
 // variables forwarded into it. Open makes it whole; nothing is set on it afterwards.
 type Session struct {
 	Client *sbx.Client
-	*sbx.Session
+	*lifecycle.Session
 	Workspace string   // primary workspace, absolute
 	Cwd       string   // working directory in the VM: the workspace or --cwd, at its host path
 	VMEnv     []string // KEY=VALUE forwarded as -e (PI_*, the allowlist)
@@ -80,24 +81,24 @@ func Open(o Options) (*Session, error) {
 		// Every call of this session, its watchdog's too, reaches Docker's cloud.
 		client = client.InCloud()
 	}
-	so := sbx.SessionOptions{
+	so := lifecycle.SessionOptions{
 		Name: st.Sandbox, Pinned: st.Pinned(), Workspace: ws, Teardown: st.Teardown, Progress: o.Progress,
 		Owner: o.Pid, Home: st.Home, Mode: st.Mode, Force: st.TeardownForce, Resources: st.Resources,
 		KeepAlive: o.KeepAlive, Role: o.Role, Cloud: sbx.CloudOpts{Size: st.CloudSize}, TTLEvery: st.CloudExtend,
 	}
 	if !so.Pinned {
-		name, err := sbx.SessionName(o.Pid, nil)
+		name, err := lifecycle.SessionName(o.Pid, nil)
 		if err != nil {
 			return nil, err
 		}
 		so.Name = name
 	}
-	so.ReadOnly = so.Mode == sbx.ModeRO
+	so.ReadOnly = so.Mode == lifecycle.ModeRO
 	// Nothing the sandbox can write may ever run on the host: refuse before starting
 	// anything, and pin the sbx program to the file that was checked.
 	mounts := so.Mounts()
 	keeper, keepErr := keep.New(st.StateHome, st.Environ, client)
-	if so.Mode == sbx.ModeReview {
+	if so.Mode == lifecycle.ModeReview {
 		if keepErr != nil {
 			return nil, keepErr
 		}
@@ -135,7 +136,7 @@ func Open(o Options) (*Session, error) {
 	so.Created = func(ctx context.Context, name string) error {
 		return rules.AtCreate(ctx, name, ws, st.Network)
 	}
-	session, err := sbx.NewSession(client, so)
+	session, err := lifecycle.NewSession(client, so)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func HostFiles(c *sbx.Client, exe string) ([]sbx.HostFile, error) {
 // prog is the program's name, as its agents beside it are named.
 const prog = "pi-sbx-backend"
 
-// Lost reports a sandbox gone from outside (sbx.Session.Lost) and whether the next call
+// Lost reports a sandbox gone from outside (lifecycle.Session.Lost) and whether the next call
 // makes it again: not one the user pinned with DOCKER_SANDBOX (warm re-use aside), which
 // was theirs to remove; calls then fail closed.
 func (s *Session) Lost() bool {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
@@ -39,12 +40,12 @@ type Settings struct {
 	Sandbox string
 	// Reuse pins the project's sandbox when Sandbox is unset (DOCKER_SANDBOX_REUSE).
 	Reuse bool
-	// Teardown is a created sandbox's fate at exit (sbx.TeardownRemove, …); "" is the
+	// Teardown is a created sandbox's fate at exit (lifecycle.TeardownRemove, …); "" is the
 	// default: remove, none when pinned.
 	Teardown string
 	// TeardownForce removes a review sandbox even with unlanded work.
 	TeardownForce bool
-	// Mode is the workspace mode (sbx.ModeRW, sbx.ModeRO, sbx.ModeReview).
+	// Mode is the workspace mode (lifecycle.ModeRW, lifecycle.ModeRO, lifecycle.ModeReview).
 	Mode string
 	// Resources are sbx create's --cpus, --memory and --template.
 	Resources sbx.Resources
@@ -69,7 +70,7 @@ type Settings struct {
 	// CloudSize is a cloud sandbox's size (PI_SBX_CLOUD_SIZE); "" is sbx's default.
 	CloudSize string
 	// CloudExtend is how often a cloud session extends its sandbox's time to live
-	// (PI_SBX_CLOUD_EXTEND); 0 is sbx.DefaultTTLEvery.
+	// (PI_SBX_CLOUD_EXTEND); 0 is lifecycle.DefaultTTLEvery.
 	CloudExtend time.Duration
 	// CloudShip are workspace-relative paths shipped to a cloud sandbox although ignored
 	// or left out by default (PI_SBX_CLOUD_SHIP): clean, relative, never .git.
@@ -98,7 +99,7 @@ func (s Settings) ForProject(workspace string) (_ Settings, reused bool) {
 	if !s.Reuse || s.Sandbox != "" {
 		return s, false
 	}
-	s.Sandbox = sbx.ProjectName(workspace)
+	s.Sandbox = lifecycle.ProjectName(workspace)
 	if s.Cloud {
 		s.Sandbox = sbx.CloudName(s.Sandbox)
 	}
@@ -149,7 +150,7 @@ func (s *Settings) validate(vals map[string]string) error {
 	mode := strings.ToLower(strings.TrimSpace(vals["DOCKER_SANDBOX_WORKSPACE_MODE"]))
 	ro := strings.ToLower(strings.TrimSpace(vals["DOCKER_SANDBOX_WORKSPACE_RO"]))
 	switch mode {
-	case "", sbx.ModeRW, sbx.ModeRO, sbx.ModeReview:
+	case "", lifecycle.ModeRW, lifecycle.ModeRO, lifecycle.ModeReview:
 	default:
 		return errorf("DOCKER_SANDBOX_WORKSPACE_MODE=%q: want rw, ro or review", mode)
 	}
@@ -157,9 +158,9 @@ func (s *Settings) validate(vals map[string]string) error {
 	switch ro {
 	case "":
 	case "1", "true", "ro", "yes", "on":
-		alias = sbx.ModeRO
+		alias = lifecycle.ModeRO
 	case "0", "false", "no", "off", "rw":
-		alias = sbx.ModeRW
+		alias = lifecycle.ModeRW
 	default:
 		return errorf("DOCKER_SANDBOX_WORKSPACE_RO=%q: want 1 or 0 (or use DOCKER_SANDBOX_WORKSPACE_MODE=rw|ro|review)", ro)
 	}
@@ -171,7 +172,7 @@ func (s *Settings) validate(vals map[string]string) error {
 	case alias != "":
 		s.Mode = alias
 	default:
-		s.Mode = sbx.ModeRW
+		s.Mode = lifecycle.ModeRW
 	}
 	if s.Sandbox != "" {
 		if err := sbx.ValidateName(s.Sandbox); err != nil {
@@ -214,10 +215,10 @@ func (s *Settings) validateCloud(mode, alias string) error {
 	if asked == "" {
 		asked = alias
 	}
-	if asked != "" && asked != sbx.ModeReview {
+	if asked != "" && asked != lifecycle.ModeReview {
 		return errorf("PI_SBX_CLOUD=1 works in review mode only (a cloud sandbox mounts nothing of the host), not DOCKER_SANDBOX_WORKSPACE_MODE=%s", asked)
 	}
-	s.Mode = sbx.ModeReview
+	s.Mode = lifecycle.ModeReview
 	if s.Resources.CPUs != "" || s.Resources.Memory != "" {
 		return errorf("PI_SBX_CLOUD=1: a cloud sandbox's size is PI_SBX_CLOUD_SIZE (%s), not DOCKER_SANDBOX_CPUS/MEMORY", orList(sbx.CloudSizes))
 	}
@@ -309,4 +310,4 @@ func (s Settings) Client(r sbx.Runner) *sbx.Client {
 func (s Settings) VMEnv() []string { return s.Policy.VMEnv(s.Environ) }
 
 // Owners returns the owner records' directory (under StateHome).
-func (s Settings) Owners() (*sbx.Owners, error) { return sbx.NewOwners(s.StateHome) }
+func (s Settings) Owners() (*lifecycle.Owners, error) { return lifecycle.NewOwners(s.StateHome) }

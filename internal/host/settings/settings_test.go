@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
@@ -25,7 +26,7 @@ func TestParse(t *testing.T) {
 		check   func(t *testing.T, s Settings)
 	}{
 		{"defaults", nil, func(t *testing.T, s Settings) {
-			assert.Equal(t, sbx.ModeRW, s.Mode)
+			assert.Equal(t, lifecycle.ModeRW, s.Mode)
 			assert.Equal(t, 24.0, s.GCHours)
 			assert.Equal(t, ToolsAndDeploy, s.ToolMode)
 			assert.Equal(t, "", s.Teardown)
@@ -34,7 +35,7 @@ func TestParse(t *testing.T) {
 		{"pinned", []string{"DOCKER_SANDBOX=mybox", "DOCKER_SANDBOX_TEARDOWN=stop"}, func(t *testing.T, s Settings) {
 			assert.Equal(t, "mybox", s.Sandbox)
 			assert.True(t, s.Pinned())
-			assert.Equal(t, sbx.TeardownStop, s.Teardown)
+			assert.Equal(t, lifecycle.TeardownStop, s.Teardown)
 		}},
 		{"empty is unset", []string{"DOCKER_SANDBOX=", "PI_SBX_MODE=", "DOCKER_SANDBOX_GC_HOURS= "}, func(t *testing.T, s Settings) {
 			assert.False(t, s.Pinned())
@@ -59,12 +60,12 @@ func TestParse(t *testing.T) {
 			assert.Equal(t, []string{"--cpus", "4", "--memory", "8g", "--template", "docker/sandbox-templates:shell"}, s.Resources.Args())
 		}},
 		{"mode", []string{"DOCKER_SANDBOX_WORKSPACE_MODE=Review"}, func(t *testing.T, s Settings) {
-			assert.Equal(t, sbx.ModeReview, s.Mode)
+			assert.Equal(t, lifecycle.ModeReview, s.Mode)
 		}},
-		{"mode alias", []string{"DOCKER_SANDBOX_WORKSPACE_RO=1"}, func(t *testing.T, s Settings) { assert.Equal(t, sbx.ModeRO, s.Mode) }},
-		{"mode alias off", []string{"DOCKER_SANDBOX_WORKSPACE_RO=0"}, func(t *testing.T, s Settings) { assert.Equal(t, sbx.ModeRW, s.Mode) }},
+		{"mode alias", []string{"DOCKER_SANDBOX_WORKSPACE_RO=1"}, func(t *testing.T, s Settings) { assert.Equal(t, lifecycle.ModeRO, s.Mode) }},
+		{"mode alias off", []string{"DOCKER_SANDBOX_WORKSPACE_RO=0"}, func(t *testing.T, s Settings) { assert.Equal(t, lifecycle.ModeRW, s.Mode) }},
 		{"mode and alias agree", []string{"DOCKER_SANDBOX_WORKSPACE_RO=true", "DOCKER_SANDBOX_WORKSPACE_MODE=ro"}, func(t *testing.T, s Settings) {
-			assert.Equal(t, sbx.ModeRO, s.Mode)
+			assert.Equal(t, lifecycle.ModeRO, s.Mode)
 		}},
 		{"gc hours", []string{"DOCKER_SANDBOX_GC_HOURS= 1.5 "}, func(t *testing.T, s Settings) { assert.Equal(t, 1.5, s.GCHours) }},
 		{"gc off", []string{"DOCKER_SANDBOX_GC_HOURS=0"}, func(t *testing.T, s Settings) { assert.Zero(t, s.GCHours) }},
@@ -94,7 +95,7 @@ func TestParse(t *testing.T) {
 		{"reuse pins the project's sandbox", []string{"DOCKER_SANDBOX_REUSE=1"}, func(t *testing.T, s Settings) {
 			p, reused := s.ForProject(ws)
 			assert.True(t, reused)
-			assert.Equal(t, sbx.ProjectName(ws), p.Sandbox)
+			assert.Equal(t, lifecycle.ProjectName(ws), p.Sandbox)
 			assert.False(t, s.Pinned(), "the receiver is unchanged")
 		}},
 		{"a pinned name wins over reuse", []string{"DOCKER_SANDBOX_REUSE=1", "DOCKER_SANDBOX=mine"}, func(t *testing.T, s Settings) {
@@ -106,13 +107,13 @@ func TestParse(t *testing.T) {
 			assert.True(t, s.Cloud)
 			assert.Equal(t, "large", s.CloudSize)
 			assert.Equal(t, 90*time.Second, s.CloudExtend)
-			assert.Equal(t, sbx.ModeReview, s.Mode)
+			assert.Equal(t, lifecycle.ModeReview, s.Mode)
 		}},
 		{"cloud ship: cleaned, relative, once each", []string{"PI_SBX_CLOUD=1", "PI_SBX_CLOUD_SHIP= vendor/ ,./node_modules,,a/../b/c.env,vendor"}, func(t *testing.T, s Settings) {
 			assert.Equal(t, []string{"vendor", "node_modules", "b/c.env"}, s.CloudShip)
 		}},
 		{"cloud with review asked for", []string{"PI_SBX_CLOUD=yes", "DOCKER_SANDBOX_WORKSPACE_MODE=review"}, func(t *testing.T, s Settings) {
-			assert.Equal(t, sbx.ModeReview, s.Mode)
+			assert.Equal(t, lifecycle.ModeReview, s.Mode)
 		}},
 		{"cloud reuse: the project's name without periods", []string{"PI_SBX_CLOUD=1", "DOCKER_SANDBOX_REUSE=1"}, func(t *testing.T, s Settings) {
 			p, _ := s.ForProject("/home/u/site.example.com")

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
@@ -83,7 +84,7 @@ var table = []Var{
 		Meaning: "a session sandbox's fate at exit",
 		set: func(s *Settings, v string) error {
 			switch v {
-			case sbx.TeardownRemove, sbx.TeardownStop, sbx.TeardownNone:
+			case lifecycle.TeardownRemove, lifecycle.TeardownStop, lifecycle.TeardownNone:
 				s.Teardown = v
 				return nil
 			}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/statefile"
 )
@@ -73,7 +74,7 @@ type Store struct{ Dir string }
 
 // NewStore finds the store beside the owner records, under stateHome (settings.StateHome).
 func NewStore(stateHome string) (Store, error) {
-	o, err := sbx.NewOwners(stateHome)
+	o, err := lifecycle.NewOwners(stateHome)
 	if err != nil {
 		return Store{}, fmt.Errorf("review mode: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/lifecycle"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/review"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/settings"
@@ -34,7 +35,7 @@ func OpenWork(st settings.Settings) (*Work, error) {
 func (w *Work) Collect(ctx context.Context, ws string) (review.Changes, error) {
 	name := w.sandbox
 	if name == "" && w.reuse {
-		name = sbx.ProjectName(ws)
+		name = lifecycle.ProjectName(ws)
 	}
 	return Collect(ctx, w.keeper, Options{Workspace: ws, Sandbox: name})
 }

@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // holder starts a process that stands for another user of a sandbox; stop ends it.
@@ -58,7 +60,7 @@ func TestLeasesCountOnlyLiveHolders(t *testing.T) {
 	none, err := (*Leases)(nil).Others("box", 0)
 	assert.NoError(t, err)
 	assert.Empty(t, none)
-	assert.ErrorIs(t, leases.Take("-bad", 1, "", now), ErrBadName)
+	assert.ErrorIs(t, leases.Take("-bad", 1, "", now), sbx.ErrBadName)
 }
 
 // TestCloseLeavesASharedSandboxToTheLastHolder: the session that created the sandbox
@@ -66,7 +68,7 @@ func TestLeasesCountOnlyLiveHolders(t *testing.T) {
 // the next teardown removes it.
 func TestCloseLeavesASharedSandboxToTheLastHolder(t *testing.T) {
 	owners := &Owners{Dir: filepath.Join(t.TempDir(), "owners")}
-	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+	f := &fakeRunner{answer: func(_ context.Context, c sbx.Cmd) (int, string, string) {
 		if c.Args[0] == "ls" {
 			return 0, `{"sandboxes":[]}`, ""
 		}
@@ -74,7 +76,7 @@ func TestCloseLeavesASharedSandboxToTheLastHolder(t *testing.T) {
 	}}
 	open := func() (*Session, *bytes.Buffer) {
 		var progress bytes.Buffer
-		s, err := NewSession(&Client{Bin: "sbx", Runner: f}, SessionOptions{Name: "pi-sbx-77-shared", Owners: owners, Workspace: "/ws", Progress: &progress})
+		s, err := NewSession(&sbx.Client{Bin: "sbx", Runner: f}, SessionOptions{Name: "pi-sbx-77-shared", Owners: owners, Workspace: "/ws", Progress: &progress})
 		require.NoError(t, err)
 		_, err = s.Ensure(context.Background())
 		require.NoError(t, err)
@@ -107,8 +109,8 @@ func TestWatchdogWaitsForLeaseHolders(t *testing.T) {
 	other, stopOther := holder(t)
 	require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
 	require.NoError(t, leases.Take("box-1", other, "shell", time.Now()))
-	c := NewClient(fakeSbx, os.Getenv("PATH"), []string{"PATH=" + os.Getenv("PATH")}, ExecRunner{})
-	w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, "")
+	c := sbx.NewClient(fakeSbx, os.Getenv("PATH"), []string{"PATH=" + os.Getenv("PATH")}, sbx.ExecRunner{})
+	w, err := StartWatchdog(c, owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, "")
 	require.NoError(t, err)
 	defer w.Stop()
 
@@ -126,13 +128,13 @@ func TestGCKeepsALeasedSandbox(t *testing.T) {
 	require.NoError(t, owners.Record("pi-sbx-1-held", deadPID(t), false, "/ws", old))
 	other, _ := holder(t)
 	require.NoError(t, owners.Leases().Take("pi-sbx-1-held", other, "shell", time.Now()))
-	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+	f := &fakeRunner{answer: func(_ context.Context, c sbx.Cmd) (int, string, string) {
 		if c.Args[0] == "ls" {
 			return 0, `{"sandboxes":[{"name":"pi-sbx-1-held","status":"stopped"}]}`, ""
 		}
 		return 0, "", ""
 	}}
-	entries, err := (&Client{Bin: "sbx", Runner: f}).GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour})
+	entries, err := GC(context.Background(), &sbx.Client{Bin: "sbx", Runner: f}, owners, GCOptions{MaxAge: 24 * time.Hour})
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	assert.Equal(t, GCKept, entries[0].Verdict)
@@ -167,10 +169,10 @@ func TestGCPrunesOldLeaseLocks(t *testing.T) {
 	gone, listed, held, recent := lock("pi-sbx-1-gone", old), lock("pi-sbx-2-listed", old), lock("pi-sbx-3-held", old), lock("pi-sbx-4-recent", time.Now())
 	other, _ := holder(t)
 	require.NoError(t, leases.Take("pi-sbx-3-held", other, "shell", time.Now()))
-	f := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+	f := &fakeRunner{answer: func(_ context.Context, c sbx.Cmd) (int, string, string) {
 		return 0, `{"sandboxes":[{"name":"pi-sbx-2-listed","status":"running"}]}`, ""
 	}}
-	_, err := (&Client{Bin: "sbx", Runner: f}).GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour})
+	_, err := GC(context.Background(), &sbx.Client{Bin: "sbx", Runner: f}, owners, GCOptions{MaxAge: 24 * time.Hour})
 	require.NoError(t, err)
 	assert.NoFileExists(t, gone)
 	for _, p := range []string{listed, held, recent} {
@@ -210,8 +212,8 @@ func TestWatchdogDecidesUnderTheLeaseLock(t *testing.T) {
 			leases := &Leases{Dir: filepath.Join(dir, "leases")}
 			owner, stopOwner := holder(t)
 			require.NoError(t, leases.Take("box-1", owner, "serve", time.Now()))
-			c := NewClient(fakeSbx, bin, []string{"PATH=" + bin}, ExecRunner{})
-			w, err := c.StartWatchdog(owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, tc.locker)
+			c := sbx.NewClient(fakeSbx, bin, []string{"PATH=" + bin}, sbx.ExecRunner{})
+			w, err := StartWatchdog(c, owner, "box-1", TeardownRemove, 10*time.Millisecond, leases, tc.locker)
 			require.NoError(t, err)
 			defer w.Stop()
 			removed := func() bool { b, _ := os.ReadFile(record); return string(b) == "rm --force box-1\n" }

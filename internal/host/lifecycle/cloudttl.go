@@ -1,9 +1,11 @@
-package sbx
+package lifecycle
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // A cloud sandbox lives for its time to live (CloudTTL at creation) and then stops
@@ -67,7 +69,7 @@ func (s *Session) startTTL(ctx context.Context, born time.Time) {
 		every = DefaultTTLEvery
 	}
 	s.mu.Lock()
-	s.cloudLife = CloudLife{Expires: born.Add(CloudTTL), Cap: born.Add(CloudMaxLife)}
+	s.cloudLife = CloudLife{Expires: born.Add(sbx.CloudTTL), Cap: born.Add(sbx.CloudMaxLife)}
 	s.mu.Unlock()
 	go func() {
 		t := time.NewTicker(every)

@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // deadPID returns the pid of a process that has exited (and been reaped).
@@ -43,14 +45,14 @@ func TestGCRemovesOnlyWhatItShould(t *testing.T) {
 		`{"name":"pi-sbx-7-odd","status":"paused"},{"name":"other-box","status":"stopped"},` +
 		`{"name":"pi-sbx-8-norecord","status":"stopped"}]}`
 	for _, dry := range []bool{true, false} {
-		r := &fakeRunner{answer: func(_ context.Context, c Cmd) (int, string, string) {
+		r := &fakeRunner{answer: func(_ context.Context, c sbx.Cmd) (int, string, string) {
 			if c.Args[0] == "ls" {
 				return 0, ls, ""
 			}
 			return 0, "", ""
 		}}
-		c := &Client{Bin: "sbx", Runner: r}
-		entries, err := c.GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, DryRun: dry, Keep: []string{"pi-sbx-6-current"}, Now: now})
+		c := &sbx.Client{Bin: "sbx", Runner: r}
+		entries, err := GC(context.Background(), c, owners, GCOptions{MaxAge: 24 * time.Hour, DryRun: dry, Keep: []string{"pi-sbx-6-current"}, Now: now})
 		require.NoError(t, err)
 		verdicts := map[string]string{}
 		for _, e := range entries {
@@ -94,8 +96,8 @@ func TestGCForgetsRecordsOfVanishedSandboxes(t *testing.T) {
 	require.NoError(t, owners.Record("pi-sbx-gone-old", deadPID(t), false, "/ws", now.Add(-48*time.Hour)))
 	require.NoError(t, owners.Record("pi-sbx-gone-young", deadPID(t), false, "/ws", now.Add(-time.Hour)))
 	require.NoError(t, owners.Record("pi-sbx-alive-old", os.Getpid(), false, "/ws", now.Add(-48*time.Hour)))
-	r := &fakeRunner{answer: func(context.Context, Cmd) (int, string, string) { return 0, `{"sandboxes":[]}`, "" }}
-	_, err := (&Client{Bin: "sbx", Runner: r}).GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, Now: now})
+	r := &fakeRunner{answer: func(context.Context, sbx.Cmd) (int, string, string) { return 0, `{"sandboxes":[]}`, "" }}
+	_, err := GC(context.Background(), &sbx.Client{Bin: "sbx", Runner: r}, owners, GCOptions{MaxAge: 24 * time.Hour, Now: now})
 	require.NoError(t, err)
 	_, err = owners.Read("pi-sbx-gone-old")
 	assert.ErrorIs(t, err, os.ErrNotExist)
@@ -132,7 +134,7 @@ func TestNewOwners(t *testing.T) {
 	_, err = NewOwners("")
 	assert.ErrorContains(t, err, "HOME (or XDG_STATE_HOME)")
 	_, err = (&Owners{Dir: t.TempDir()}).Read("../etc")
-	assert.ErrorIs(t, err, ErrBadName)
+	assert.ErrorIs(t, err, sbx.ErrBadName)
 }
 
 // With Cloud, a sweep lists the cloud side too and removes a collectable cloud sandbox
@@ -143,7 +145,7 @@ func TestGCSweepsTheCloudToo(t *testing.T) {
 	old := now.Add(-48 * time.Hour)
 	require.NoError(t, owners.Record("pi-sbx-1-cloud", deadPID(t), false, "/ws", old))
 	require.NoError(t, owners.Record("pi-sbx-2-cloudrun", deadPID(t), false, "/ws", old))
-	r := &fakeRunner{version: "0.55.0", answer: func(_ context.Context, c Cmd) (int, string, string) {
+	r := &fakeRunner{version: "0.55.0", answer: func(_ context.Context, c sbx.Cmd) (int, string, string) {
 		argv := strings.Join(c.Args, " ")
 		switch {
 		case strings.Contains(argv, "--cloud") && strings.Contains(argv, " ls"):
@@ -153,13 +155,13 @@ func TestGCSweepsTheCloudToo(t *testing.T) {
 		}
 		return 0, "", ""
 	}}
-	c := &Client{Bin: "sbx", Runner: r}
+	c := &sbx.Client{Bin: "sbx", Runner: r}
 
-	_, err := c.GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, Now: now, DryRun: true})
+	_, err := GC(context.Background(), c, owners, GCOptions{MaxAge: 24 * time.Hour, Now: now, DryRun: true})
 	require.NoError(t, err)
 	assert.NotContains(t, strings.Join(r.argvs(), "\n"), "--cloud", "without Cloud the cloud is never asked")
 
-	entries, err := c.GC(context.Background(), owners, GCOptions{MaxAge: 24 * time.Hour, Now: now, Cloud: true})
+	entries, err := GC(context.Background(), c, owners, GCOptions{MaxAge: 24 * time.Hour, Now: now, Cloud: true})
 	require.NoError(t, err)
 	require.Len(t, entries, 2)
 	assert.Equal(t, GCRemoved, entries[0].Verdict, entries)

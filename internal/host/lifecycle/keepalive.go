@@ -1,8 +1,10 @@
-package sbx
+package lifecycle
 
 import (
 	"os"
 	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // Real sbx stops a local sandbox about 30 s after its last session ends (SBX#452), and a
@@ -52,7 +54,7 @@ func (s *Session) holdOpenLocked() {
 	if err != nil {
 		return
 	}
-	started, err := s.Client.StartExec(s.lifeLocked(), s.Name, keepAliveCommand, ExecOpts{Interactive: true, Stdin: r, Workdir: "/"})
+	started, err := s.Client.StartExec(s.lifeLocked(), s.Name, keepAliveCommand, sbx.ExecOpts{Interactive: true, Stdin: r, Workdir: "/"})
 	r.Close()
 	k := &keepAlive{stdin: w, done: make(chan struct{}), started: time.Now()}
 	if err != nil {

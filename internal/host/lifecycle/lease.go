@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/filelock"
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/statefile"
 )
 
@@ -50,7 +51,7 @@ func (o *Owners) Leases() *Leases {
 const leaseSuffix = ".lease"
 
 func (l *Leases) sandboxDir(name string) (string, error) {
-	if err := ValidateName(name); err != nil {
+	if err := sbx.ValidateName(name); err != nil {
 		return "", err
 	}
 	return filepath.Join(l.Dir, name), nil
@@ -63,7 +64,7 @@ func (l *Leases) lockPath(name string) string { return filepath.Join(l.Dir, name
 // processes: a joiner's lease is either seen by the teardown or taken after it. The
 // kernel releases the lock when its holder dies; waiting for it ends with ctx.
 func (l *Leases) Lock(ctx context.Context, name string) (unlock func(), err error) {
-	if err := ValidateName(name); err != nil {
+	if err := sbx.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
@@ -170,7 +171,7 @@ func (l *Leases) prune(listed map[string]bool, now time.Time, maxAge time.Durati
 	}
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".lock")
-		if !ok || listed[name] || ValidateName(name) != nil {
+		if !ok || listed[name] || sbx.ValidateName(name) != nil {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(l.Dir, name)); err == nil {

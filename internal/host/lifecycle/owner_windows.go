@@ -1,6 +1,6 @@
 //go:build windows
 
-package sbx
+package lifecycle
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // GCOptions bound a sweep.
@@ -41,21 +43,21 @@ type GCEntry struct {
 // SessionPrefix starts the names of per-session sandboxes, the only ones GC considers.
 const SessionPrefix = "pi-sbx-"
 
-// GC removes pi-sbx-* sandboxes that sbx lists as stopped, that are not kept, whose owner
+// GC removes, through c (and its cloud side when o.Cloud), the pi-sbx-* sandboxes that sbx lists as stopped, that are not kept, whose owner
 // record exists, is not pinned and proves the owner gone, and that are older than
 // MaxAge. Everything else — running, unknown states, foreign names, no record — is kept.
 // It uses `sbx ls --json` and the project's owner records only.
-func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry, error) {
+func GC(ctx context.Context, c *sbx.Client, owners *Owners, o GCOptions) ([]GCEntry, error) {
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	sides := []*Client{c}
+	sides := []*sbx.Client{c}
 	if o.Cloud && !c.Cloud {
 		sides = append(sides, c.InCloud())
 	}
 	var out []GCEntry
-	var listed []Sandbox // every side's: an owner record is forgotten only when no side lists it
+	var listed []sbx.Sandbox // every side's: an owner record is forgotten only when no side lists it
 	for _, side := range sides {
 		list, err := side.Ls(ctx)
 		if err != nil {
@@ -67,7 +69,7 @@ func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry
 		}
 		listed = append(listed, list...)
 		for _, s := range list {
-			out = append(out, side.sweep(ctx, s, owners, o, now))
+			out = append(out, sweep(ctx, side, s, owners, o, now))
 		}
 	}
 	if !o.DryRun && owners != nil {
@@ -77,9 +79,9 @@ func (c *Client) GC(ctx context.Context, owners *Owners, o GCOptions) ([]GCEntry
 }
 
 // sweep is the verdict on one sandbox of c's side, carried out.
-func (c *Client) sweep(ctx context.Context, s Sandbox, owners *Owners, o GCOptions, now time.Time) GCEntry {
+func sweep(ctx context.Context, c *sbx.Client, s sbx.Sandbox, owners *Owners, o GCOptions, now time.Time) GCEntry {
 	e := GCEntry{Name: s.Name, Status: s.Status, Verdict: GCKept}
-	e.Reason = c.gcReason(s, owners, o, now)
+	e.Reason = gcReason(c, s, owners, o, now)
 	if e.Reason == "" && !o.DryRun && o.Save != nil {
 		if err := o.Save(ctx, s.Name); err != nil && !o.Force {
 			e.Reason = "its work is kept: " + err.Error()
@@ -91,7 +93,7 @@ func (c *Client) sweep(ctx context.Context, s Sandbox, owners *Owners, o GCOptio
 	}
 	if o.DryRun {
 		e.Verdict, e.Reason = GCWouldRemove, "stopped, owner gone, old enough"
-	} else if err := c.Rm(ctx, s.Name); err != nil && !errors.Is(err, ErrMissing) {
+	} else if err := c.Rm(ctx, s.Name); err != nil && !errors.Is(err, sbx.ErrMissing) {
 		e.Verdict, e.Reason = GCFailed, err.Error()
 	} else {
 		e.Verdict, e.Reason = GCRemoved, "stopped, owner gone, old enough"
@@ -105,7 +107,7 @@ func (c *Client) sweep(ctx context.Context, s Sandbox, owners *Owners, o GCOptio
 // prune forgets the records of sandboxes sbx no longer lists whose owner is gone and
 // that are older than maxAge (the sandbox went with its session's teardown, or by hand),
 // and their old lease locks. Forgetting only ever makes GC keep more.
-func (o *Owners) prune(list []Sandbox, now time.Time, maxAge time.Duration) {
+func (o *Owners) prune(list []sbx.Sandbox, now time.Time, maxAge time.Duration) {
 	listed := map[string]bool{}
 	for _, s := range list {
 		listed[s.Name] = true
@@ -117,7 +119,7 @@ func (o *Owners) prune(list []Sandbox, now time.Time, maxAge time.Duration) {
 	}
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || listed[name] || ValidateName(name) != nil {
+		if !ok || listed[name] || sbx.ValidateName(name) != nil {
 			continue
 		}
 		rec, err := o.Read(name)
@@ -131,7 +133,7 @@ func (o *Owners) prune(list []Sandbox, now time.Time, maxAge time.Duration) {
 }
 
 // gcReason returns why s is kept, or "" when it may be collected.
-func (c *Client) gcReason(s Sandbox, owners *Owners, o GCOptions, now time.Time) string {
+func gcReason(c *sbx.Client, s sbx.Sandbox, owners *Owners, o GCOptions, now time.Time) string {
 	if !strings.HasPrefix(s.Name, SessionPrefix) {
 		return "not a pi-sbx sandbox"
 	}

@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 // Workspace modes (DOCKER_SANDBOX_WORKSPACE_MODE).
 const (

@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 // Lost tells the session that its sandbox is gone although it was made (removed from
 // outside: `sbx rm`, a cleanup): the next Ensure creates it again under the same name,

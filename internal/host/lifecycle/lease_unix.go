@@ -1,6 +1,6 @@
 //go:build unix
 
-package sbx
+package lifecycle
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 // The parts of Windows' process liveness (owner_windows.go) that are plain arithmetic,
 // here so that they are tested on every host.

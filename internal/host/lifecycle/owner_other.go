@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package sbx
+package lifecycle
 
 // On hosts with neither kill(2) nor OpenProcess liveness is unknown: GC then keeps every
 // sandbox, and a lease always counts.

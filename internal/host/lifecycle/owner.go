@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/statefile"
 )
 
@@ -37,7 +38,7 @@ func NewOwners(stateHome string) (*Owners, error) {
 }
 
 func (o *Owners) path(name string) (string, error) {
-	if err := ValidateName(name); err != nil {
+	if err := sbx.ValidateName(name); err != nil {
 		return "", err
 	}
 	return filepath.Join(o.Dir, name+".json"), nil

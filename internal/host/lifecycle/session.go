@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"context"
@@ -7,9 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // Teardown modes (DOCKER_SANDBOX_TEARDOWN).
@@ -61,9 +62,9 @@ type SessionOptions struct {
 	// HostFiles are the host files the session executes or installs into the VM. A
 	// sandbox that already exists is refused if it mounts any of them (its mounts may
 	// be more than this session's workspace); see CheckHostFiles.
-	HostFiles []HostFile
+	HostFiles []sbx.HostFile
 	// Resources are the create options (DOCKER_SANDBOX_CPUS/MEMORY/TEMPLATE).
-	Resources Resources
+	Resources sbx.Resources
 	// Owners keeps the owner record of a sandbox this session creates (for GC); nil:
 	// none is kept.
 	Owners *Owners
@@ -75,7 +76,7 @@ type SessionOptions struct {
 	Role string
 	// Cloud are a cloud sandbox's create options (with a Client whose Cloud is set: the
 	// sandbox mounts nothing, and Started ships the workspace in).
-	Cloud CloudOpts
+	Cloud sbx.CloudOpts
 	// TTLEvery is how often a cloud sandbox's time to live is extended while the session
 	// is open (DefaultTTLEvery when zero; see cloudttl.go).
 	TTLEvery time.Duration
@@ -86,7 +87,7 @@ type SessionOptions struct {
 // down on orderly shutdown if this session created it. Its options are fixed once
 // NewSession returns it.
 type Session struct {
-	Client *Client
+	Client *sbx.Client
 	SessionOptions
 
 	mu        sync.Mutex
@@ -95,7 +96,7 @@ type Session struct {
 	closed    bool
 	removed   bool        // removed on purpose (Removed): never made again
 	inflight  *ensureCall // the one creation under way, shared by every waiting caller
-	watchdog  *Watchdog
+	watchdog  *sbx.Watchdog
 	keep      *keepAlive
 	cloudLife CloudLife // a cloud sandbox's time (cloudttl.go)
 	// life bounds the session's own work (creation): it is not any one call's, so a
@@ -112,9 +113,9 @@ type ensureCall struct {
 
 // NewSession checks o and returns the session it describes: without a Name, a session
 // name made from o.Owner; a pinned sandbox is never removed.
-func NewSession(c *Client, o SessionOptions) (*Session, error) {
+func NewSession(c *sbx.Client, o SessionOptions) (*Session, error) {
 	if o.Pinned {
-		if err := ValidateName(o.Name); err != nil {
+		if err := sbx.ValidateName(o.Name); err != nil {
 			return nil, fmt.Errorf("DOCKER_SANDBOX: %w", err)
 		}
 	} else if o.Name == "" {
@@ -213,7 +214,7 @@ func (s *Session) runEnsure(ctx context.Context, c *ensureCall) {
 
 func (s *Session) ensure(ctx context.Context) error {
 	if err := s.Client.CheckVersion(ctx); err != nil {
-		if errors.Is(err, ErrTooOld) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrSignedOut) {
+		if errors.Is(err, sbx.ErrTooOld) || errors.Is(err, sbx.ErrNotFound) || errors.Is(err, sbx.ErrSignedOut) {
 			return err
 		}
 		// An sbx whose version answer we cannot read may still work: the calls say.
@@ -229,7 +230,7 @@ func (s *Session) ensure(ctx context.Context) error {
 	existing, err := s.Client.Lookup(ctx, s.Name)
 	switch {
 	case err == nil:
-		if err := CheckHostFiles(s.HostFiles, existing.Mounts()); err != nil {
+		if err := sbx.CheckHostFiles(s.HostFiles, existing.Mounts()); err != nil {
 			return fmt.Errorf("sandbox %s: %w", s.Name, err)
 		}
 		if err := s.started(ctx, false); err != nil {
@@ -239,7 +240,7 @@ func (s *Session) ensure(ctx context.Context) error {
 			s.startTTL(ctx, time.Now()) // its creation is not known: sbx says when it refuses
 		}
 		return nil
-	case !errors.Is(err, ErrMissing):
+	case !errors.Is(err, sbx.ErrMissing):
 		return fmt.Errorf("looking up sandbox %s: %w", s.Name, err)
 	}
 	workspaces, err := s.workspaces()
@@ -255,7 +256,7 @@ func (s *Session) ensure(ctx context.Context) error {
 	if arm {
 		// Armed before create: even a kill -9 of this process during the create must not
 		// leave the sandbox running.
-		w, err := s.Client.StartWatchdog(s.Owner, s.Name, s.watchdogMode(), 0, s.Owners.Leases(), s.Locker)
+		w, err := StartWatchdog(s.Client, s.Owner, s.Name, s.watchdogMode(), 0, s.Owners.Leases(), s.Locker)
 		if err != nil {
 			s.logf("pi-sbx-backend: %v (the sandbox is torn down on orderly shutdown only)\n", err)
 		}
@@ -276,10 +277,10 @@ func (s *Session) ensure(ctx context.Context) error {
 	}
 	s.logf("pi-sbx-backend: creating %ssandbox %s for %s (this takes a while the first time)…\n", where, s.Name, s.Workspace)
 	start := time.Now()
-	if err := s.Client.Create(ctx, s.Name, CreateOpts{Workspaces: workspaces, Clone: s.Clone, Resources: s.Resources, Cloud: s.Cloud, Progress: s.Progress}); err != nil {
-		if errors.Is(err, ErrQuota) {
+	if err := s.Client.Create(ctx, s.Name, sbx.CreateOpts{Workspaces: workspaces, Clone: s.Clone, Resources: s.Resources, Cloud: s.Cloud, Progress: s.Progress}); err != nil {
+		if errors.Is(err, sbx.ErrQuota) {
 			// One line, what to do: sbx's own words add nothing to it.
-			return fmt.Errorf("creating cloud sandbox %s: %w", s.Name, ErrQuota)
+			return fmt.Errorf("creating cloud sandbox %s: %w", s.Name, sbx.ErrQuota)
 		}
 		return fmt.Errorf("creating %ssandbox %s: %w", where, s.Name, err)
 	}
@@ -384,7 +385,7 @@ func (s *Session) Close(ctx context.Context) error {
 		} else {
 			err = s.Client.Rm(ctx, s.Name)
 		}
-		if err == nil || errors.Is(err, ErrMissing) {
+		if err == nil || errors.Is(err, sbx.ErrMissing) {
 			if w != nil {
 				// Done here: it must not tear down again when this process exits.
 				if err := w.Stop(); err != nil {
@@ -480,21 +481,17 @@ func pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Mounts returns the host directories sbx lists for the sandbox (without :ro).
-func (b Sandbox) Mounts() []string {
-	var mounts []string
-	for _, w := range b.Workspaces {
-		mounts = append(mounts, trimMode(w))
-	}
-	return mounts
-}
-
-// trimMode drops a workspace's :ro/:readonly (or :rw) suffix, as sbx lists them.
-func trimMode(ws string) string {
-	for _, suffix := range []string{":ro", ":readonly", ":rw"} {
-		if strings.HasSuffix(ws, suffix) {
-			return strings.TrimSuffix(ws, suffix)
+// Mounts returns the host directories the session's sandbox mounts, all of which its
+// code can write: the workspace, and in read-only mode the scratch primary too. The
+// project mounted `:ro` counts as well: sbx has had a way to remount it read/write from
+// inside (SBX#556), and the sandbox user has sudo, so read-only is not trusted to keep
+// the host's executables safe.
+func (s *SessionOptions) Mounts() []string {
+	mounts := []string{s.Workspace}
+	if s.ReadOnly {
+		if dir, err := s.scratch(); err == nil {
+			mounts = append(mounts, dir)
 		}
 	}
-	return ws
+	return mounts
 }

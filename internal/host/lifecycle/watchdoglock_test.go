@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"os"
@@ -6,12 +6,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pi-sbx/pi-sbx-backend/internal/host/sbx"
 )
 
 // TestMain lets this test binary stand in for pi-sbx-backend as the watchdog's locker:
 // run as `TESTBINARY watchdog-lock FD`, it does what that subcommand does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == WatchdogLockCommand {
+	if len(os.Args) > 1 && os.Args[1] == sbx.WatchdogLockCommand {
 		if err := RunWatchdogLock(os.Args[2:]); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sbx
+package lifecycle
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package sbx
+package lifecycle
 
 import (
 	"crypto/sha256"
