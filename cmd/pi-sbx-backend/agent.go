@@ -59,7 +59,7 @@ func runAgent(ctx context.Context, std stdio, cwd, logLevel string) error {
 	caller := &mcpserver.Local{Registry: reg, Cwd: dir, Vars: piVars(os.Environ())}
 	var routes []mcpserver.Route
 	for _, im := range reg.Impls() {
-		routes = append(routes, mcpserver.Route{Tool: im.Tool, Caller: caller, Unlisted: im.Unlisted})
+		routes = append(routes, mcpserver.Route{Tool: im.Tool, Caller: caller, Unlisted: im.Unlisted, StandIns: true})
 	}
 	// Its input is serve's, which validated every line it forwards.
 	srv, err := mcpserver.NewServer(routes, mcpserver.Options{Name: "pi-sbx-backend-agent", Version: version, Logger: logger, ValidatedInput: true})

@@ -104,11 +104,12 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		Cwd:       sess.Cwd,
 	}
 	var caller mcpserver.Caller
+	var splicing *agentlink.Channel // its routes take stand-ins (mcpserver.Route.StandIns)
 	closeCaller := func() error { return nil }
 	switch *transport {
 	case "persistent":
 		ch := &agentlink.Channel{Target: target, Version: version, Logger: logger, Stderr: std.err}
-		caller, closeCaller = ch, ch.Close
+		caller, splicing, closeCaller = ch, ch, ch.Close
 	case "per-call":
 		caller = &agentlink.PerCall{Target: target}
 	default:
@@ -126,6 +127,7 @@ func runServe(ctx context.Context, std stdio, o serveOptions) error {
 		return err
 	}
 	routes = append(routes, x.routes(caller)...)
+	routes = takingStandIns(routes, splicing)
 	routes = append(routes, session.ReviewRoute(sessionWork(openKeptWork, st, sess.Workspace, sess.Name), st.Environ))
 	// In review mode, the journal: a checkpoint of the workspace after every call that can
 	// change it (pi-sbx-backend review --calls, undo; serve's pi_sbx_calls, pi_sbx_undo).
@@ -217,4 +219,16 @@ func absDir(dir string) (string, error) {
 		return "", fmt.Errorf("resolving %s: %w", dir, err)
 	}
 	return abs, nil
+}
+
+// takingStandIns marks the routes whose caller is splicing (the agent channel, which
+// splices the strings the relay route set aside back in as it writes the request) as
+// taking stand-ins; nil marks none. Callers are compared before anything wraps them.
+func takingStandIns(routes []mcpserver.Route, splicing *agentlink.Channel) []mcpserver.Route {
+	for i := range routes {
+		// An interface holding a *Channel compares by pointer (and a caller of another
+		// type is never equal, whether or not its type is comparable).
+		routes[i].StandIns = splicing != nil && routes[i].Caller == mcpserver.Caller(splicing)
+	}
+	return routes
 }

@@ -111,12 +111,10 @@ var ErrAgentDied = errors.New("the sandbox agent stopped during the call")
 // errNoAnswer: starting the agent timed out, sbx (or the VM behind it) not answering.
 var errNoAnswer = errors.New("no answer from the sandbox")
 
-// TakesStandIns implements mcpserver.Caller: the channel's client splices the large
-// strings back into the request as it writes it.
-func (ch *Channel) TakesStandIns() bool { return true }
-
 // CallTool implements mcpserver.Caller: the agent's answer, checked and cleaned by
-// mcpserver.CleanResult, without the agent's own metadata.
+// mcpserver.CleanResult, without the agent's own metadata. Its routes may take
+// stand-ins (mcpserver.Route.StandIns): the channel's client splices the large strings
+// back into the request as it writes it.
 func (ch *Channel) CallTool(ctx context.Context, call mcpserver.Call) (json.RawMessage, error) {
 	raw, err := ch.callOnce(ctx, call)
 	if errors.Is(err, errOutputEnded) && rerunnable(call.Name) && ctx.Err() == nil {

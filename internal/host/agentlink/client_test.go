@@ -29,7 +29,7 @@ import (
 // dialServe connects a Client to Serve of pi's tools in dir, over pipes.
 func dialServe(t *testing.T, dir string, o ClientOptions) *Client {
 	t.Helper()
-	srv, err := mcpserver.NewServer(mcpserver.Routes(tools.Pi(), &mcpserver.Local{Registry: vmagent.Default(), Cwd: dir}), mcpserver.Options{Name: "agent", Version: "v0"})
+	srv, err := mcpserver.NewServer((&mcpserver.Local{Registry: vmagent.Default(), Cwd: dir}).Routes(tools.Pi()), mcpserver.Options{Name: "agent", Version: "v0"})
 	require.NoError(t, err)
 	cin, sout := io.Pipe()
 	sin, cout := io.Pipe()

@@ -183,7 +183,7 @@ func (l *localSbx) agent(ctx context.Context, c sbx.Cmd, argv, env []string) (sb
 	l.started++
 	l.mu.Unlock()
 	go func() {
-		srv, err := mcpserver.NewServer(mcpserver.Routes(tools.Pi(), &mcpserver.Local{Registry: vmagent.Default(), Cwd: cwd, Vars: env}), mcpserver.Options{})
+		srv, err := mcpserver.NewServer((&mcpserver.Local{Registry: vmagent.Default(), Cwd: cwd, Vars: env}).Routes(tools.Pi()), mcpserver.Options{})
 		if err != nil {
 			panic(err)
 		}

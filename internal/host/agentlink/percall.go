@@ -22,11 +22,8 @@ type PerCall struct {
 	Target
 }
 
-// TakesStandIns implements mcpserver.Caller: the arguments go to the agent whole, on
-// stdin.
-func (p *PerCall) TakesStandIns() bool { return false }
-
-// CallTool implements mcpserver.Caller.
+// CallTool implements mcpserver.Caller. The arguments go to the agent whole, on stdin:
+// its routes take no stand-ins.
 func (p *PerCall) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMessage, error) {
 	res, err := p.callOnce(ctx, c)
 	switch {

@@ -47,8 +47,6 @@ type answer struct {
 	block bool
 }
 
-func (a answer) TakesStandIns() bool { return false }
-
 func (a answer) CallTool(ctx context.Context, _ mcpserver.Call) (json.RawMessage, error) {
 	if a.block {
 		<-ctx.Done()

@@ -20,7 +20,6 @@ type fixed string
 func (f fixed) CallTool(context.Context, mcpserver.Call) (json.RawMessage, error) {
 	return json.RawMessage(f), nil
 }
-func (fixed) TakesStandIns() bool { return false }
 
 // TestExplain: the line is appended to a command's result only when the call looks like
 // it met the network and failed and the log has a denial since the call began; it names

@@ -30,8 +30,6 @@ type journalAgent struct {
 
 func hexID(s string) string { return fmt.Sprintf("%040x", []byte(s))[:40] }
 
-func (f *journalAgent) TakesStandIns() bool { return false }
-
 func (f *journalAgent) CallTool(_ context.Context, c mcpserver.Call) (json.RawMessage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -220,8 +220,6 @@ func TestServerCancelKillsCommand(t *testing.T) {
 // failing is a Caller whose sandbox is gone.
 type failing struct{ err error }
 
-func (failing) TakesStandIns() bool { return false }
-
 func (f failing) CallTool(context.Context, Call) (json.RawMessage, error) {
 	return nil, f.err
 }

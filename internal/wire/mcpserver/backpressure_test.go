@@ -92,8 +92,6 @@ type bigRaw struct {
 	ran   atomic.Int64
 }
 
-func (b *bigRaw) TakesStandIns() bool { return true }
-
 func (b *bigRaw) CallTool(context.Context, Call) (json.RawMessage, error) {
 	b.ran.Add(1)
 	return b.reply, nil

@@ -210,8 +210,6 @@ func TestServeDoesNotAnswerCancelledCalls(t *testing.T) {
 // blocking is a Caller that runs until its call is cancelled, as the agent channel does.
 type blocking struct{ started chan struct{} }
 
-func (blocking) TakesStandIns() bool { return false }
-
 func (b blocking) CallTool(ctx context.Context, _ Call) (json.RawMessage, error) {
 	close(b.started)
 	<-ctx.Done()
@@ -320,8 +318,6 @@ func TestEncodeMessageMatchesSDK(t *testing.T) {
 // recording is a Caller that takes no stand-ins: it must get the arguments whole.
 type recording struct{ got chan json.RawMessage }
 
-func (recording) TakesStandIns() bool { return false }
-
 func (r recording) CallTool(_ context.Context, c Call) (json.RawMessage, error) {
 	r.got <- c.Args
 	return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
@@ -420,20 +416,20 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	}
 }
 
-// takingRecording is a recording Caller that takes stand-ins, as the agent channel
-// does.
-type takingRecording struct{ recording }
-
-func (takingRecording) TakesStandIns() bool { return true }
-
 // TestServeSetsAsideFromMinSize: every string of jsonwire.MinSize or more is set aside, not
 // only those of requests large enough to count against the in-flight budget — a 100 KB
 // write decoded whole three times over cost 8 ms a call.
 func TestServeSetsAsideFromMinSize(t *testing.T) {
 	for _, size := range []int{jsonwire.MinSize + 10, 100 << 10, bigLine + 10} {
 		lit, _ := json.Marshal(strings.Repeat("x", size))
-		rec := takingRecording{recording{make(chan json.RawMessage, 1)}}
-		serveAfterInit(t, newServer(t, rec, Options{}), `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write","arguments":{"path":"x","content":`+string(lit)+`}}}`+"\n")
+		rec := recording{make(chan json.RawMessage, 1)}
+		routes := Routes(tools.Pi(), rec)
+		for i := range routes {
+			routes[i].StandIns = true // as the agent channel's routes
+		}
+		srv, err := NewServer(routes, Options{})
+		require.NoError(t, err)
+		serveAfterInit(t, srv, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write","arguments":{"path":"x","content":`+string(lit)+`}}}`+"\n")
 		got := <-rec.got
 		assert.Less(t, len(got), 1024, "%d bytes: the caller sees a stand-in, not the value", size)
 	}
@@ -442,8 +438,6 @@ func TestServeSetsAsideFromMinSize(t *testing.T) {
 // refusing is a Caller whose calls are refused as usage errors that crossed a process
 // boundary already worded (the agent's invalid-params answer, relayed by the channel).
 type refusing struct{}
-
-func (refusing) TakesStandIns() bool { return false }
 
 func (refusing) CallTool(context.Context, Call) (json.RawMessage, error) {
 	return nil, tools.UsageError("read: path must be good")
@@ -607,8 +601,6 @@ func TestDuplicateIDIsAnsweredWithIt(t *testing.T) {
 
 // who records the client and call id of every call it gets.
 type who struct{ got chan Call }
-
-func (who) TakesStandIns() bool { return false }
 
 func (w who) CallTool(_ context.Context, c Call) (json.RawMessage, error) {
 	w.got <- c

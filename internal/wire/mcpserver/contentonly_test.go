@@ -26,8 +26,6 @@ const detailedJSON = `{"_meta":{"pi-sbx/x":1},"content":[{"type":"text","text":"
 // detailedRaw gives the same result as the JSON it wrote.
 type detailedRaw struct{}
 
-func (detailedRaw) TakesStandIns() bool { return false }
-
 func (detailedRaw) CallTool(context.Context, Call) (json.RawMessage, error) {
 	return json.RawMessage(detailedJSON), nil
 }

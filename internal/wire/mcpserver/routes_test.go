@@ -18,8 +18,6 @@ type named struct {
 	args []string
 }
 
-func (n *named) TakesStandIns() bool { return false }
-
 func (n *named) CallTool(_ context.Context, c Call) (json.RawMessage, error) {
 	n.args = append(n.args, string(c.Args))
 	return json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: n.who + ":" + c.Name}}})
@@ -89,7 +87,11 @@ func TestNewServerRejectsBadRoutes(t *testing.T) {
 // newServer serves pi's seven tools, every one through caller.
 func newServer(t testing.TB, caller Caller, o Options) *Server {
 	t.Helper()
-	srv, err := NewServer(Routes(tools.Pi(), caller), o)
+	routes := Routes(tools.Pi(), caller)
+	if l, ok := caller.(*Local); ok {
+		routes = l.Routes(tools.Pi()) // as the agent's
+	}
+	srv, err := NewServer(routes, o)
 	require.NoError(t, err)
 	return srv
 }

@@ -43,8 +43,8 @@ type Call struct {
 	// Progress receives the call's streamed output; nil when the client asked for none.
 	Progress Progress
 	// StandIns holds the large strings of Args that the relay route set aside (jsonwire
-	// stand-ins); only a caller that TakesStandIns is given such arguments, everyone
-	// else gets them whole and a nil store.
+	// stand-ins); only the caller of a route with StandIns set is given such arguments,
+	// every other gets them whole and a nil store.
 	StandIns *jsonwire.Store
 }
 
@@ -58,11 +58,6 @@ type Call struct {
 // invalid-params errors.
 type Caller interface {
 	CallTool(ctx context.Context, c Call) (json.RawMessage, error)
-	// TakesStandIns reports whether the caller takes arguments whose large strings are
-	// stand-ins, because it splices them back (the agent channel, when it writes the
-	// request) or resolves them (Local, when a tool decodes its arguments) with
-	// Call.StandIns. Any other caller gets the arguments whole.
-	TakesStandIns() bool
 }
 
 // Typed is a Caller for the callers that build the SDK's result types (the host's own
@@ -82,9 +77,6 @@ func (f Typed) CallTool(ctx context.Context, c Call) (json.RawMessage, error) {
 	return json.Marshal(res)
 }
 
-// TakesStandIns implements Caller.
-func (Typed) TakesStandIns() bool { return false }
-
 // Route sends calls of one tool to the Caller that runs it.
 type Route struct {
 	Tool   *tools.Tool
@@ -94,6 +86,13 @@ type Route struct {
 	Unlisted bool
 	// ContentOnly results leave structuredContent out (contentonly.go).
 	ContentOnly bool
+	// StandIns: the caller takes arguments whose large strings are stand-ins, as the
+	// relay route set them aside, because it splices them back (the agent channel, as
+	// it writes the request) or resolves them (Local, as a tool decodes its arguments)
+	// with Call.StandIns. Any other caller gets the arguments whole. A route says it,
+	// not its caller: the callers that wrap another (audit, journal) pass the arguments
+	// on as they got them.
+	StandIns bool
 }
 
 // Routes routes every tool of list to caller.
@@ -138,6 +137,8 @@ type route struct {
 	logger *slog.Logger
 	// contentOnly: results leave structuredContent out (contentonly.go).
 	contentOnly bool
+	// standIns: the caller takes stand-ins (Route.StandIns).
+	standIns bool
 }
 
 // NewServer returns an MCP server offering the routes' tools (their names, descriptions
@@ -176,7 +177,7 @@ func NewServer(routes []Route, o Options) (*Server, error) {
 				out.parsed = append(out.parsed, m)
 			}
 		}
-		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger, contentOnly: r.ContentOnly}
+		rt := &route{tool: r.Tool, caller: r.Caller, logger: logger, contentOnly: r.ContentOnly, standIns: r.StandIns}
 		out.routes[r.Tool.Name] = rt
 		srv.AddTool(&mcp.Tool{Name: r.Tool.Name, Description: r.Tool.Description, InputSchema: r.Tool.Schema}, rt.handle)
 	}
@@ -249,8 +250,8 @@ func (r *route) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	return res, nil
 }
 
-// prepare validates the call's raw arguments against the route's tool; a caller that
-// takes no stand-ins gets them spliced back.
+// prepare validates the call's raw arguments against the route's tool; the caller of a
+// route without StandIns gets them spliced back.
 func (r *route) prepare(c Call) (Call, error) {
 	raw := c.Args
 	if len(raw) == 0 || string(raw) == "null" {
@@ -260,7 +261,7 @@ func (r *route) prepare(c Call) (Call, error) {
 	if err != nil {
 		return c, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	if !r.caller.TakesStandIns() {
+	if !r.standIns {
 		args = c.StandIns.Splice(args) // the caller gets the arguments whole
 		c.StandIns = nil
 	}
@@ -298,11 +299,21 @@ type Runner interface {
 }
 
 // Local runs calls with a Runner in this process: the agent inside the VM, and
-// `tool --local`'s equivalent for tests.
+// `tool --local`'s equivalent for tests. Its routes may take stand-ins (Route.StandIns):
+// the Runner's tools resolve them as they decode their arguments (vmagent).
 type Local struct {
 	Registry Runner
 	Cwd      string   // working directory of every call
 	Vars     []string // extra KEY=VALUE for commands
+}
+
+// Routes routes every tool of list to l, taking stand-ins (Route.StandIns).
+func (l *Local) Routes(list []*tools.Tool) []Route {
+	out := Routes(list, l)
+	for i := range out {
+		out[i].StandIns = true
+	}
+	return out
 }
 
 // CallIDMeta is the request _meta key under which a client may give its own id for a
@@ -315,10 +326,6 @@ const CallIDMeta = "pi-sbx/callId"
 // arrives whole and first even where notifications and results are delivered
 // concurrently (the SDK's own server path).
 const ProgressMeta = "pi-sbx-backend/progress"
-
-// TakesStandIns implements Caller: the Runner's tools resolve stand-ins when they
-// decode their arguments (vmagent).
-func (l *Local) TakesStandIns() bool { return true }
 
 // run runs c and returns pi's result and the progress total last reported.
 func (l *Local) run(ctx context.Context, c Call) (result.Result, int, error) {

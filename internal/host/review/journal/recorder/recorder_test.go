@@ -27,8 +27,6 @@ type fakeAgent struct {
 
 func id(s string) string { return fmt.Sprintf("%040x", []byte(s))[:40] }
 
-func (f *fakeAgent) TakesStandIns() bool { return false }
-
 func (f *fakeAgent) CallTool(_ context.Context, c mcpserver.Call) (json.RawMessage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -61,8 +59,6 @@ type fakeTool struct {
 	agent *fakeAgent
 	to    string // the state after the call; "" leaves it
 }
-
-func (t fakeTool) TakesStandIns() bool { return false }
 
 func (t fakeTool) CallTool(context.Context, mcpserver.Call) (json.RawMessage, error) {
 	if t.to != "" {
