@@ -115,12 +115,16 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 	if err := j.prepare(ctx); err != nil {
 		return Checkpoint{}, err
 	}
-	if j.Watch != nil && j.Batch != nil && parentTree != "" {
+	// A call that names its files (a write, an edit) is checkpointed with those alone:
+	// what a command running beside it changed meanwhile stays with the watch, for that
+	// command's own checkpoint.
+	if j.Watch != nil && j.Batch != nil && parentTree != "" && len(only) == 0 {
 		changed, all := j.Watch.Changed()
-		if all {
-			only = nil
-		} else if only = append(only, changed...); len(only) == 0 {
-			return Checkpoint{Commit: parent, Tree: parentTree}, nil // nothing changed
+		if !all {
+			if len(changed) == 0 {
+				return Checkpoint{Commit: parent, Tree: parentTree}, nil // nothing changed
+			}
+			only = changed
 		}
 		cp, err := j.take(ctx, parent, parentTree, ref, msg, only)
 		if err != nil {

@@ -76,3 +76,30 @@ func TestWatchTakesWhatGitAddTakes(t *testing.T) {
 	assert.True(t, cp.Changed, "lost.txt is in the next checkpoint")
 	assert.Equal(t, want.Tree, cp.Tree)
 }
+
+// TestWatchLeavesACommandsChangesToIt: a write's checkpoint (its file named) beside a
+// command that changed another file holds the write's file alone; the command's own
+// checkpoint then holds its change (pi runs a turn's tool calls side by side).
+func TestWatchLeavesACommandsChangesToIt(t *testing.T) {
+	ctx := context.Background()
+	j := journalFixture(t, true, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	j.Batch = &Batch{}
+	defer j.Batch.Close()
+	w, err := NewWatch(j.Root)
+	require.NoError(t, err)
+	defer w.Close()
+	c0, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
+	require.NoError(t, err)
+	j.Watch = w
+	require.NoError(t, exec.Command("sh", "-c", "cd "+j.Root+" && echo written > a.txt && echo by-command > b.txt").Run())
+	c1, err := j.Take(ctx, c0.Commit, c0.Tree, "refs/pi-sbx/journal/1", "write", j.Root+"/a.txt")
+	require.NoError(t, err)
+	diff, err := j.git(ctx, nil, "diff-tree", "-r", "--name-only", c0.Commit, c1.Commit)
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt", diff, "the write's checkpoint")
+	c2, err := j.Take(ctx, c1.Commit, c1.Tree, "refs/pi-sbx/journal/2", "bash")
+	require.NoError(t, err)
+	diff, err = j.git(ctx, nil, "diff-tree", "-r", "--name-only", c1.Commit, c2.Commit)
+	require.NoError(t, err)
+	assert.Equal(t, "b.txt", diff, "the command's checkpoint")
+}
