@@ -3,7 +3,9 @@ package vmagent
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,8 +44,10 @@ func OwnStdio() (in, out, errw *os.File, err error) {
 
 // SealInherited marks close-on-exec every descriptor above 2 that this process was
 // started with (whatever sbx exec or the parent left open without the flag), so that
-// the commands the tools run get exactly their own 0, 1 and 2.
+// the commands the tools run get exactly their own 0, 1 and 2 — and SIGHUP's default
+// action (hangupDefault).
 func SealInherited() error {
+	hangupDefault()
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("listing the agent's descriptors: %w", err)
@@ -59,4 +63,15 @@ func SealInherited() error {
 		}
 	}
 	return nil
+}
+
+// hangupDefault gives the commands this process starts SIGHUP's default action even when
+// this process was started with it ignored (under nohup, or by a parent that ignores
+// it): an ignored signal stays ignored across exec, a caught one does not. A terminal
+// session's shell must end when its terminal hangs up — when the agent holding the
+// terminal died. This process itself goes on ignoring it (the signals are dropped).
+func hangupDefault() {
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 }
