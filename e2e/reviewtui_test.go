@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -125,22 +126,31 @@ func TestPiReviewUndoTUI(t *testing.T) {
 
 	p.send("/sandbox review --calls")
 	p.expect("calls of "+boxes[0]+" — lines 1-2", 30*time.Second)
-	// The view cuts each line to the terminal's 100 columns.
-	assert.Regexp(t, `(?m)^1 +\S+ +call1-0-0 +write +content="4 bytes" path="j.txt"  1 file`, p.screen)
-	assert.Regexp(t, `(?m)^2 +\S+ +call1-0-1 +bash +command="echo two > k.txt"  1 file`, p.screen)
+	// pi runs a turn's two calls side by side: either may be checkpointed first, each
+	// with its own file. The view cuts each line to the terminal's 100 columns.
+	write := regexp.MustCompile(`(?m)^([12]) +\S+ +call1-0-0 +write +content="4 bytes" path="j.txt"  1 file`).FindStringSubmatch(p.screen)
+	bash := regexp.MustCompile(`(?m)^([12]) +\S+ +call1-0-1 +bash +command="echo two > k.txt"  1 file`).FindStringSubmatch(p.screen)
+	require.NotNil(t, write, p.screen)
+	require.NotNil(t, bash, p.screen)
+	require.NotEqual(t, write[1], bash[1])
+	first := `write content="4 bytes" path="j.txt"`
+	firstID := "write call1-0-0"
+	if bash[1] == "1" {
+		first, firstID = `bash command="echo two > k.txt"`, "bash call1-0-1"
+	}
 	t.Logf("/sandbox review --calls:\n%s", p.screen)
 	p.tmux("send-keys", "-t", "t", "q")
 	assert.Eventually(t, func() bool { return !strings.Contains(p.tmux("capture-pane", "-p", "-t", "t"), "calls of "+boxes[0]) },
 		10*time.Second, 50*time.Millisecond, "q closes the view")
 
 	p.send("/sandbox undo")
-	expectFlowed(t, p, `Reset the sandbox's workspace back to after call 1 (write content="4 bytes" path="j.txt")?`, 30*time.Second)
+	expectFlowed(t, p, "Reset the sandbox's workspace back to after call 1 ("+first+")?", 30*time.Second)
 	t.Logf("/sandbox undo asks:\n%s", p.screen)
 	// Nothing of the user's runs in the sandbox: the session's own keep-alive and agent
 	// are not named as holding the workspace.
 	assert.NotContains(t, p.screen, "warning: process")
 	p.tmux("send-keys", "-t", "t", "Enter") // Yes
-	expectFlowed(t, p, "reset the workspace of "+boxes[0]+" to checkpoint 1 (after write call1-0-0); this undo is checkpoint 3", 30*time.Second)
+	expectFlowed(t, p, "reset the workspace of "+boxes[0]+" to checkpoint 1 (after "+firstID+"); this undo is checkpoint 3", 30*time.Second)
 	p.expect("review: 1 file changed", 30*time.Second)
 	assert.NoFileExists(t, filepath.Join(w.ws, "j.txt"), "the host is not touched")
 	out, err := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+boxes[0]), "review", "--calls", "--workspace", w.ws).CombinedOutput()
