@@ -4,6 +4,9 @@
 # (sbxsim, Docker, Node and pi, the release build), the review-mode reruns and -race.
 #
 #   PI_SBX_UNIT_USER=name    the unprivileged user of the unit tier (default: nobody)
+#
+# Each go test -timeout is a guard against a hang, sized for a machine with a CPU hog
+# beside the suite (about twice the quiet time); no test asserts how long it took.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -55,13 +58,13 @@ chown -R "$unit_user" "$unit"
 git ls-files -co --exclude-standard -z | tar --null -T - -cf - | runuser -u "$unit_user" -- tar -C "$unit/src" -xf -
 (cd "$unit/src" && runuser -u "$unit_user" -- env -i PATH="$(dirname "$(command -v go)"):/usr/bin:/bin" HOME="$unit/home" \
 	GOCACHE="$unit/cache" GOMODCACHE="$unit/mod" GOPROXY=off GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
-	go test -count=1 -timeout 15m ./...) 2>&1 | tee .cache/test.log
+	go test -count=1 -timeout 25m ./...) 2>&1 | tee .cache/test.log
 # The e2e tier, as root: the packages that have e2e tests (their unit tests run again
 # alongside, as root).
 echo "== go test -tags e2e (e2e tier, as root)" >&2
 list() { go list "$@" -f '{{.ImportPath}} {{.TestGoFiles}} {{.XTestGoFiles}}' ./... | sort; }
 e2e_pkgs=$(comm -13 <(list) <(list -tags e2e) | cut -d' ' -f1)
-go test -tags e2e -count=1 -timeout 30m $e2e_pkgs 2>&1 | tee -a .cache/test.log
+go test -tags e2e -count=1 -timeout 45m $e2e_pkgs 2>&1 | tee -a .cache/test.log
 # Review mode: the serve, client and pi suites again with DOCKER_SANDBOX_WORKSPACE_MODE=review
 # (the sandbox works on its own copy of the workspace at the same path; e2e/main_test.go
 # suiteMode). Left out: tests about rw mode itself (a sandbox the user made, the host seeing
@@ -69,21 +72,21 @@ go test -tags e2e -count=1 -timeout 30m $e2e_pkgs 2>&1 | tee -a .cache/test.log
 echo "== go test -tags e2e ./e2e, review mode" >&2
 review_tests=$(paste -sd'|' e2e/testdata/review-suite.txt)
 # A plain workspace (a copy-on-write layer in the VM), then a git one (sbx create --clone).
-DOCKER_SANDBOX_WORKSPACE_MODE=review go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
-PI_SBX_E2E_GIT=1 DOCKER_SANDBOX_WORKSPACE_MODE=review go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+DOCKER_SANDBOX_WORKSPACE_MODE=review go test -tags e2e -count=1 -timeout 20m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+PI_SBX_E2E_GIT=1 DOCKER_SANDBOX_WORKSPACE_MODE=review go test -tags e2e -count=1 -timeout 20m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
 # The Mac's workspace: the same suites with the workspace over sbxsim's virtiofs-shaped
 # FUSE share (default cache and latency; e2e/main_test.go suiteSim), where files are
 # made without O_TMPFILE and every lookup is a round trip.
 echo "== go test -tags e2e ./e2e, workspace over the FUSE share" >&2
-SBXSIM_SHARE=fuse go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+SBXSIM_SHARE=fuse go test -tags e2e -count=1 -timeout 20m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
 # The sbx versions the contract table knows (flags per version): the same suites with
 # sbxsim playing each older one (the e2e tier above plays the default, the newest).
 for version in 0.42.0 0.46.0 0.53.0; do
 	echo "== go test -tags e2e ./e2e, sbx $version" >&2
-	SBXSIM_VERSION=$version go test -tags e2e -count=1 -timeout 10m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
+	SBXSIM_VERSION=$version go test -tags e2e -count=1 -timeout 20m ./e2e -run "$review_tests" 2>&1 | tee -a .cache/test.log
 done
 # The race detector over the concurrent parts (needs cgo's C compiler).
 if command -v gcc >/dev/null 2>&1; then
 	echo "== go test -race" >&2
-	go test -race -count=1 -timeout 20m ./internal/wire/mcpserver ./internal/host/agentlink ./internal/vm/vmagent ./internal/wire/jsonwire ./internal/host/sbx ./internal/host/lifecycle ./internal/vm/shell ./internal/vm/terminal ./internal/wire/tools ./internal/vm/fsops/... 2>&1 | tee -a .cache/test.log
+	go test -race -count=1 -timeout 30m ./internal/wire/mcpserver ./internal/host/agentlink ./internal/vm/vmagent ./internal/wire/jsonwire ./internal/host/sbx ./internal/host/lifecycle ./internal/vm/shell ./internal/vm/terminal ./internal/wire/tools ./internal/vm/fsops/... 2>&1 | tee -a .cache/test.log
 fi
