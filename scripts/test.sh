@@ -88,5 +88,5 @@ done
 # The race detector over the concurrent parts (needs cgo's C compiler).
 if command -v gcc >/dev/null 2>&1; then
 	echo "== go test -race" >&2
-	go test -race -count=1 -timeout 30m ./internal/wire/mcpserver ./internal/host/agentlink ./internal/vm/vmagent ./internal/wire/jsonwire ./internal/host/sbx ./internal/host/lifecycle ./internal/vm/shell ./internal/vm/terminal ./internal/wire/tools ./internal/vm/fsops/... 2>&1 | tee -a .cache/test.log
+	go test -race -count=1 -timeout 30m ./internal/wire/mcpserver ./internal/host/agentlink ./internal/vm/vmagent ./internal/wire/jsonwire ./internal/host/sbx ./internal/host/lifecycle ./internal/vm/shell ./internal/vm/terminal ./internal/wire/tools ./internal/vm/fsops/... ./internal/vm/checkpoint 2>&1 | tee -a .cache/test.log
 fi

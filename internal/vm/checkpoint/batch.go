@@ -59,12 +59,7 @@ type treeEntry struct {
 
 // Close ends the batch's git processes.
 func (b *Batch) Close() {
-	for _, c := range []**coproc{&b.cat, &b.blobs, &b.commits, &b.trees, &b.ign, &b.refs} {
-		if *c != nil {
-			(*c).close()
-			*c = nil
-		}
-	}
+	closeAll(&b.cat, &b.blobs, &b.commits, &b.trees, &b.ign, &b.refs)
 	b.key, b.cache, b.rules = "", nil, nil
 }
 
@@ -108,11 +103,20 @@ func (b *Batch) freshRules(j Journal, rels []string) {
 		b.rules[f] = now
 	}
 	if stale {
-		for _, c := range []**coproc{&b.blobs, &b.ign} {
-			if *c != nil {
-				(*c).close()
-				*c = nil
-			}
+		b.dropRules()
+	}
+}
+
+// dropRules ends the processes that read ignore and attribute rules: they are started
+// again, and read them afresh, when next needed.
+func (b *Batch) dropRules() { closeAll(&b.blobs, &b.ign) }
+
+// closeAll ends the processes cs hold.
+func closeAll(cs ...**coproc) {
+	for _, c := range cs {
+		if *c != nil {
+			(*c).close()
+			*c = nil
 		}
 	}
 }

@@ -50,17 +50,20 @@ func BenchmarkJournalCheckpoint(b *testing.B) {
 		measure(b, func(int) {}, func(int) error { status(); return nil })
 	})
 	for _, tc := range []struct {
-		name                      string
-		clone, only, batch, watch bool
+		name               string
+		clone, only, batch bool
+		changes            string // "watch" (inotify) or "scan" (stat): what names a command's changes
 	}{
-		{"clone/10k-files-1-changed", true, false, false, false},
-		{"private/10k-files-1-changed", false, false, false, false},
-		{"clone/10k-files-1-written", true, true, false, false}, // a write or an edit: the host names the file
+		{"clone/10k-files-1-changed", true, false, false, ""},
+		{"private/10k-files-1-changed", false, false, false, ""},
+		{"clone/10k-files-1-written", true, true, false, ""}, // a write or an edit: the host names the file
 		// As the agent takes them: git's batch processes kept open between checkpoints,
-		// and in a clone the paths inotify saw change (a command's, named by nobody).
-		{"clone/10k-files-1-written-batch", true, true, true, false},
-		{"private/10k-files-1-written-batch", false, true, true, false},
-		{"clone/10k-files-1-changed-watch", true, false, true, true},
+		// and the paths inotify saw change (a clone) or a scan found (any other work
+		// tree) for a command's, named by nobody.
+		{"clone/10k-files-1-written-batch", true, true, true, ""},
+		{"private/10k-files-1-written-batch", false, true, true, ""},
+		{"clone/10k-files-1-changed-watch", true, false, true, "watch"},
+		{"private/10k-files-1-changed-scan", false, false, true, "scan"},
 	} {
 		clone := tc.clone
 		b.Run(tc.name, func(b *testing.B) {
@@ -69,20 +72,29 @@ func BenchmarkJournalCheckpoint(b *testing.B) {
 				j.Batch = &Batch{}
 				defer j.Batch.Close()
 			}
-			var w *Watch
-			if tc.watch {
-				var err error
-				if w, err = NewWatch(j.Root); err != nil {
+			var changes Changes
+			switch tc.changes {
+			case "watch":
+				w, err := NewWatch(j.Root)
+				if err != nil {
 					b.Fatal(err)
 				}
 				defer w.Close()
+				changes = w
+			case "scan":
+				changes = NewScan(j.Root)
 			}
 			ctx := context.Background()
 			last, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
 			if err != nil {
 				b.Fatal(err)
 			}
-			j.Watch = w
+			j.Changes = changes
+			if tc.changes == "scan" { // its first look, which has nothing to compare with
+				if last, err = j.Take(ctx, last.Commit, last.Tree, "refs/pi-sbx/journal/0", "start"); err != nil {
+					b.Fatal(err)
+				}
+			}
 			target := filepath.Join(j.Root, "d050", "f050.txt")
 			var only []string
 			if tc.only {
@@ -169,7 +181,9 @@ func BenchmarkJournalGoSrc(b *testing.B) {
 				defer w.Close()
 			}
 			last := takeChanged(b, j, Checkpoint{}, 0)
-			j.Watch = w // after checkpoint 0, which looks at all of the tree
+			if w != nil {
+				j.Changes = w // after checkpoint 0, which looks at all of the tree
+			}
 			measure(b, func(i int) {
 				for _, f := range goFiles[:changed] {
 					appendLine(b, f, i)

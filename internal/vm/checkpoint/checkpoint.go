@@ -30,9 +30,21 @@ type Journal struct {
 	// Batch, when set, keeps git's batch processes between checkpoints: a checkpoint of
 	// named files then never runs git afresh nor looks at the others.
 	Batch *Batch
-	// Watch, when set, names the paths changed since the last checkpoint: a checkpoint
-	// looks at those alone (through Batch), whatever the call.
-	Watch *Watch
+	// Changes, when set, names the paths changed since the last checkpoint: a command's
+	// checkpoint looks at those alone (through Batch).
+	Changes Changes
+}
+
+// Changes names the files of a work tree changed since it was last asked: a Watch
+// (inotify) or a Scan (each file's stat).
+type Changes interface {
+	// changed is the files changed (absolute; those gone too), or all when it cannot
+	// tell: the checkpoint then looks at all of the tree.
+	changed(ctx context.Context, j Journal, parentTree string) (paths []string, all bool)
+	// lose makes the next changed say all: what the last one named was not taken.
+	lose()
+	// Close ends it.
+	Close()
 }
 
 // Checkpoint is one checkpoint taken.
@@ -118,8 +130,8 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 	// A call that names its files (a write, an edit) is checkpointed with those alone:
 	// what a command running beside it changed meanwhile stays with the watch, for that
 	// command's own checkpoint.
-	if j.Watch != nil && j.Batch != nil && parentTree != "" && len(only) == 0 {
-		changed, all := j.Watch.Changed()
+	if j.Changes != nil && j.Batch != nil && parentTree != "" && len(only) == 0 {
+		changed, all := j.Changes.changed(ctx, j, parentTree)
 		if !all {
 			if len(changed) == 0 {
 				return Checkpoint{Commit: parent, Tree: parentTree}, nil // nothing changed
@@ -128,7 +140,7 @@ func (j Journal) Take(ctx context.Context, parent, parentTree, ref, msg string, 
 		}
 		cp, err := j.take(ctx, parent, parentTree, ref, msg, only)
 		if err != nil {
-			j.Watch.Lose() // the paths it named are taken from it: the next looks at all
+			j.Changes.lose() // the paths it named are taken from it: the next looks at all
 		}
 		return cp, err
 	}
@@ -148,7 +160,17 @@ func (j Journal) take(ctx context.Context, parent, parentTree, ref, msg string, 
 		only = nil // a link, a directory, a nested repository: git's walk of all of it
 	}
 	spec := []string{":/"}
-	if held, _ := os.ReadFile(j.indexTree()); len(only) > 0 && parentTree != "" && string(held) == parentTree {
+	held, _ := os.ReadFile(j.indexTree())
+	if parentTree != "" && string(held) != parentTree {
+		// The index is behind (checkpoints through the Batch moved on without it): it
+		// holds the last checkpoint's files again first, or `git add -A` would drop those
+		// of them a rule now excludes, which git keeps once they are in the index. A
+		// single tree's read keeps the stat data of the files it did not change.
+		if _, err := j.git(ctx, nil, "read-tree", "-m", parentTree); err == nil {
+			held = []byte(parentTree)
+		}
+	}
+	if len(only) > 0 && parentTree != "" && string(held) == parentTree {
 		spec = spec[:0]
 		for _, p := range only {
 			if !filepath.IsAbs(p) || !under(j.Root, filepath.Clean(p)) {

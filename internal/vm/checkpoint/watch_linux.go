@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -70,6 +71,9 @@ func (w *Watch) Changed() (paths []string, all bool) {
 
 // Lose makes the next Changed say all: what the last one named was not taken.
 func (w *Watch) Lose() { w.all = true }
+
+func (w *Watch) changed(context.Context, Journal, string) ([]string, bool) { return w.Changed() }
+func (w *Watch) lose()                                                     { w.Lose() }
 
 // drain reads every queued event.
 func (w *Watch) drain() {

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -10,45 +11,63 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// changeSteps are shell commands run in a work tree between checkpoints.
+type changeStep struct{ name, sh string }
+
+// commandSteps are the commands TestWatchTakesWhatGitAddTakes and
+// TestScanTakesWhatGitAddTakes run.
+var commandSteps = []changeStep{
+	{"modified", "echo a2 > a.txt"},
+	{"nothing", "cat a.txt >/dev/null"},
+	{"new directories, made at once", "mkdir -p p/q/r && echo r > p/q/r/f.txt && echo s > p/s.txt"},
+	{"ignored", "echo z > z.log && mkdir -p build && echo o > build/o.txt"},
+	{"removed, directories and all", "rm -rf d"},
+	{"executable", "chmod +x a.txt"},
+	{"renamed file", "mv p/s.txt p/t.txt"},
+	{"renamed directory", "mv p/q p/q2"},
+	{"changed inside the renamed directory", "echo r2 > p/q2/r/f.txt"},
+	{"a link", "ln -s a.txt l"},
+	{"a rule changed", "echo '*.tmp' >> .gitignore && echo t > t.tmp"},
+	{"many files", "mkdir many && for i in $(seq 1 1100); do echo $i > many/$i; done"},
+	{"one of many", "echo x > many/7"},
+	{"written by a child a moment later", "(sleep 0.2; echo late > late.txt) & wait"},
+}
+
 // TestWatchTakesWhatGitAddTakes: with a Watch, a checkpoint after a command looks only at
 // what inotify saw change, and has the tree a full checkpoint of a twin work tree has,
 // after each of these commands; a command that changed nothing records nothing without
 // running git; where the watch loses track (a directory moved, too many files) the
 // checkpoint looks at all of the tree.
 func TestWatchTakesWhatGitAddTakes(t *testing.T) {
-	steps := []struct{ name, sh string }{
-		{"modified", "echo a2 > a.txt"},
-		{"nothing", "cat a.txt >/dev/null"},
-		{"new directories, made at once", "mkdir -p p/q/r && echo r > p/q/r/f.txt && echo s > p/s.txt"},
-		{"ignored", "echo z > z.log && mkdir -p build && echo o > build/o.txt"},
-		{"removed, directories and all", "rm -rf d"},
-		{"executable", "chmod +x a.txt"},
-		{"renamed file", "mv p/s.txt p/t.txt"},
-		{"renamed directory", "mv p/q p/q2"},
-		{"changed inside the renamed directory", "echo r2 > p/q2/r/f.txt"},
-		{"a link", "ln -s a.txt l"},
-		{"a rule changed", "echo '*.tmp' >> .gitignore && echo t > t.tmp"},
-		{"many files", "mkdir many && for i in $(seq 1 1100); do echo $i > many/$i; done"},
-		{"one of many", "echo x > many/7"},
-		{"written by a child a moment later", "(sleep 0.2; echo late > late.txt) & wait"},
-	}
+	takesWhatGitAddTakes(t, true, func(t *testing.T, root string) Changes {
+		w, err := NewWatch(root)
+		require.NoError(t, err)
+		t.Cleanup(w.Close)
+		return w
+	}, commandSteps)
+}
+
+// takesWhatGitAddTakes runs steps in a work tree journaled with changes (made before the
+// first checkpoint) and in a twin whose every checkpoint is git's full one: each step's
+// trees must be the same. Then a checkpoint that fails must leave its change to the
+// next one.
+func takesWhatGitAddTakes(t *testing.T, clone bool, changes func(*testing.T, string) Changes, steps []changeStep) {
 	files := map[string]string{"a.txt": "a\n", "d/b.txt": "b\n", "d/e/c.txt": "c\n", ".gitignore": "*.log\nbuild/\n"}
 	ctx := context.Background()
-	watched, twin := journalFixture(t, true, files), journalFixture(t, true, files)
+	watched, twin := journalFixture(t, clone, files), journalFixture(t, clone, files)
 	watched.Batch = &Batch{}
 	defer watched.Batch.Close()
-	w, err := NewWatch(watched.Root)
-	require.NoError(t, err)
-	defer w.Close()
+	c := changes(t, watched.Root)
 	last, err := watched.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
 	require.NoError(t, err)
 	twinLast, err := twin.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
 	require.NoError(t, err)
-	watched.Watch = w
+	watched.Changes = c
 	for i, s := range steps {
-		for _, root := range []string{watched.Root, twin.Root} {
+		for _, j := range []Journal{watched, twin} {
 			cmd := exec.Command("sh", "-c", s.sh)
-			cmd.Dir = root
+			cmd.Dir = j.Root
+			cmd.Env = append(os.Environ(), "JOURNAL="+j.GitDir) // its repository, for its info/exclude
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s: %s", s.name, out)
 		}
@@ -90,7 +109,7 @@ func TestWatchLeavesACommandsChangesToIt(t *testing.T) {
 	defer w.Close()
 	c0, err := j.Take(ctx, "", "", "refs/pi-sbx/journal/0", "start")
 	require.NoError(t, err)
-	j.Watch = w
+	j.Changes = w
 	require.NoError(t, exec.Command("sh", "-c", "cd "+j.Root+" && echo written > a.txt && echo by-command > b.txt").Run())
 	c1, err := j.Take(ctx, c0.Commit, c0.Tree, "refs/pi-sbx/journal/1", "write", j.Root+"/a.txt")
 	require.NoError(t, err)

@@ -22,31 +22,33 @@ func Journal() Impl {
 }
 
 type journaler struct {
-	mu    sync.Mutex
-	batch checkpoint.Batch // git's batch processes, kept between checkpoints
-	watch *checkpoint.Watch
-	root  string // what watch watches
+	mu      sync.Mutex
+	batch   checkpoint.Batch   // git's batch processes, kept between checkpoints
+	changes checkpoint.Changes // what names a command's changes in root
+	root    string
 }
 
-// watcher is the watch of a clone's work tree (root), started on first use: nil for
-// the checkpoint that starts it (which must look at all of the tree) and where there
-// is none. Outside a clone (an overlay over the host's files) the host's own changes
-// send no event, so every checkpoint looks at all of it.
-func (jr *journaler) watcher(root, gitDir string) *checkpoint.Watch {
-	if gitDir != filepath.Join(root, ".git") {
-		return nil
+// changesIn is what names a command's changes in root, made on first use: inotify's
+// watch in a clone (its repository in the work tree), or a scan of every file's stat
+// elsewhere (an overlay over the host's files, whose own changes send no event) and
+// where inotify fails. It is nil for the checkpoint that starts a watch, which must
+// look at all of the tree; a scan's first answer is all of it anyway.
+func (jr *journaler) changesIn(root, gitDir string) checkpoint.Changes {
+	if jr.changes != nil && jr.root == root {
+		return jr.changes
 	}
-	if jr.watch != nil && jr.root == root {
-		return jr.watch
+	if jr.changes != nil {
+		jr.changes.Close()
 	}
-	if jr.watch != nil {
-		jr.watch.Close()
+	jr.root = root
+	if gitDir == filepath.Join(root, ".git") {
+		if w, err := checkpoint.NewWatch(root); err == nil {
+			jr.changes = w
+			return nil
+		}
 	}
-	jr.watch, jr.root = nil, root
-	if w, err := checkpoint.NewWatch(root); err == nil {
-		jr.watch = w
-	}
-	return nil
+	jr.changes = checkpoint.NewScan(root)
+	return jr.changes
 }
 
 func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env tools.Env) (result.Result, error) {
@@ -58,7 +60,7 @@ func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env
 	}
 	j := checkpoint.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index, Batch: &jr.batch}
 	if a.Op == "checkpoint" {
-		j.Watch = jr.watcher(a.Root, a.GitDir)
+		j.Changes = jr.changesIn(a.Root, a.GitDir)
 	}
 	// A checkpoint is short, and git killed halfway leaves its index locked: a call the
 	// host gives up on finishes here all the same, within a bound.
