@@ -32,6 +32,15 @@ func TestAuditLogHasEveryClientsCalls(t *testing.T) {
 	call(t, first, "write", `{"path":"notes.txt","content":"the secret content\n"}`)
 	res := call(t, first, "bash", `{"command":"exit 3"}`)
 	require.True(t, res.IsError)
+	// Strings of 1 KiB and more reach the route as stand-ins (the relay's): the log
+	// has what they stand for.
+	big, err := json.Marshal(map[string]string{"path": "big.txt", "content": strings.Repeat("é\n", 1500)})
+	require.NoError(t, err)
+	call(t, first, "write", string(big))
+	longCommand := "echo " + strings.Repeat("a", 1500) + " >/dev/null"
+	long, err := json.Marshal(map[string]string{"command": longCommand})
+	require.NoError(t, err)
+	call(t, first, "bash", string(long))
 
 	cmd := exec.Command(backendBin, "serve")
 	cmd.Dir, cmd.Env = w.ws, w.env(env...)
@@ -59,8 +68,11 @@ func TestAuditLogHasEveryClientsCalls(t *testing.T) {
 			entries = append(entries, e)
 		}
 	}
-	require.Len(t, entries, 3, "%+v", entries)
-	write, bash, read := entries[0], entries[1], entries[2]
+	require.Len(t, entries, 5, "%+v", entries)
+	write, bash, bigWrite, longBash, read := entries[0], entries[1], entries[2], entries[3], entries[4]
+	assert.Equal(t, map[string]string{"path": "big.txt", "content": "4500 bytes"}, bigWrite.Args)
+	assert.Equal(t, []string{"big.txt"}, bigWrite.Files)
+	assert.Equal(t, longCommand[:200]+"…", longBash.Args["command"])
 	assert.Equal(t, "e2e", write.Client)
 	assert.Equal(t, "write", write.Tool)
 	assert.Equal(t, map[string]string{"path": "notes.txt", "content": "19 bytes"}, write.Args)

@@ -141,9 +141,9 @@ func (g *logged) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMessag
 	res, err := g.Caller.CallTool(ctx, c)
 	e := Entry{
 		Time: start.UTC(), Client: c.Client, CallID: c.ID, Tool: g.tool,
-		Args:     ShortArgs(g.tool, c.Args),
+		Args:     ShortArgs(g.tool, c.Args, c.StandIns),
 		Duration: float64(g.log.now().Sub(start).Microseconds()) / 1000,
-		Files:    written(g.tool, c.Args),
+		Files:    written(g.tool, c.Args, c.StandIns),
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -228,8 +228,10 @@ var shortKeys = map[string][]string{
 
 // ShortArgs is the short form of a call's arguments: for known tools the members that
 // say what it did (each cut at 200 bytes), write's content as its size, edit's edits as
-// their count; for others every string, number and boolean member, cut likewise.
-func ShortArgs(tool string, args json.RawMessage) map[string]string {
+// their count; for others every string, number and boolean member, cut likewise. A
+// string that is a stand-in of standIns (the relay's, for a large one) is read as the
+// string it stands for.
+func ShortArgs(tool string, args json.RawMessage, standIns *jsonwire.Store) map[string]string {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil || len(m) == 0 {
 		return nil
@@ -242,7 +244,7 @@ func ShortArgs(tool string, args json.RawMessage) map[string]string {
 		}
 		var s string
 		if json.Unmarshal(v, &s) == nil {
-			out[k] = cut(s)
+			out[k] = cut(standIns.Value(s))
 		} else if len(v) > 0 && v[0] != '{' && v[0] != '[' {
 			out[k] = cut(string(v))
 		}
@@ -261,7 +263,7 @@ func ShortArgs(tool string, args json.RawMessage) map[string]string {
 	case "write":
 		var s string
 		if json.Unmarshal(m["content"], &s) == nil {
-			out["content"] = fmt.Sprintf("%d bytes", len(s))
+			out["content"] = fmt.Sprintf("%d bytes", len(standIns.Value(s)))
 		}
 	case "edit":
 		var edits []json.RawMessage
@@ -273,7 +275,7 @@ func ShortArgs(tool string, args json.RawMessage) map[string]string {
 }
 
 // written are the files a call of tool writes, where the arguments say it.
-func written(tool string, args json.RawMessage) []string {
+func written(tool string, args json.RawMessage, standIns *jsonwire.Store) []string {
 	if tool != "write" && tool != "edit" {
 		return nil
 	}
@@ -281,7 +283,7 @@ func written(tool string, args json.RawMessage) []string {
 	if !ok || p == "" {
 		return nil
 	}
-	return []string{cut(p)}
+	return []string{cut(standIns.Value(p))}
 }
 
 // cut shortens s to maxArg bytes on a rune boundary, saying so.

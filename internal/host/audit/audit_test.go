@@ -35,7 +35,7 @@ func TestShortArgs(t *testing.T) {
 		{"ls", `{}`, nil},
 		{"ls", `not json`, nil},
 	} {
-		assert.Equal(t, tc.want, ShortArgs(tc.tool, json.RawMessage(tc.args)), "%s %s", tc.tool, tc.args)
+		assert.Equal(t, tc.want, ShortArgs(tc.tool, json.RawMessage(tc.args), nil), "%s %s", tc.tool, tc.args)
 	}
 }
 

@@ -341,6 +341,20 @@ func (s *Store) resolve(v reflect.Value) error {
 	return nil
 }
 
+// Value is the string a stand-in of this store stands for, or str itself when it is
+// none (a nil store has none): for a reader of arguments given with stand-ins that
+// wants a value, not the whole arguments spliced.
+func (s *Store) Value(str string) string {
+	if s == nil {
+		return str
+	}
+	v, err := s.value(str)
+	if err != nil {
+		return str
+	}
+	return v
+}
+
 // value is the decoded string a stand-in stands for, or str itself.
 func (s *Store) value(str string) (string, error) {
 	if !strings.HasPrefix(str, s.prefix) {

@@ -122,6 +122,26 @@ func TestStandInsAreNotGuessable(t *testing.T) {
 	assert.True(t, strings.HasPrefix(v.C, "\x00pi-sbx-bigarg:"))
 }
 
+// TestValueIsWhatAStandInStandsFor: Value gives a stand-in's decoded string, and any
+// other string (another store's stand-in, a plain one; any string without a store) as
+// it is.
+func TestValueIsWhatAStandInStandsFor(t *testing.T) {
+	s := NewStore()
+	want := strings.Repeat("é\n", MinSize)
+	big, _ := json.Marshal(want)
+	small, keys := s.Offload([]byte(`{"c":` + string(big) + `}`))
+	require.Len(t, keys, 1)
+	var v struct{ C string }
+	require.NoError(t, json.Unmarshal(small, &v))
+	assert.Equal(t, want, s.Value(v.C))
+	assert.Equal(t, v.C, NewStore().Value(v.C), "another store's")
+	assert.Equal(t, "plain", s.Value("plain"))
+	var none *Store
+	assert.Equal(t, v.C, none.Value(v.C), "no store")
+	s.Drop(keys)
+	assert.Equal(t, v.C, s.Value(v.C), "dropped")
+}
+
 // sourceLiteral is Go source as a JSON string literal, with an escape every ten bytes or
 // so (line feeds, tabs, quotes, json.Marshal's \u003c): what a large write carries.
 func sourceLiteral(tb testing.TB, size int) []byte {

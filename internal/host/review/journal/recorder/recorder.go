@@ -199,11 +199,12 @@ func isID(s string) bool {
 
 // only is the file a write or an edit changes, as an absolute path, when its argument
 // says it plainly (no ~ or @, which pi expands); nil for any other call.
-func (r *Recorder) only(tool string, args json.RawMessage) []string {
+func (r *Recorder) only(tool string, args json.RawMessage, standIns *jsonwire.Store) []string {
 	if tool != "write" && tool != "edit" {
 		return nil
 	}
 	p, ok := jsonwire.Unquote(jsonwire.Member(args, "path"))
+	p = standIns.Value(p)
 	if !ok || p == "" || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "@") || strings.ContainsRune(p, 0) {
 		return nil
 	}
@@ -263,7 +264,7 @@ func (g *recorded) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMess
 	// its own.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	_, _, rerr := g.r.Record(cctx, Call{Client: c.Client, CallID: c.ID, Tool: g.tool, Args: audit.ShortArgs(g.tool, c.Args), Paths: g.r.only(g.tool, c.Args)})
+	_, _, rerr := g.r.Record(cctx, Call{Client: c.Client, CallID: c.ID, Tool: g.tool, Args: audit.ShortArgs(g.tool, c.Args, c.StandIns), Paths: g.r.only(g.tool, c.Args, c.StandIns)})
 	report(rerr)
 	return res, err
 }
