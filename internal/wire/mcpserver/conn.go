@@ -73,8 +73,7 @@ func (t *serverTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		base:     base,
 		stop:     stop,
 		logger:   logger,
-		incoming: make(chan item),
-		closed:   make(chan struct{}),
+		inbox:    newInbox(),
 		calls:    newTracker(budget),
 		unsent:   newUnsent(cmp.Or(t.maxUnsent, DefaultMaxUnsent)),
 		outgoing: make(map[jsonrpc.ID]bool),
@@ -99,11 +98,10 @@ func (t *serverTransport) newStore() *jsonwire.Store {
 
 // conn is a server's end of one connection.
 type conn struct {
-	f        *framer
-	srv      *Server // nil: no relay route
-	logger   *slog.Logger
-	incoming chan item
-	closed   chan struct{}
+	f      *framer
+	srv    *Server // nil: no relay route
+	logger *slog.Logger
+	inbox
 	once     sync.Once
 	closeErr error
 	calls    *tracker
@@ -129,18 +127,6 @@ type conn struct {
 
 // SessionID implements mcp.Connection (stdio has no session id).
 func (c *conn) SessionID() string { return "" }
-
-// Read implements mcp.Connection.
-func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case it := <-c.incoming:
-		return it.msg, it.err
-	case <-c.closed:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
 
 // Write implements mcp.Connection.
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -194,15 +180,6 @@ func (c *conn) Close() error {
 func (c *conn) writeRaw(line []byte) {
 	// A failed write shows up as the SDK's own write error soon after.
 	_ = c.f.writeLine(line)
-}
-
-func (c *conn) deliver(it item) bool {
-	select {
-	case c.incoming <- it:
-		return true
-	case <-c.closed:
-		return false
-	}
 }
 
 // readLoop reads lines and handles them, until the input ends or a relayed call takes

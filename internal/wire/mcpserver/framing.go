@@ -44,7 +44,7 @@ type Transport struct {
 
 // Connect implements mcp.Transport.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
-	c := &frameConn{f: t.framer(), incoming: make(chan item), closed: make(chan struct{})}
+	c := &frameConn{f: t.framer(), inbox: newInbox()}
 	go c.readLoop()
 	return c, nil
 }
@@ -154,30 +154,48 @@ type item struct {
 	err error
 }
 
+// inbox is the read side of a connection: Read takes what a reading goroutine
+// delivers, so that it can end with its context, until the connection closes.
+type inbox struct {
+	incoming chan item
+	closed   chan struct{}
+}
+
+func newInbox() inbox { return inbox{incoming: make(chan item), closed: make(chan struct{})} }
+
+// Read implements mcp.Connection.
+func (b *inbox) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case it := <-b.incoming:
+		return it.msg, it.err
+	case <-b.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// deliver hands it to Read; false once the connection closed.
+func (b *inbox) deliver(it item) bool {
+	select {
+	case b.incoming <- it:
+		return true
+	case <-b.closed:
+		return false
+	}
+}
+
 // frameConn is a Transport's connection: one goroutine reads the lines, so that Read
 // can end with its context.
 type frameConn struct {
-	f        *framer
-	incoming chan item
-	closed   chan struct{}
+	f *framer
+	inbox
 	once     sync.Once
 	closeErr error
 }
 
 // SessionID implements mcp.Connection (stdio has no session id).
 func (c *frameConn) SessionID() string { return "" }
-
-// Read implements mcp.Connection.
-func (c *frameConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case it := <-c.incoming:
-		return it.msg, it.err
-	case <-c.closed:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
 
 // Write implements mcp.Connection.
 func (c *frameConn) Write(_ context.Context, msg jsonrpc.Message) error {
@@ -196,15 +214,6 @@ func (c *frameConn) Close() error {
 		c.closeErr = c.f.close()
 	})
 	return c.closeErr
-}
-
-func (c *frameConn) deliver(it item) bool {
-	select {
-	case c.incoming <- it:
-		return true
-	case <-c.closed:
-		return false
-	}
 }
 
 func (c *frameConn) readLoop() {
