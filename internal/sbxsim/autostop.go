@@ -150,6 +150,22 @@ func (st Store) stopper(name string) *Proc {
 	return &p
 }
 
+// waitRecorded waits until the process that started this stopper has recorded it: it
+// does so under the sandbox's lock, after the start, so the lock is free once the
+// record is there. (Read before, there is none, and the stopper would give up.) False
+// when the sandbox is gone; after a minute's wait it goes on all the same.
+func (st Store) waitRecorded(name string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := st.Lock(ctx, name)
+	if err != nil {
+		var gone errNoSandbox
+		return !errors.As(err, &gone)
+	}
+	l.Unlock()
+	return true
+}
+
 // killStopper ends the recorded stopper, if it is still that process. The caller holds
 // the sandbox's lock.
 func (st Store) killStopper(name string) {
@@ -177,6 +193,9 @@ func RunAutoStop(args []string, self string) int {
 	name := args[1]
 	poll := min(delay, time.Second) // how often an open session is looked at again
 	mine := func() bool { p := m.Store.stopper(name); return p != nil && p.Pid == os.Getpid() }
+	if !m.Store.waitRecorded(name) {
+		return 0
+	}
 	for {
 		fi, err := os.Stat(m.Store.sessionsFile(name))
 		if err != nil {

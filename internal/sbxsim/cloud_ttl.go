@@ -73,6 +73,9 @@ func RunCloudTTL(args []string, self string) int {
 	}
 	m := &Manager{Store: Store{Root: args[0]}, Self: self, Stderr: os.Stderr}
 	name := args[1]
+	if !m.Store.waitRecorded(name) {
+		return 0
+	}
 	for {
 		if p := m.Store.stopper(name); p == nil || p.Pid != os.Getpid() {
 			return 0

@@ -18,7 +18,25 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+// procStart is a live process's start time (field 22 of /proc/PID/stat), as sbxsim
+// records it; an error once the process has ended (a zombie included).
+func procStart(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, fmt.Errorf("process %d has ended", pid)
+	}
+	var start uint64
+	_, err = fmt.Sscan(f[19], &start)
+	return start, err
+}
 
 // cloudSim is a sim whose cloud sandboxes are removed before newSim's cleanup looks for
 // processes left behind.
@@ -446,6 +464,57 @@ func TestCloudTTL(t *testing.T) {
 		time.Sleep(5 * time.Second) // past the TTL (4 s), with no watcher
 		if e := s.cloudLs()[name]; e.Status != "stopped" || e.TTLLeft != "0s" {
 			t.Errorf("after the TTL, with its watcher dead: %+v; want stopped", e)
+		}
+	})
+
+	// The arming process records a watcher after starting it, under the sandbox's lock:
+	// a watcher that looked for its record before then would find none and give up,
+	// leaving the TTL unwatched (seen on a loaded machine). Here the record comes late,
+	// the lock held meanwhile, as a descheduled arming process would.
+	t.Run("a watcher waits for its record", func(t *testing.T) {
+		name := s.cloudCreate(nil, "late", "--ttl", "2h")
+		dir := filepath.Join(s.state, "cloud", "sandboxes", name)
+		record := filepath.Join(dir, "autostop")
+		var first struct {
+			Pid int `json:"pid"`
+		}
+		b, err := os.ReadFile(record)
+		if err != nil || json.Unmarshal(b, &first) != nil || first.Pid <= 0 {
+			t.Fatalf("the TTL watcher's record: %q, %v", b, err)
+		}
+		lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Close()
+		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := os.FindProcess(first.Pid); err == nil {
+			_ = p.Kill()
+		}
+		watcher := exec.Command(bin, "__cloudttl", filepath.Join(s.state, "cloud"), name)
+		if err := watcher.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- watcher.Wait() }()
+		t.Cleanup(func() { _ = watcher.Process.Kill(); <-exited })
+		time.Sleep(500 * time.Millisecond) // time enough to read a record and give up
+		start, err := procStart(watcher.Process.Pid)
+		if err != nil {
+			t.Fatalf("the watcher before its record: %v", err)
+		}
+		if err := os.WriteFile(record, fmt.Appendf(nil, `{"pid":%d,"start":%d}`, watcher.Process.Pid, start), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(int(lock.Fd()), unix.LOCK_UN); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the watcher gave up (%v): the TTL is watched by nobody", err)
+		case <-time.After(time.Second):
 		}
 	})
 
