@@ -215,3 +215,31 @@ func TestJournalCallsAndUndo(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalFollowsTheSandbox: in review mode over a workspace that is not a git
+// repository, a file the host changes under the overlay while the sandbox works is not
+// recorded as a change of the next call: that call's checkpoint holds what the sandbox
+// changed. (The journal tells which call changed what; the host's edit is no call's.)
+func TestJournalFollowsTheSandbox(t *testing.T) {
+	w, state := reviewWorld(t, false)
+	cs, _, stderr := w.serve(nil, nil, "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state, "DOCKER_SANDBOX_GC_HOURS=0")
+	callID := func(id, tool, args string) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args), Meta: mcp.Meta{"pi-sbx/callId": id}})
+		require.NoError(t, err, "%s %s", tool, args)
+		require.False(t, res.IsError, "%s: %s\n%s", tool, text(res), stderr.String())
+	}
+	callID("c1", "write", `{"path":"mine.txt","content":"one\n"}`)
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "README.md"), []byte("edited on the host\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "host-new.txt"), []byte("made on the host\n"), 0o644))
+	callID("c2", "bash", bashArgs("echo two > two.txt"))
+
+	name := w.sandboxes()[0]
+	c := command(backendBin, w.env("XDG_STATE_HOME="+state, "DOCKER_SANDBOX="+name), "review", "--stat", "2")
+	c.Dir = w.ws
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "two.txt")
+	assert.NotContains(t, string(out), "README.md", "the host's edit is not call 2's")
+	assert.NotContains(t, string(out), "host-new.txt", "the host's new file is not call 2's")
+}

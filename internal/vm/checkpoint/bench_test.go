@@ -59,12 +59,13 @@ func BenchmarkJournalCheckpoint(b *testing.B) {
 		{"private/10k-files-1-changed", false, false, false, ""},
 		{"clone/10k-files-1-written", true, true, false, ""}, // a write or an edit: the host names the file
 		// As the agent takes them: git's batch processes kept open between checkpoints,
-		// and the paths inotify saw change (a clone) or a scan found (any other work
-		// tree) for a command's, named by nobody.
+		// and for a command's, named by nobody, the paths inotify saw change (or a scan
+		// found, where inotify has no watch left).
 		{"clone/10k-files-1-written-batch", true, true, true, ""},
 		{"private/10k-files-1-written-batch", false, true, true, ""},
 		{"clone/10k-files-1-changed-watch", true, false, true, "watch"},
-		{"private/10k-files-1-changed-scan", false, false, true, "scan"},
+		{"private/10k-files-1-changed-watch", false, false, true, "watch"},
+		{"private/10k-files-1-changed-scan", false, false, true, "scan"}, // where inotify has no watch left
 	} {
 		clone := tc.clone
 		b.Run(tc.name, func(b *testing.B) {

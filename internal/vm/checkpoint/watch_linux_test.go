@@ -39,12 +39,16 @@ var commandSteps = []changeStep{
 // running git; where the watch loses track (a directory moved, too many files) the
 // checkpoint looks at all of the tree.
 func TestWatchTakesWhatGitAddTakes(t *testing.T) {
-	takesWhatGitAddTakes(t, true, func(t *testing.T, root string) Changes {
+	watch := func(t *testing.T, root string) Changes {
 		w, err := NewWatch(root)
 		require.NoError(t, err)
 		t.Cleanup(w.Close)
 		return w
-	}, commandSteps)
+	}
+	// In a clone's own repository, and in a private one outside the work tree (an
+	// overlay's).
+	t.Run("clone", func(t *testing.T) { takesWhatGitAddTakes(t, true, watch, commandSteps) })
+	t.Run("private", func(t *testing.T) { takesWhatGitAddTakes(t, false, watch, commandSteps) })
 }
 
 // takesWhatGitAddTakes runs steps in a work tree journaled with changes (made before the

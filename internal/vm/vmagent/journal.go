@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -28,12 +27,13 @@ type journaler struct {
 	root    string
 }
 
-// changesIn is what names a command's changes in root, made on first use: inotify's
-// watch in a clone (its repository in the work tree), or a scan of every file's stat
-// elsewhere (an overlay over the host's files, whose own changes send no event) and
-// where inotify fails. It is nil for the checkpoint that starts a watch, which must
-// look at all of the tree; a scan's first answer is all of it anyway.
-func (jr *journaler) changesIn(root, gitDir string) checkpoint.Changes {
+// changesIn is what names a command's changes in root, made on first use: an inotify
+// watch of it, or where inotify cannot watch it (no watches left) a scan of every
+// file's stat. The watch sees what the sandbox changes; in an overlay over the host's
+// files, the host's own changes send no event, and a checkpoint takes them when it
+// looks at all of the tree. It is nil for the checkpoint that starts a watch, which
+// must look at all of the tree; a scan's first answer is all of it anyway.
+func (jr *journaler) changesIn(root string) checkpoint.Changes {
 	if jr.changes != nil && jr.root == root {
 		return jr.changes
 	}
@@ -41,11 +41,9 @@ func (jr *journaler) changesIn(root, gitDir string) checkpoint.Changes {
 		jr.changes.Close()
 	}
 	jr.root = root
-	if gitDir == filepath.Join(root, ".git") {
-		if w, err := checkpoint.NewWatch(root); err == nil {
-			jr.changes = w
-			return nil
-		}
+	if w, err := checkpoint.NewWatch(root); err == nil {
+		jr.changes = w
+		return nil
 	}
 	jr.changes = checkpoint.NewScan(root)
 	return jr.changes
@@ -60,7 +58,7 @@ func (jr *journaler) run(ctx context.Context, _ string, raw json.RawMessage, env
 	}
 	j := checkpoint.Journal{Root: a.Root, GitDir: a.GitDir, Index: a.Index, Batch: &jr.batch}
 	if a.Op == "checkpoint" {
-		j.Changes = jr.changesIn(a.Root, a.GitDir)
+		j.Changes = jr.changesIn(a.Root)
 	}
 	// A checkpoint is short, and git killed halfway leaves its index locked: a call the
 	// host gives up on finishes here all the same, within a bound.
