@@ -15,12 +15,12 @@ import (
 )
 
 // Scan finds the files of a work tree changed since it was last asked by comparing each
-// file's stat with the one the last scan saw, as git's index does: for a work tree whose
-// changes send no inotify event (an overlay over the host's files, whose own changes
-// show through it without one) or where inotify has no watch left. It reads directories
-// and stats their files, and hashes nothing; a directory a rule excludes and the last
-// checkpoint has nothing of is not walked (git's walk skips it too). Its zero value is
-// not ready: use NewScan.
+// file's stat with the one the last scan saw, as git's index does: where a Watch cannot
+// be had (inotify has no watch left). Unlike a Watch it also sees changes that send no
+// event, such as the host's under an overlay. It reads directories and stats their
+// files, and hashes nothing; a directory a rule excludes and the last checkpoint has
+// nothing of is not walked (git's walk skips it too). Its zero value is not ready: use
+// NewScan.
 type Scan struct {
 	root    string
 	dirs    map[string]*scanDir // by path relative to root, "." the root
