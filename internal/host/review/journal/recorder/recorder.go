@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pi-sbx/pi-sbx-backend/internal/host/audit"
@@ -35,7 +36,60 @@ type Recorder struct {
 	Cwd     string           // the calls' working directory, which their relative paths start from
 	Agent   mcpserver.Caller // the channel to the sandbox's agent
 	Now     func() time.Time // time.Now when nil
+
+	named inFlight
 }
+
+// inFlight counts the calls under way that name their files (writes, edits). pi runs a
+// turn's calls side by side, and a command's checkpoint holds every file changed since
+// the last one: taken before a write's beside it, it would hold the written file and
+// the write's nothing. So a command's waits for those to be recorded first.
+type inFlight struct {
+	mu   sync.Mutex
+	n    int
+	done chan struct{} // closed when n is back to 0
+}
+
+func (f *inFlight) add() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.done = make(chan struct{})
+	}
+	f.n++
+}
+
+func (f *inFlight) remove() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n--; f.n == 0 {
+		close(f.done)
+	}
+}
+
+// wait waits until none is under way, for at most max: a write that hangs does not
+// hold a command's checkpoint back for long.
+func (f *inFlight) wait(ctx context.Context, max time.Duration) {
+	f.mu.Lock()
+	done := f.done
+	if f.n == 0 {
+		done = nil
+	}
+	f.mu.Unlock()
+	if done == nil {
+		return
+	}
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// namedWait bounds a command's wait for the writes and edits beside it.
+const namedWait = 10 * time.Second
 
 func (r *Recorder) now() time.Time {
 	if r.Now != nil {
@@ -259,12 +313,22 @@ func (g *recorded) CallTool(ctx context.Context, c mcpserver.Call) (json.RawMess
 	if err := g.r.Start(ctx); ctx.Err() == nil { // cancelled: the call does not run either
 		report(err)
 	}
+	paths := g.r.only(g.tool, c.Args, c.StandIns)
+	if len(paths) > 0 {
+		g.r.named.add()
+	}
 	res, err := g.Caller.CallTool(ctx, c)
 	// A cancelled call still may have changed files: checkpoint it, on a context of
 	// its own.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	_, _, rerr := g.r.Record(cctx, Call{Client: c.Client, CallID: c.ID, Tool: g.tool, Args: audit.ShortArgs(g.tool, c.Args, c.StandIns), Paths: g.r.only(g.tool, c.Args, c.StandIns)})
+	if len(paths) == 0 {
+		g.r.named.wait(cctx, namedWait) // the writes and edits beside it first
+	}
+	_, _, rerr := g.r.Record(cctx, Call{Client: c.Client, CallID: c.ID, Tool: g.tool, Args: audit.ShortArgs(g.tool, c.Args, c.StandIns), Paths: paths})
+	if len(paths) > 0 {
+		g.r.named.remove()
+	}
 	report(rerr)
 	return res, err
 }

@@ -194,3 +194,59 @@ func TestUndo(t *testing.T) {
 	assert.Equal(t, "undo", e.Tool)
 	assert.Equal(t, map[string]string{"to": "0"}, e.Args)
 }
+
+// blockingTool is a call that changes the fake workspace, then waits for release.
+type blockingTool struct {
+	agent   *fakeAgent
+	to      string
+	wrote   chan struct{}
+	release chan struct{}
+}
+
+func (t blockingTool) CallTool(context.Context, mcpserver.Call) (json.RawMessage, error) {
+	t.agent.mu.Lock()
+	t.agent.state = t.to
+	t.agent.mu.Unlock()
+	close(t.wrote)
+	<-t.release
+	return json.RawMessage(`{"content":[]}`), nil
+}
+
+// TestCommandWaitsForTheWriteBesideIt: a write and a command run side by side (as pi
+// runs a turn's calls), and the command ends first, after the write wrote its file: the
+// command's checkpoint is taken after the write's, so that the write's holds its file
+// (before, the command's took it, and the write recorded nothing).
+func TestCommandWaitsForTheWriteBesideIt(t *testing.T) {
+	agent := &fakeAgent{state: "start"}
+	j := journal.Open(t.TempDir(), "box")
+	r := &Recorder{Journal: j, VM: journal.VMFor("box", "/w", true), Agent: agent, Cwd: "/w"}
+	require.NoError(t, r.Start(context.Background()))
+	write := blockingTool{agent: agent, to: "written", wrote: make(chan struct{}), release: make(chan struct{})}
+	routes := r.Routes([]mcpserver.Route{
+		{Tool: &tools.Tool{Name: "write"}, Caller: write},
+		{Tool: &tools.Tool{Name: "bash"}, Caller: fakeTool{agent: agent}},
+	}, func(err error) { t.Error(err) })
+	writeDone := make(chan error, 1)
+	go func() {
+		_, err := routes[0].Caller.CallTool(context.Background(), mcpserver.Call{Name: "write", Args: json.RawMessage(`{"path":"a.txt","content":"x"}`), ID: "w"})
+		writeDone <- err
+	}()
+	<-write.wrote
+	bashDone := make(chan error, 1)
+	go func() {
+		_, err := routes[1].Caller.CallTool(context.Background(), mcpserver.Call{Name: "bash", Args: json.RawMessage(`{"command":"true"}`), ID: "b"})
+		bashDone <- err
+	}()
+	select {
+	case err := <-bashDone:
+		t.Fatalf("the command was recorded (%v) while the write beside it was under way", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(write.release)
+	require.NoError(t, <-writeDone)
+	require.NoError(t, <-bashDone)
+	entries, err := j.Entries()
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "the start and the write; the command changed nothing after it")
+	assert.Equal(t, "w", entries[1].CallID, "the write's checkpoint holds its file")
+}
