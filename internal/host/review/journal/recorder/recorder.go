@@ -71,10 +71,7 @@ func (f *inFlight) remove() {
 // hold a command's checkpoint back for long.
 func (f *inFlight) wait(ctx context.Context, max time.Duration) {
 	f.mu.Lock()
-	done := f.done
-	if f.n == 0 {
-		done = nil
-	}
+	done := f.done // closed already when none is under way; nil before the first
 	f.mu.Unlock()
 	if done == nil {
 		return
