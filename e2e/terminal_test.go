@@ -74,6 +74,34 @@ func (tw *termWorld) callErr(t *testing.T, name string, args map[string]any) str
 	return text(res)
 }
 
+// waitUntilNobodyWaits polls list_sessions until no call waits on session id.
+func (tw *termWorld) waitUntilNobodyWaits(t *testing.T, id int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ListSessionsName, Arguments: map[string]any{}})
+		require.NoError(t, err)
+		var d struct {
+			Sessions []struct {
+				SessionID int `json:"session_id"`
+				Waiting   int `json:"waiting"`
+			} `json:"sessions"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		require.NoError(t, json.Unmarshal(b, &d))
+		waiting := -1
+		for _, s := range d.Sessions {
+			if s.SessionID == id {
+				waiting = s.Waiting
+			}
+		}
+		require.NotEqual(t, -1, waiting, "session %d is not listed: %s", id, text(res))
+		if waiting == 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "session %d: %d calls still wait on it after 30s", id, waiting)
+	}
+}
+
 // output is the part of a reply after "Output:\n".
 func output(text string) string {
 	_, out, _ := strings.Cut(text, "Output:\n")
@@ -310,6 +338,10 @@ func cancelStopsTheWait(t *testing.T, tw *termWorld) {
 		t.Fatal("the cancelled wait did not return")
 	}
 	assert.True(t, proc.alive(t), "the command runs on")
+	// The client's call returns as it sends its cancellation; the session hears of it a
+	// moment later. Until then the wait would take the output as the command ends, and
+	// the next read would find nothing new: the command ends only once it has.
+	tw.waitUntilNobodyWaits(t, d.SessionID)
 	require.NoError(t, os.WriteFile(tw.ws+"/proceed", nil, 0o644))
 	txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "wait_ms": 120000})
 	require.NotNil(t, d2.ExitCode, txt)

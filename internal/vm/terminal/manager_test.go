@@ -137,6 +137,33 @@ func TestWaitCancelled(t *testing.T) {
 	assert.NoError(t, syscall.Kill(s.Pgid, 0), "still running")
 }
 
+// TestWaitCancelledAsTheSessionEnds: a wait whose context is done when the session has
+// ended reports the cancellation, not the end (its caller will not read the output),
+// and a wait counts in Waiting only while it waits.
+func TestWaitCancelledAsTheSessionEnds(t *testing.T) {
+	m := newManager(t, Limits{})
+	s, err := m.Start(sh("echo bye"))
+	require.NoError(t, err)
+	r, err := s.Wait(context.Background(), WaitSpec{})
+	require.NoError(t, err)
+	require.True(t, r.Exited)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Wait(ctx, WaitSpec{})
+	assert.ErrorIs(t, err, context.Canceled)
+
+	s, err = m.Start(sh("sleep 600"))
+	require.NoError(t, err)
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := s.Wait(ctx, WaitSpec{}); done <- err }()
+	require.Eventually(t, func() bool { return s.Waiting() == 1 }, 10*time.Second, time.Millisecond)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	assert.Zero(t, s.Waiting())
+}
+
 // TestOrphanDoesNotHoldTheExit: the session finishes when its command exits, though a
 // background process holds the output open; that process's later output is kept.
 func TestOrphanDoesNotHoldTheExit(t *testing.T) {

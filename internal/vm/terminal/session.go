@@ -60,6 +60,7 @@ type Session struct {
 	logMax   int64
 	logErr   error
 	cursor   int64 // where the next read without since_offset starts
+	waiting  int   // calls in Wait now
 }
 
 // State is a session's state at one moment.
@@ -255,6 +256,15 @@ func (s *Session) Cursor() int64 {
 	return s.cursor
 }
 
+// Waiting is how many calls wait on the session now. A cancelled call no longer counts
+// once its wait has returned, so a caller can tell its cancellation has reached the
+// session (list_sessions shows it).
+func (s *Session) Waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting
+}
+
 // Advance moves the cursor to to (never backwards).
 func (s *Session) Advance(to int64) {
 	s.mu.Lock()
@@ -285,8 +295,18 @@ type WaitResult struct {
 
 // Wait blocks until the session has exited (and its output settled), Until matches, the
 // deadline passes or ctx is done (then it returns ctx's error; the command runs on). It
-// is woken by the session's changes, never by polling.
+// is woken by the session's changes, never by polling. A wait whose ctx is done never
+// reports an end, even when the session ended at the same moment: its caller is gone,
+// and the output it would have read is left for the next read.
 func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
+	s.mu.Lock()
+	s.waiting++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+	}()
 	var deadline <-chan time.Time
 	if !w.Deadline.IsZero() {
 		t := time.NewTimer(time.Until(w.Deadline))
@@ -310,6 +330,9 @@ func (s *Session) Wait(ctx context.Context, w WaitSpec) (WaitResult, error) {
 	}
 	wakes := 0
 	for ; ; wakes++ {
+		if err := ctx.Err(); err != nil {
+			return WaitResult{State: s.State(), wakes: wakes}, err
+		}
 		s.mu.Lock()
 		st, changed := s.state(), s.changed
 		s.mu.Unlock()

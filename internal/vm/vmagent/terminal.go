@@ -233,6 +233,7 @@ func (t *termTools) list(context.Context, string, json.RawMessage, tools.Env) (r
 		StartedAt  string `json:"started_at"`
 		TotalBytes int64  `json:"total_bytes"`
 		LogPath    string `json:"log_path"`
+		Waiting    int    `json:"waiting"` // calls waiting on its output now
 	}
 	var b strings.Builder
 	list := []entry{}
@@ -243,7 +244,8 @@ func (t *termTools) list(context.Context, string, json.RawMessage, tools.Env) (r
 	for _, s := range m.List() {
 		st := s.State()
 		e := entry{SessionID: s.ID, Cmd: s.Cmd, TTY: s.TTY, Running: !st.Exited, Pid: s.Pgid,
-			StartedAt: s.Started.UTC().Format(time.RFC3339), TotalBytes: st.Total, LogPath: s.LogPath}
+			StartedAt: s.Started.UTC().Format(time.RFC3339), TotalBytes: st.Total, LogPath: s.LogPath,
+			Waiting: s.Waiting()}
 		status := "running"
 		if st.Exited {
 			code := st.Code
@@ -287,6 +289,12 @@ func (t *termTools) waitAndReply(ctx context.Context, s *term.Session, start tim
 	}
 	from := w.From
 	wr, err := s.Wait(ctx, w)
+	if err == nil {
+		// A cancellation that came as the wait ended: the reply would be dropped, so
+		// the output stays unread. (One that comes after this is not seen: its
+		// output is read, and is still in the log and at its offset.)
+		err = ctx.Err()
+	}
 	if err != nil {
 		return result.Result{}, err // cancelled: the wait stops, the command runs on
 	}
