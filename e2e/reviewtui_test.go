@@ -186,19 +186,23 @@ func expectFlowed(t *testing.T, p *piTUI, want string, within time.Duration) {
 	}
 }
 
-// TestPiReviewTreeTUI: after /tree moves pi's session back to the end of the first turn,
-// the package asks once to move the sandbox's workspace back to after that turn's last
-// changing call (mapped by pi's tool-call id), and on yes does it and says so.
-func TestPiReviewTreeTUI(t *testing.T) {
+// twoTurns is pi in review mode after two turns, each the same write (a change only the
+// first time) and a line more in k.txt: three checkpoints in the journal.
+type twoTurns struct {
+	p   *piTUI
+	box string
+	cli func(args ...string) string // the CLI on the same sandbox and state
+}
+
+func startTwoTurns(t *testing.T, extraEnv ...string) twoTurns {
 	w := newWorld(t)
 	gitIn(t, w.ws, "init", "-q")
 	gitIn(t, w.ws, "add", "-A")
 	gitIn(t, w.ws, "commit", "-q", "-m", "fixture")
 	state := t.TempDir()
-	// Each turn: the same write (a change only the first time), and a line more in k.txt.
 	calls := `[["write",{"path":"j.txt","content":"one\n"}],["bash",{"command":"date +%N >> k.txt"}]]`
-	p := startPiTUIWith(t, w, w.ws, "(review", "DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME="+state,
-		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,XDG_STATE_HOME", "PI_FAUX_CALLS="+calls)
+	p := startPiTUIWith(t, w, w.ws, "(review", append([]string{"DOCKER_SANDBOX_WORKSPACE_MODE=review", "XDG_STATE_HOME=" + state,
+		"DOCKER_SANDBOX_ENV_ALLOWLIST=SBXSIM_STATE,SBXSIM_DOCKER,XDG_STATE_HOME", "PI_FAUX_CALLS=" + calls}, extraEnv...)...)
 	boxes := w.sandboxes()
 	require.Len(t, boxes, 1)
 	p.expect("review: 0 files changed", 30*time.Second)
@@ -215,7 +219,15 @@ func TestPiReviewTreeTUI(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return strings.Count(cli("review", "--calls"), "\n") == 3 }, 30*time.Second, 200*time.Millisecond,
 		"three checkpoints: j.txt, k.txt, k.txt again")
+	return twoTurns{p: p, box: boxes[0], cli: cli}
+}
 
+// TestPiReviewTreeTUI: after /tree moves pi's session back to the end of the first turn,
+// the package asks once to move the sandbox's workspace back to after that turn's last
+// changing call (mapped by pi's tool-call id), and on yes does it and says so.
+func TestPiReviewTreeTUI(t *testing.T) {
+	s := startTwoTurns(t)
+	p := s.p
 	p.send("/tree")
 	p.expect("Type to search", 10*time.Second)
 	p.tmux("send-keys", "-t", "t", "-l", "turn 1 done")
@@ -228,9 +240,36 @@ func TestPiReviewTreeTUI(t *testing.T) {
 	flowed := strings.Join(strings.Fields(p.screen), " ")
 	assert.Contains(t, flowed, `reset to what they were after call 2 (bash command="date +%N >> k.txt"); the host workspace is not touched`)
 	p.tmux("send-keys", "-t", "t", "Enter") // Yes
-	expectFlowed(t, p, "reset the workspace of "+boxes[0]+" to checkpoint 2 (after bash call1-0-1)", 30*time.Second)
-	assert.Regexp(t, `(?m)^4 +pi\S* +- +undo +to="2"  1 file\(s\) \+0 -1$`, cli("review", "--calls"))
+	expectFlowed(t, p, "reset the workspace of "+s.box+" to checkpoint 2 (after bash call1-0-1)", 30*time.Second)
+	assert.Regexp(t, `(?m)^4 +pi\S* +- +undo +to="2"  1 file\(s\) \+0 -1$`, s.cli("review", "--calls"))
 
+	p.tmux("send-keys", "-t", "t", "C-d")
+	p.expect("PI-EXIT=0", 30*time.Second)
+}
+
+// TestPiReviewForkTUI: /fork from the second prompt (a new session with the first turn
+// only) offers, on a sandbox kept between sessions, to move its workspace back to after
+// the first turn's last changing call; the forked session then runs on that sandbox.
+// /clone (the whole branch) has nothing to offer: the workspace is where it belongs.
+func TestPiReviewForkTUI(t *testing.T) {
+	s := startTwoTurns(t, "DOCKER_SANDBOX_REUSE=1")
+	p := s.p
+	p.send("/clone")
+	p.expect("Cloned to new session", 30*time.Second)
+	assert.NotContains(t, p.screen, "Move the sandbox's workspace")
+
+	p.send("/fork")
+	p.expect("Fork from Message", 10*time.Second)
+	p.tmux("send-keys", "-t", "t", "Enter") // the newest prompt, "again", is selected
+	expectFlowed(t, p, `Move the sandbox's workspace back to after call 2 (bash command="date +%N >> k.txt")?`, 30*time.Second)
+	p.tmux("send-keys", "-t", "t", "Enter") // Yes
+	expectFlowed(t, p, "reset the workspace of "+s.box+" to checkpoint 2 (after bash call1-0-1)", 30*time.Second)
+	p.expect("Forked to new session", 30*time.Second)
+	t.Logf("after /fork:\n%s", p.screen)
+	assert.Regexp(t, `(?m)^4 +pi\S* +- +undo +to="2"  1 file\(s\) \+0 -1$`, s.cli("review", "--calls"))
+	p.expect("review: 2 files changed", time.Minute) // the new session's instance, on the kept sandbox
+
+	p.tmux("send-keys", "-t", "t", "C-c") // the editor holds the forked prompt: clear it, then exit
 	p.tmux("send-keys", "-t", "t", "C-d")
 	p.expect("PI-EXIT=0", 30*time.Second)
 }

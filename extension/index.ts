@@ -63,8 +63,12 @@ export default function piSbx(pi: ExtensionAPI): void {
 
 	// Review mode: after /tree (and at /fork, when the sandbox is kept for the next
 	// session) the sandbox's workspace can follow: one confirmation, never silently.
+	// Both wait for the pre-warm: right after /new, /resume, /fork or /clone this instance
+	// may not know the sandbox's mode yet.
 	pi.on("session_tree", async (event, ctx) => {
-		if (sandbox.workspaceMode !== "review" || !ctx.hasUI || !event.newLeafId) return;
+		if (!ctx.hasUI || !event.newLeafId) return;
+		await sandbox.warmed();
+		if (sandbox.workspaceMode !== "review") return;
 		const sm = ctx.sessionManager;
 		await followTree(
 			followDeps(sandbox, ctx),
@@ -74,7 +78,9 @@ export default function piSbx(pi: ExtensionAPI): void {
 		await refreshReview(sandbox, ctx);
 	});
 	pi.on("session_before_fork", async (event, ctx) => {
-		if (sandbox.workspaceMode !== "review" || !sandbox.kept || !ctx.hasUI) return;
+		if (!ctx.hasUI) return;
+		await sandbox.warmed();
+		if (sandbox.workspaceMode !== "review" || !sandbox.kept) return;
 		const sm = ctx.sessionManager;
 		const branch = forkBranch(sm.getBranch(event.entryId), event.position);
 		await followTree(followDeps(sandbox, ctx), toolCallIds(branch), toolCallIds(sm.getEntries()));
