@@ -74,8 +74,8 @@ func (tw *termWorld) callErr(t *testing.T, name string, args map[string]any) str
 	return text(res)
 }
 
-// waitUntilNobodyWaits polls list_sessions until no call waits on session id.
-func (tw *termWorld) waitUntilNobodyWaits(t *testing.T, id int) {
+// waitForWaiting polls list_sessions until exactly want calls wait on session id.
+func (tw *termWorld) waitForWaiting(t *testing.T, id, want int) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ListSessionsName, Arguments: map[string]any{}})
@@ -95,10 +95,10 @@ func (tw *termWorld) waitUntilNobodyWaits(t *testing.T, id int) {
 			}
 		}
 		require.NotEqual(t, -1, waiting, "session %d is not listed: %s", id, text(res))
-		if waiting == 0 {
+		if waiting == want {
 			return
 		}
-		require.True(t, time.Now().Before(deadline), "session %d: %d calls still wait on it after 30s", id, waiting)
+		require.True(t, time.Now().Before(deadline), "session %d: %d calls wait on it after 30s, not %d", id, waiting, want)
 	}
 }
 
@@ -329,7 +329,7 @@ func cancelStopsTheWait(t *testing.T, tw *termWorld) {
 			"session_id": d.SessionID, "until_regex": "never", "wait_ms": 300000}})
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	tw.waitForWaiting(t, d.SessionID, 1) // the read waits in the VM
 	cancel()
 	select {
 	case err := <-done:
@@ -341,7 +341,7 @@ func cancelStopsTheWait(t *testing.T, tw *termWorld) {
 	// The client's call returns as it sends its cancellation; the session hears of it a
 	// moment later. Until then the wait would take the output as the command ends, and
 	// the next read would find nothing new: the command ends only once it has.
-	tw.waitUntilNobodyWaits(t, d.SessionID)
+	tw.waitForWaiting(t, d.SessionID, 0)
 	require.NoError(t, os.WriteFile(tw.ws+"/proceed", nil, 0o644))
 	txt, d2 := tw.call(t, tools.ReadOutputName, map[string]any{"session_id": d.SessionID, "wait_ms": 120000})
 	require.NotNil(t, d2.ExitCode, txt)
