@@ -56,13 +56,20 @@ func newTermWorld(t *testing.T, args ...string) *termWorld {
 // call calls a terminal tool and returns its text and details; a tool error fails the test.
 func (tw *termWorld) call(t *testing.T, name string, args map[string]any) (string, termDetails) {
 	t.Helper()
+	var d termDetails
+	return tw.callInto(t, name, args, &d), d
+}
+
+// callInto calls a tool, decodes its structuredContent into details and returns its
+// text; a tool error fails the test.
+func (tw *termWorld) callInto(t *testing.T, name string, args map[string]any, details any) string {
+	t.Helper()
 	res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	require.NoError(t, err, "%s %v", name, args)
 	require.False(t, res.IsError, "%s %v: %s", name, args, text(res))
-	var d termDetails
 	b, _ := json.Marshal(res.StructuredContent)
-	require.NoError(t, json.Unmarshal(b, &d))
-	return text(res), d
+	require.NoError(t, json.Unmarshal(b, details))
+	return text(res)
 }
 
 // callErr calls a tool that must fail, and returns its message.
@@ -78,23 +85,20 @@ func (tw *termWorld) callErr(t *testing.T, name string, args map[string]any) str
 func (tw *termWorld) waitForWaiting(t *testing.T, id, want int) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		res, err := tw.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ListSessionsName, Arguments: map[string]any{}})
-		require.NoError(t, err)
 		var d struct {
 			Sessions []struct {
 				SessionID int `json:"session_id"`
 				Waiting   int `json:"waiting"`
 			} `json:"sessions"`
 		}
-		b, _ := json.Marshal(res.StructuredContent)
-		require.NoError(t, json.Unmarshal(b, &d))
+		txt := tw.callInto(t, tools.ListSessionsName, map[string]any{}, &d)
 		waiting := -1
 		for _, s := range d.Sessions {
 			if s.SessionID == id {
 				waiting = s.Waiting
 			}
 		}
-		require.NotEqual(t, -1, waiting, "session %d is not listed: %s", id, text(res))
+		require.NotEqual(t, -1, waiting, "session %d is not listed: %s", id, txt)
 		if waiting == want {
 			return
 		}

@@ -289,14 +289,11 @@ func (t *termTools) waitAndReply(ctx context.Context, s *term.Session, start tim
 	}
 	from := w.From
 	wr, err := s.Wait(ctx, w)
-	if err == nil {
-		// A cancellation that came as the wait ended: the reply would be dropped, so
-		// the output stays unread. (One that comes after this is not seen: its
-		// output is read, and is still in the log and at its offset.)
-		err = ctx.Err()
-	}
 	if err != nil {
-		return result.Result{}, err // cancelled: the wait stops, the command runs on
+		// Cancelled: the wait stops, the command runs on, and its output stays unread.
+		// (A cancellation that comes after the wait ended is not seen: that output is
+		// read, and is still in the log and at its offset.)
+		return result.Result{}, err
 	}
 	raw, off, st := s.Output(from)
 	end := off + int64(len(raw))
