@@ -192,6 +192,10 @@ type twoTurns struct {
 	p   *piTUI
 	box string
 	cli func(args ...string) string // the CLI on the same sandbox and state
+	// The first turn's write and bash run side by side, so either may be checkpoint 2,
+	// where the workspace is after that turn: its call as the offer names it
+	// (`bash command="…"`) and as the undo reports it (`bash call1-0-1`).
+	second, secondID string
 }
 
 func startTwoTurns(t *testing.T, extraEnv ...string) twoTurns {
@@ -219,12 +223,16 @@ func startTwoTurns(t *testing.T, extraEnv ...string) twoTurns {
 	}
 	require.Eventually(t, func() bool { return strings.Count(cli("review", "--calls"), "\n") == 3 }, 30*time.Second, 200*time.Millisecond,
 		"three checkpoints: j.txt, k.txt, k.txt again")
-	return twoTurns{p: p, box: boxes[0], cli: cli}
+	calls2 := cli("review", "--calls")
+	m := regexp.MustCompile(`(?m)^2 +\S+ +(call1-0-[01]) +(\w+) +(.*?)  1 file`).FindStringSubmatch(calls2)
+	require.NotNil(t, m, "checkpoint 2 is one of the first turn's calls:\n%s", calls2)
+	return twoTurns{p: p, box: boxes[0], cli: cli, second: m[2] + " " + m[3], secondID: m[2] + " " + m[1]}
 }
 
 // TestPiReviewTreeTUI: after /tree moves pi's session back to the end of the first turn,
-// the package asks once to move the sandbox's workspace back to after that turn's last
-// changing call (mapped by pi's tool-call id), and on yes does it and says so.
+// the package asks once to move the sandbox's workspace back to after that turn's
+// latest checkpoint (its calls mapped by pi's tool-call ids), and on yes does it and
+// says so.
 func TestPiReviewTreeTUI(t *testing.T) {
 	s := startTwoTurns(t)
 	p := s.p
@@ -235,12 +243,12 @@ func TestPiReviewTreeTUI(t *testing.T) {
 	p.tmux("send-keys", "-t", "t", "Enter")
 	p.expect("Summarize branch?", 10*time.Second)
 	p.tmux("send-keys", "-t", "t", "Enter") // No summary
-	expectFlowed(t, p, `Move the sandbox's workspace back to after call 2 (bash command="date +%N >> k.txt")?`, 30*time.Second)
+	expectFlowed(t, p, "Move the sandbox's workspace back to after call 2 ("+s.second+")?", 30*time.Second)
 	t.Logf("after /tree:\n%s", p.screen)
 	flowed := strings.Join(strings.Fields(p.screen), " ")
-	assert.Contains(t, flowed, `reset to what they were after call 2 (bash command="date +%N >> k.txt"); the host workspace is not touched`)
+	assert.Contains(t, flowed, "reset to what they were after call 2 ("+s.second+"); the host workspace is not touched")
 	p.tmux("send-keys", "-t", "t", "Enter") // Yes
-	expectFlowed(t, p, "reset the workspace of "+s.box+" to checkpoint 2 (after bash call1-0-1)", 30*time.Second)
+	expectFlowed(t, p, "reset the workspace of "+s.box+" to checkpoint 2 (after "+s.secondID+")", 30*time.Second)
 	assert.Regexp(t, `(?m)^4 +pi\S* +- +undo +to="2"  1 file\(s\) \+0 -1$`, s.cli("review", "--calls"))
 
 	p.tmux("send-keys", "-t", "t", "C-d")
@@ -261,9 +269,9 @@ func TestPiReviewForkTUI(t *testing.T) {
 	p.send("/fork")
 	p.expect("Fork from Message", 10*time.Second)
 	p.tmux("send-keys", "-t", "t", "Enter") // the newest prompt, "again", is selected
-	expectFlowed(t, p, `Move the sandbox's workspace back to after call 2 (bash command="date +%N >> k.txt")?`, 30*time.Second)
+	expectFlowed(t, p, "Move the sandbox's workspace back to after call 2 ("+s.second+")?", 30*time.Second)
 	p.tmux("send-keys", "-t", "t", "Enter") // Yes
-	expectFlowed(t, p, "reset the workspace of "+s.box+" to checkpoint 2 (after bash call1-0-1)", 30*time.Second)
+	expectFlowed(t, p, "reset the workspace of "+s.box+" to checkpoint 2 (after "+s.secondID+")", 30*time.Second)
 	p.expect("Forked to new session", 30*time.Second)
 	t.Logf("after /fork:\n%s", p.screen)
 	assert.Regexp(t, `(?m)^4 +pi\S* +- +undo +to="2"  1 file\(s\) \+0 -1$`, s.cli("review", "--calls"))

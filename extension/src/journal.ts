@@ -112,9 +112,10 @@ export interface Checkpoint {
 }
 
 /**
- * The checkpoint the workspace belongs at for a point of pi's session tree: that of the
- * last tool call on the branch up to it (branch: the tool-call ids up to the point, in
- * order) that has one. When none has, but some call of the session does (session: every
+ * The checkpoint the workspace belongs at for a point of pi's session tree: the latest
+ * checkpoint of a tool call on the branch up to it (branch: the tool-call ids up to the
+ * point). The latest in the journal, not the last in pi's order: pi runs a turn's calls
+ * side by side, so its last call may have been checkpointed before the others. When none has, but some call of the session does (session: every
  * tool-call id of the session, on any branch), the checkpoint before the first of those:
  * the workspace before the session changed it. Undefined when the session's calls
  * changed nothing, or when the workspace is there already (its last checkpoint has the
@@ -129,7 +130,10 @@ export function treeTarget(
 	const byId = new Map<string, JournalCall>();
 	for (const c of journal.calls) if (c.call_id) byId.set(c.call_id, c);
 	let target: Checkpoint | undefined;
-	for (let i = branch.length - 1; i >= 0 && !target; i--) target = byId.get(branch[i]!);
+	for (const id of branch) {
+		const c = byId.get(id);
+		if (c && (!target || c.n > target.n)) target = c;
+	}
 	if (!target) {
 		const ours = session.map((id) => byId.get(id)).filter((c): c is JournalCall => c !== undefined);
 		if (!ours.length) return undefined;

@@ -61,6 +61,12 @@ test("treeTarget", () => {
 	const cases: { name: string; branch: string[]; j?: CallsResult; session?: string[]; want: number | undefined }[] = [
 		{ name: "the last call with a checkpoint", branch: ["a", "r", "b"], want: 2 },
 		{ name: "a read after it changes nothing", branch: ["a", "b", "r"], want: 2 },
+		{
+			name: "a turn's calls ran side by side, its last checkpointed first: the latest checkpoint",
+			branch: ["b", "a"],
+			j: journal([["a"], ["b"], ["c"]]),
+			want: 2,
+		},
 		{ name: "there already", branch: ["a", "r", "b", "c"], want: undefined },
 		{ name: "before any call: the start", branch: [], want: 0 },
 		{ name: "only reads on the branch: the start", branch: ["r"], want: 0 },
